@@ -48,10 +48,13 @@ class UnitSpec:
             raise OptionError(f"subtract applies to unit add only, not {self.unit}")
         if not isinstance(self.options, UnitOptions):
             raise OptionError(f"options must be UnitOptions, not {self.options!r}")
-        # Flushing is a property of the formats the hardware sees.
-        object.__setattr__(self, "out_fmt", resolve(self.out_fmt).with_subnormals(self.subnormals))
-        object.__setattr__(self, "in_fmts", tuple(resolve(f).with_subnormals(self.subnormals)
-                                                  for f in self.in_fmts))
+        # Flushing is a property of the formats the hardware sees: subnormals=False flushes all
+        # of them; True leaves each format as given (an ``_ftz`` format stays flushed).
+        def fmt(f):
+            f = resolve(f)
+            return f if self.subnormals else f.with_subnormals(False)
+        object.__setattr__(self, "out_fmt", fmt(self.out_fmt))
+        object.__setattr__(self, "in_fmts", tuple(fmt(f) for f in self.in_fmts))
 
     @classmethod
     def create(cls, unit: str, fmt, *, in_fmt=None, a_fmt=None, b_fmt=None, c_fmt=None,

@@ -1,0 +1,52 @@
+"""The ML-facing API: quantize / dequantize / fake-quantize arrays, on the same rounder.
+
+Inputs are float32, bfloat16 or float16 arrays; they are read bit for bit (bitcast), never through
+float arithmetic, so float32 subnormals survive even though XLA on the CPU flushes them in
+arithmetic. Results of ``dequantize``/``fake_quantize`` are float32 (bitcast from exact codes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rtl.formats import CATALOG, FloatFormat, resolve
+
+from ._jax import U16, U32, jax, jnp
+from .ops import convert
+
+_FLOAT_INPUTS = {jnp.dtype(jnp.float32): ("float32", U32),
+                 jnp.dtype(jnp.bfloat16): ("bfloat16", U16),
+                 jnp.dtype(jnp.float16): ("float16", U16)}
+F32 = CATALOG["float32"]
+
+
+def _as_codes(x):
+    x = jnp.asarray(x)
+    if x.dtype not in _FLOAT_INPUTS:
+        raise TypeError(f"quantize takes float32, bfloat16 or float16 arrays, not {x.dtype}")
+    name, udt = _FLOAT_INPUTS[x.dtype]
+    return jax.lax.bitcast_convert_type(x, udt).astype(U32), CATALOG[name]
+
+
+def quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, rbits=None,
+             sr_bits=8, return_flags=False):
+    """Encode a float array into ``fmt``: returns uint32 codes (and flags if asked)."""
+    codes, src = _as_codes(x)
+    y, flags = convert(codes, src, resolve(fmt), rounding=rounding, saturate=saturate,
+                       rbits=rbits, sr_bits=sr_bits)
+    return (y, flags) if return_flags else y
+
+
+def dequantize(codes, fmt: "str | FloatFormat"):
+    """Decode codes of ``fmt`` to float32 values (exact whenever float32 can hold them)."""
+    y, _ = convert(codes, resolve(fmt), F32)
+    return jax.lax.bitcast_convert_type(y, jnp.float32)
+
+
+def fake_quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, rbits=None,
+                  sr_bits=8):
+    """Round a float array to the values of ``fmt`` and return them as float32."""
+    return dequantize(quantize(x, fmt, rounding=rounding, saturate=saturate, rbits=rbits,
+                               sr_bits=sr_bits), fmt)
+
+

@@ -22,7 +22,8 @@ class Unpacked(NamedTuple):
     is_snan: jnp.ndarray
 
 
-def decode(code, fmt: FloatFormat) -> Unpacked:
+def decode(code, fmt: FloatFormat, sig_dtype=U64) -> Unpacked:
+    """Unpack codes; ``sig_dtype`` (uint32 or uint64) is the width the core computes in."""
     code = jnp.asarray(code).astype(U32) & jnp.uint32((1 << fmt.width) - 1)
     M = fmt.man_bits
     mag = code & jnp.uint32(fmt.magnitude_mask)
@@ -47,17 +48,17 @@ def decode(code, fmt: FloatFormat) -> Unpacked:
 
     if fmt.specials is Specials.FNU:
         # Exponent-only: code e is 2^(e - bias), significand 1.
-        sig = jnp.ones_like(code).astype(U64)
+        sig = jnp.ones_like(code).astype(sig_dtype)
         exp = e - fmt.bias
     else:
         is_sub = e == 0
         hidden = jnp.where(is_sub, 0, 1 << M).astype(U32)
-        sig = (hidden | f).astype(U64)
+        sig = (hidden | f).astype(sig_dtype)
         if not fmt.has_subnormals:
-            sig = jnp.where(is_sub, jnp.uint64(0), sig)   # denormals are zero
+            sig = jnp.where(is_sub, 0, sig).astype(sig_dtype)   # denormals are zero
         exp = jnp.where(is_sub, 1, e) - fmt.bias - M
     special = is_nan | is_inf
-    sig = jnp.where(special, jnp.uint64(0), sig)
+    sig = jnp.where(special, 0, sig).astype(sig_dtype)
     is_zero = (sig == 0) & ~special
     # fnuz has no negative zero; its sign-only code is the NaN handled above.
     return Unpacked(sign.astype(U32), exp.astype(I32), sig, is_zero, is_inf, is_nan, is_snan)

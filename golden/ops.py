@@ -2,8 +2,9 @@
 
 Each operation is decode -> exact core -> ``round_raw`` (the one rounder) -> encode, the same
 steps as rtl/fp_units. Cores keep every bit that can matter: products are exact (at most 48
-bits), sums are formed in a 64-bit frame with the larger operand's leading one at bit 61, so at
-least 37 exact bits lie below any result's LSB (docs/numerics.md section 1).
+bits); sums are formed in a frame with the larger addend's leading one at bit F, chosen so that
+at least sr_bits + 2 exact bits lie below the result's LSB (docs/numerics.md section 1). Each
+core computes in uint32 when its widths allow (8 lanes per AVX2 op), else uint64.
 """
 
 from __future__ import annotations
@@ -14,11 +15,30 @@ from rtl.formats import FloatFormat, resolve
 from rtl.options import Rounding, UnitOptions
 from rtl.spec import UnitSpec
 
-from ._jax import I32, U32, U64, jax, jnp, lax, low_mask, shl, shr
+from ._jax import I32, U32, U64, any_below, jax, jnp, lax, shl, shr
 from .decode import Unpacked, decode
 from .rounding import Mode, Raw, round_raw
 
-FRAME_MSB = 61   # leading one of the larger addend; bit 62 takes the carry
+def sum_frame(spec: UnitSpec) -> tuple[int, object]:
+    """(F, dtype): the bit of the larger addend's leading one, and the integer width to use.
+
+    A result's leading one is at F - 1 or above unless nothing was shifted out, so its LSB sits
+    at F - p_out or above; F >= p_out + R + 2 leaves the R stochastic bits, the round bit and a
+    guard bit exact. Addends (a whole fma product) must fit the frame too. Bit F + 1 is the carry.
+    """
+    R = spec.options.sr_bits if spec.rounding is Rounding.STOCHASTIC else 0
+    widths = [f.precision for f in spec.in_fmts]
+    if spec.unit == "fma":
+        widths = [widths[0] + widths[1], widths[2]]
+    F = max(spec.out_fmt.precision + R + 2, *widths)
+    return (F, U32) if F <= 30 else (61, U64)
+
+
+def core_dtype(spec: UnitSpec):
+    if spec.unit in ("add", "fma"):
+        return sum_frame(spec)[1]
+    bits = sum(f.precision for f in spec.in_fmts)     # a product's width, or one operand
+    return U32 if bits <= 32 else U64
 
 
 def mul_core(a: Unpacked, b: Unpacked) -> Raw:
@@ -30,17 +50,17 @@ def mul_core(a: Unpacked, b: Unpacked) -> Raw:
                invalid=invalid_op | a.is_snan | b.is_snan)
 
 
-def _normalize(sig, exp):
-    """Shift a nonzero significand so its leading one sits at FRAME_MSB."""
-    n = lax.clz(sig).astype(I32) - (63 - FRAME_MSB)
+def _normalize(sig, exp, frame_msb):
+    """Shift a nonzero significand so its leading one sits at ``frame_msb``."""
+    n = lax.clz(sig).astype(I32) - (jnp.iinfo(sig.dtype).bits - 1 - frame_msb)
     n = jnp.where(sig == 0, 0, n)
     return shl(sig, n), exp - n
 
 
-def add_core(x: Raw, y: Raw, mode: Mode) -> Raw:
-    """Exact x + y (x may itself be an exact product), kept in a 64-bit frame plus sticky."""
-    xs, xe = _normalize(x.sig, x.exp.astype(I32))
-    ys, ye = _normalize(y.sig, y.exp.astype(I32))
+def add_core(x: Raw, y: Raw, mode: Mode, frame_msb: int) -> Raw:
+    """Exact x + y (x may itself be an exact product), kept in a frame plus sticky."""
+    xs, xe = _normalize(x.sig, x.exp.astype(I32), frame_msb)
+    ys, ye = _normalize(y.sig, y.exp.astype(I32), frame_msb)
     # Order by magnitude: zeros are smallest; otherwise exponent, then significand.
     y_bigger = (xs == 0) | ((ys != 0) & ((ye > xe) | ((ye == xe) & (ys > xs))))
     bs, be, bsign = (jnp.where(y_bigger, ys, xs), jnp.where(y_bigger, ye, xe),
@@ -49,10 +69,10 @@ def add_core(x: Raw, y: Raw, mode: Mode) -> Raw:
                      jnp.where(y_bigger, x.sign, y.sign))
     d = jnp.where(ss == 0, 0, be - se)
     small = shr(ss, d)
-    lost = (ss & low_mask(jnp.clip(d, 0, 64))) != 0
+    lost = any_below(ss, d)
     same = bsign == ssign
     # Subtracting a value whose low bits were cut: floor(big - small) = big - small_hi - 1.
-    sig = jnp.where(same, bs + small, bs - small - lost.astype(U64))
+    sig = jnp.where(same, bs + small, bs - small - lost.astype(bs.dtype))
     exact_zero = (sig == 0) & ~lost
     # IEEE 754 6.3: an exact zero sum of opposite signs is +0, or -0 when rounding down.
     zero_sign = jnp.where(same, bsign, jnp.asarray(mode.is_(Rounding.RDN)).astype(U32))
@@ -75,30 +95,38 @@ def as_raw(u: Unpacked) -> Raw:
 
 # ----- public operations ------------------------------------------------------------------------
 
-def evaluate(spec: UnitSpec, *operands, rm=None, rbits=None):
-    """Run the golden model of a generated unit: the codes ``y`` and ``flags`` it must produce."""
+def evaluate(spec: UnitSpec, *operands, rm=None, rbits=None, with_flags=True):
+    """Run the golden model of a generated unit: the codes ``y`` and ``flags`` it must produce.
+
+    Operands are arrays of codes (or scalars) that broadcast together; ``rm`` (dynamic rounding,
+    RISC-V codes) and ``rbits`` (stochastic) likewise. Returns (y, flags) -- codes in the
+    narrowest unsigned dtype of the output format, flags uint8 in RISC-V fflags order -- or y
+    alone with ``with_flags=False`` (faster: the flag logic is compiled away).
+    """
     if len(operands) != len(spec.operands):
         raise ValueError(f"unit {spec.unit} takes operands {spec.operands}, got {len(operands)}")
     _check_mode_inputs(spec.options, rm, rbits)
-    return _evaluate(spec, *[jnp.asarray(o).astype(U32) for o in operands],
-                     rm=None if rm is None else jnp.asarray(rm).astype(U32),
-                     rbits=None if rbits is None else jnp.asarray(rbits).astype(U32))
+    return _evaluate(spec, *[jnp.asarray(o) for o in operands], with_flags=with_flags,
+                     rm=None if rm is None else jnp.asarray(rm),
+                     rbits=None if rbits is None else jnp.asarray(rbits))
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _evaluate(spec: UnitSpec, *operands, rm=None, rbits=None):
+@functools.partial(jax.jit, static_argnums=0, static_argnames="with_flags")
+def _evaluate(spec: UnitSpec, *operands, rm=None, rbits=None, with_flags=True):
     mode = Mode(spec.rounding, rm)
-    dec = [decode(o, f) for o, f in zip(operands, spec.in_fmts)]
+    dtype = core_dtype(spec)
+    dec = [decode(o.astype(U32), f, dtype) for o, f in zip(operands, spec.in_fmts)]
     if spec.unit == "mul":
         raw = mul_core(*dec)
     elif spec.unit == "add":
         b = dec[1]._replace(sign=dec[1].sign ^ int(spec.subtract))
-        raw = add_core(as_raw(dec[0]), as_raw(b), mode)
+        raw = add_core(as_raw(dec[0]), as_raw(b), mode, sum_frame(spec)[0])
     elif spec.unit == "fma":
-        raw = add_core(mul_core(dec[0], dec[1]), as_raw(dec[2]), mode)
+        raw = add_core(mul_core(dec[0], dec[1]), as_raw(dec[2]), mode, sum_frame(spec)[0])
     else:
         raw = as_raw(dec[0])
-    return round_raw(raw, spec.out_fmt, spec.options, mode, rbits)
+    y, flags = round_raw(raw, spec.out_fmt, spec.options, mode, rbits)
+    return (y, flags) if with_flags else y
 
 
 def _check_mode_inputs(opts: UnitOptions, rm, rbits):

@@ -12,7 +12,10 @@ import numpy as np
 from rtl.formats import CATALOG, FloatFormat, resolve
 
 from ._jax import U16, U32, jax, jnp
-from .ops import convert
+from rtl.options import UnitOptions
+from rtl.spec import UnitSpec
+
+from .ops import convert, evaluate
 
 _FLOAT_INPUTS = {jnp.dtype(jnp.float32): ("float32", U32),
                  jnp.dtype(jnp.bfloat16): ("bfloat16", U16),
@@ -25,21 +28,22 @@ def _as_codes(x):
     if x.dtype not in _FLOAT_INPUTS:
         raise TypeError(f"quantize takes float32, bfloat16 or float16 arrays, not {x.dtype}")
     name, udt = _FLOAT_INPUTS[x.dtype]
-    return jax.lax.bitcast_convert_type(x, udt).astype(U32), CATALOG[name]
+    return jax.lax.bitcast_convert_type(x, udt), CATALOG[name]
 
 
 def quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, rbits=None,
              sr_bits=8, return_flags=False):
     """Encode a float array into ``fmt``: returns uint32 codes (and flags if asked)."""
     codes, src = _as_codes(x)
-    y, flags = convert(codes, src, resolve(fmt), rounding=rounding, saturate=saturate,
-                       rbits=rbits, sr_bits=sr_bits)
-    return (y, flags) if return_flags else y
+    spec = UnitSpec("cvt", resolve(fmt), (src,),
+                    UnitOptions(rounding=rounding, saturate=saturate, sr_bits=sr_bits))
+    return evaluate(spec, codes, rbits=rbits, with_flags=return_flags)
 
 
 def dequantize(codes, fmt: "str | FloatFormat"):
     """Decode codes of ``fmt`` to float32 values (exact whenever float32 can hold them)."""
-    y, _ = convert(codes, resolve(fmt), F32)
+    spec = UnitSpec("cvt", F32, (resolve(fmt),))
+    y = evaluate(spec, codes, with_flags=False)
     return jax.lax.bitcast_convert_type(y, jnp.float32)
 
 

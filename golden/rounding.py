@@ -12,7 +12,7 @@ from typing import NamedTuple
 from rtl.formats import FloatFormat, Specials
 from rtl.options import Flag, Rounding, UnitOptions
 
-from ._jax import I64, U32, U64, jnp, lax, low_mask, shl, shr
+from ._jax import I32, U32, U64, any_below, jnp, lax, shl, shr, width
 
 
 class Raw(NamedTuple):
@@ -77,43 +77,50 @@ def split_at(sig, sticky, shift):
     pos = shift > 0
     kept = jnp.where(pos, shr(sig, shift), shl(sig, -shift))
     rb = pos & ((shr(sig, shift - 1) & 1) == 1)
-    st = (pos & ((sig & low_mask(jnp.clip(shift - 1, 0, 64))) != 0)) | sticky
+    st = (pos & any_below(sig, shift - 1)) | sticky
     return kept, rb, st
 
 
 def stochastic_carry(sig, shift, rbits, sr_bits: int):
     """Carry out of (the sr_bits bits just below the LSB) + rbits: the stochastic increment."""
+    wide = sig.astype(U64)
     mask = jnp.uint64((1 << sr_bits) - 1)
     a = shift - sr_bits
-    frac = jnp.where(a >= 0, shr(sig, a), shl(sig, -a)) & mask
+    frac = jnp.where(a >= 0, shr(wide, a), shl(wide, -a)) & mask
     frac = jnp.where(shift > 0, frac, jnp.uint64(0))
     r = jnp.asarray(rbits).astype(U64) & mask
     return ((frac + r) >> sr_bits) == 1
 
 
 def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=None):
-    """Round a raw result into ``fmt``; returns (codes uint32, flags uint32)."""
+    """Round a raw result into ``fmt``; returns (codes, flags) in the narrowest unsigned
+    dtypes that hold them (uint8 / uint16 / uint32 codes, uint8 flags)."""
     M, bias, emin = fmt.man_bits, fmt.bias, fmt.emin
     sign = raw.sign.astype(bool)
-    sig = raw.sig.astype(U64)
-    exp = raw.exp.astype(I64)
+    sig = raw.sig                        # uint32 or uint64, chosen by the core
+    exp = raw.exp.astype(I32)
     nonzero = (sig != 0) | raw.sticky
     stochastic = opts.rounding is Rounding.STOCHASTIC
 
     # 1. Where the result's LSB falls: leading one at E, precision M+1, subnormal floor at emin.
-    E = exp + (63 - lax.clz(sig).astype(I64))
+    #    E is clamped just outside the range: beyond it the result overflows (or is a flushed
+    #    tiny value) whatever the low bits are, and the code below stays within int32.
+    E = exp + (width(sig) - 1 - lax.clz(sig).astype(I32))
+    huge = E > fmt.emax + 1
+    E = jnp.clip(E, emin - M - 3, fmt.emax + 1)
     lsb = (jnp.maximum(E, emin) if fmt.has_subnormals else E) - M
     shift = lsb - exp
 
     # 2. Truncate and encode directly: one formula for normal, subnormal and E8M0 codes.
     kept, rb, st = split_at(sig, raw.sticky, shift)
-    code = (lsb + (M + bias - 1)) * (1 << M) + kept.astype(I64)
+    code = (lsb + (M + bias - 1)) * (1 << M) + kept.astype(I32)
     parity = (code & 1) == 1
     inexact = rb | st
 
     # 3. Increment the code; a carry walks into the exponent field by itself.
     sr_carry = stochastic_carry(sig, shift, rbits, opts.sr_bits) if stochastic else None
-    code = code + mode.increment(sign, parity, rb, st, sr_carry).astype(I64)
+    code = code + mode.increment(sign, parity, rb, st, sr_carry).astype(I32)
+    code = jnp.where(huge, fmt.max_finite_code + 1, code)
 
     # 4. Tininess after rounding (before rounding under stochastic rounding).
     below = nonzero & (E < emin)
@@ -169,8 +176,13 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     number = ~raw.is_nan
     flags = (_flag(invalid, Flag.NV) | _flag(number & overflow, Flag.OF) |
              _flag(number & tiny & inexact, Flag.UF) | _flag(number & inexact, Flag.NX))
-    return out, flags
+    return out.astype(code_dtype(fmt)), flags
+
+
+def code_dtype(fmt: FloatFormat):
+    """The narrowest unsigned dtype that holds a code of ``fmt``."""
+    return jnp.uint8 if fmt.width <= 8 else jnp.uint16 if fmt.width <= 16 else jnp.uint32
 
 
 def _flag(cond, flag: Flag):
-    return jnp.where(cond, jnp.uint32(int(flag)), jnp.uint32(0))
+    return jnp.where(cond, jnp.uint8(int(flag)), jnp.uint8(0))

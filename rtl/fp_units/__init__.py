@@ -1,0 +1,27 @@
+"""fpforge's hardware units: Amaranth components generated from a :class:`~rtl.spec.UnitSpec`.
+
+Every unit is decode -> exact core -> the one rounder -> encode (docs/numerics.md). Other
+modules (Verilog export, synthesis, benches) call only :func:`build`.
+"""
+
+from __future__ import annotations
+
+from amaranth.lib import wiring
+
+from ..spec import UnitSpec
+from .add import FpAdd
+from .cvt import FpCvt
+from .fma import FpFma
+from .mul import FpMul
+from .unit import FpUnit
+
+__all__ = ["build", "FpUnit", "FpMul", "FpAdd", "FpFma", "FpCvt", "UNIT_CLASSES"]
+
+UNIT_CLASSES = {"mul": FpMul, "add": FpAdd, "fma": FpFma, "cvt": FpCvt}
+
+
+def build(spec: UnitSpec) -> wiring.Component:
+    """The unit described by ``spec`` (ports: docs in :class:`FpUnit`)."""
+    if not isinstance(spec, UnitSpec):
+        raise TypeError(f"spec must be a UnitSpec, not {spec!r}")
+    return UNIT_CLASSES[spec.unit](spec)

@@ -1,0 +1,165 @@
+"""Small building blocks shared by the units: the raw result bundle, a leading-zero counter,
+pipeline registers and the decoded rounding mode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
+from amaranth.utils import ceil_log2
+
+from ..options import Rounding, UnitOptions
+
+__all__ = ["Raw", "Operand", "lzc", "register", "Mode", "signed_for", "unsigned_for"]
+
+
+def signed_for(lo: int, hi: int):
+    """The narrowest signed shape holding every integer in [lo, hi]."""
+    return signed(max(max(hi, 0).bit_length(), (-min(lo, 0) - 1).bit_length()) + 1)
+
+
+def unsigned_for(hi: int):
+    return unsigned(max(hi, 1).bit_length())
+
+
+@dataclass
+class Operand:
+    """An exact finite value ``(-1)^sign * sig * 2^(exp + off)`` with what is statically known
+    about it. Decoded operands and products are Operands; the add core takes two."""
+
+    sign: Value
+    exp: Value                 # unsigned or signed signal
+    off: int                   # weight of sig's LSB is exp + off
+    sig: Value                 # ``width`` bits
+    width: int
+    exp_range: tuple[int, int]  # values of exp for nonzero sig
+    lz_max: int                # leading zeros of a nonzero sig
+    zero: Value                # the value is zero (sig is 0 then)
+    inf: Value                 # infinity (not NaN)
+    nan: Value                 # NaN (including invalid operations)
+    invalid: Value             # raise invalid
+
+    @property
+    def top_range(self) -> tuple[int, int]:
+        """Range of the weight of sig's MSB."""
+        c = self.off + self.width - 1
+        return self.exp_range[0] + c, self.exp_range[1] + c
+
+    def grid(self):
+        """Operands on the same grid align without extra guard bits for leading zeros."""
+        return (self.off, self.width, self.exp_range, self.lz_max)
+
+
+@dataclass
+class Raw:
+    """Step 2 -> step 3: the raw result the one rounder takes (docs/numerics.md section 1).
+
+    value = (-1)^sign * (sig + f) * 2^(exp + off), 0 <= f < 1, sticky = (f > 0). ``zero`` forces
+    an exact zero of sign ``sign``; with ``cancels`` a vanished sum (sig == 0, no sticky) is an
+    exact zero of opposite-signed addends: +0, or -0 when rounding down.
+    """
+
+    sign: Value
+    exp: Value
+    off: int
+    sig: Value
+    width: int
+    exp_range: tuple[int, int]
+    lz_max: int
+    sticky: Value
+    zero: Value
+    inf: Value
+    nan: Value
+    invalid: Value
+    cancels: bool = False
+
+    def values(self) -> dict:
+        return dict(sign=self.sign, exp=self.exp, sig=self.sig, sticky=self.sticky,
+                    zero=self.zero, inf=self.inf, nan=self.nan, invalid=self.invalid)
+
+
+def lzc(m: Module, value: Value, name: str):
+    """Leading-zero count of ``value`` as a balanced tree of 2:1 muxes.
+
+    Returns (count, all_zero); count is only meaningful when all_zero is 0. The input is padded
+    at the bottom with ones up to a power of two, which never changes a nonzero count.
+    """
+    n = len(value)
+    size = 1 << ceil_log2(max(n, 2))
+    padded = Cat(Const((1 << (size - n)) - 1, size - n), value) if size != n else value
+
+    def tree(v, width):
+        if width == 2:
+            return ~v[1], ~v[1] & ~v[0]
+        half = width // 2
+        c_hi, z_hi = tree(v[half:], half)
+        c_lo, z_lo = tree(v[:half], half)
+        return Mux(z_hi, Cat(c_lo, Const(1, 1)), Cat(c_hi, Const(0, 1))), z_hi & z_lo
+
+    count, _ = tree(padded, size)
+    cnt = Signal(ceil_log2(size), name=f"{name}_count")
+    zero = Signal(name=f"{name}_zero")
+    m.d.comb += [cnt.eq(count), zero.eq(value == 0)]
+    return cnt, zero
+
+
+def register(m: Module, enable: bool, prefix: str, values: dict) -> dict:
+    """A pipeline cut: registered copies of ``values`` (in ``sync``) when enabled, else the
+    values themselves. Python constants pass through."""
+    if not enable:
+        return dict(values)
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, (bool, int)):
+            out[key] = value
+            continue
+        value = Value.cast(value)
+        reg = Signal(value.shape(), name=f"{prefix}_{key}")
+        m.d.sync += reg.eq(value)
+        out[key] = reg
+    return out
+
+
+class Mode:
+    """The rounding mode as one-bit values: Python bools when static, decoded from ``rm``
+    (RISC-V frm; reserved codes 5-7 round as rne) when dynamic."""
+
+    def __init__(self, options: UnitOptions, rm: Value | None = None):
+        r = options.rounding
+        if r is Rounding.DYNAMIC:
+            if rm is None:
+                raise ValueError("rounding 'dynamic' needs an rm value")
+            self.rtz, self.rdn, self.rup, self.rna = (rm == 1, rm == 2, rm == 3, rm == 4)
+            self.rne = (rm == 0) | (rm > 4)
+            self.rod = self.sr = False
+        else:
+            self.rne, self.rtz, self.rdn, self.rup, self.rna, self.rod, self.sr = (
+                r is Rounding.RNE, r is Rounding.RTZ, r is Rounding.RDN, r is Rounding.RUP,
+                r is Rounding.RNA, r is Rounding.ROD, r is Rounding.STOCHASTIC)
+
+    def increment(self, sign, parity, rnd, sticky, sr_carry=0):
+        """The increment added to the truncated code (docs/numerics.md section 3)."""
+        inexact = rnd | sticky
+        terms = [(self.rne, rnd & (sticky | parity)), (self.rna, rnd),
+                 (self.rup, inexact & ~sign), (self.rdn, inexact & sign),
+                 (self.rod, inexact & ~parity), (self.sr, sr_carry)]
+        return _or_of(sel & val if not isinstance(sel, bool) else (val if sel else None)
+                      for sel, val in terms)
+
+    def overflows_to_infinity(self, sign):
+        """IEEE 754 7.4: modes that carry an overflow to infinity (else to the largest finite)."""
+        terms = [(self.rne, 1), (self.rna, 1), (self.sr, 1), (self.rup, ~sign),
+                 (self.rdn, sign)]
+        return _or_of((val if sel else None) if isinstance(sel, bool) else sel & val
+                      for sel, val in terms)
+
+
+def _or_of(terms):
+    out = None
+    for t in terms:
+        if t is None:
+            continue
+        if isinstance(t, int):
+            t = Const(t, 1)
+        out = t if out is None else out | t
+    return Const(0, 1) if out is None else out

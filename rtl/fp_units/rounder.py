@@ -101,21 +101,20 @@ class Rounder(Elaboratable):
             s = Signal(shift_w, name="lshift")
             if raw.lz_max:
                 m.d.comb += s.eq(Mux(t < 0, 0, Mux(lz < t, lz, t)))
+            rel = Signal(unsigned(bits_for(max(t_hi, 0))), name="exp_rel")  # top bit vs emin
+            m.d.comb += rel.eq(Mux(t < 0, 0, t - s))
             if t_lo < 0:
                 right = Signal(bits_for(L), name="rshift")
                 m.d.comb += right.eq(Mux(t < -L, L, Mux(t < 0, -t, 0)))
-            # Biased exponent field of a normal result: the top bit weighs 2^(emin + t - s),
-            # field = t - s + 1 (emin + bias = 1). A subnormal result (hidden bit 0) has field 0,
-            # so step 3 only masks this with the hidden bit: no adder after the shift.
-            field_lo, field_hi = 0, t_hi + 1
-            exp_field0 = Signal(unsigned(bits_for(field_hi)), name="exp_field_normal")
-            m.d.comb += exp_field0.eq(raw.exp + (top - emin + 1) - s)
+            # exp_field = biased exponent of the window's top bit - 1 (+ hidden bit, later).
+            field_lo, field_hi = emin + bias - 1, t_hi + emin + bias - 1
+            exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
+            m.d.comb += exp_field0.eq(rel + (emin + bias - 1))
         else:
-            # The leading one lands on the hidden bit: field = E + bias, E = exp + top - lz.
             s = lz if raw.lz_max else Const(0, 1)
-            field_lo, field_hi = E_lo + bias, E_hi + bias
-            exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field")
-            m.d.comb += exp_field0.eq(raw.exp + (top + bias) - s)
+            field_lo, field_hi = E_lo + bias - 1, E_hi + bias - 1
+            exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
+            m.d.comb += exp_field0.eq(raw.exp + (top + bias - 1) - s)
 
         norm = Signal(W, name="norm")
         m.d.comb += norm.eq((sig << s)[:W] if raw.lz_max else sig)
@@ -160,15 +159,13 @@ class Rounder(Elaboratable):
         if self.stochastic:
             R = G
             sr_carry = (win[:R] + p["rbits"][:R])[R]
-        if clamp:
-            exp_field = Signal(signed_for(0, field_hi), name="exp_field")
-            m.d.comb += exp_field.eq(p["exp_field0"] & hidden.replicate(len(p["exp_field0"])))
-        else:
-            exp_field = p["exp_field0"]
+        exp_field = Signal(signed_for(field_lo, field_hi + 1), name="exp_field")
+        m.d.comb += exp_field.eq(p["exp_field0"] + (hidden if clamp else 1))
         # Parity is the LSB of the code: of the fraction, or of the exponent when M == 0 (E8M0).
         parity = win[G] if M else exp_field[0]
         inc = mode.increment(sign, parity, rnd, below, sr_carry)
-        code_shape = signed_for(field_lo * (1 << M), (field_hi + 1) * (1 << M))
+        f_lo, f_hi = field_lo, field_hi + 1
+        code_shape = signed_for(f_lo * (1 << M), (f_hi + 1) * (1 << M))
         code = Signal(code_shape, name="code")
         m.d.comb += code.eq((exp_field << M) + frac + inc)
 

@@ -1,0 +1,144 @@
+"""The ``fpforge`` command line.
+
+    fpforge verilog --unit mul|add|fma|cvt --format FMT [--in-format FMT]
+                    [--a-format FMT --b-format FMT --c-format FMT]
+                    [--rounding rne|rtz|rdn|rup|rna|rod|stochastic|dynamic] [--sr-bits N]
+                    [--saturate] [--no-subnormals] [--stages N] [--name TOP] -o OUT.v
+    fpforge synth --format FMT [--unit U] [--rounding R] [--stages N] [--saturate]
+                  [--no-subnormals] [--liberty PATH] [--out DIR]
+    fpforge formats
+
+Bad parameters give one line on stderr that names what is valid, and exit status 2; no file is
+written then. Each subcommand is a ``_cmd_*`` function taking the parsed arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .formats import CATALOG, SHORT_NAMES, FormatError
+from .options import OptionError, Rounding
+from .spec import UNITS, UnitSpec
+
+__all__ = ["main"]
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but its errors are one line (no usage dump) so scripts can show them as is."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _spec_arguments(p: argparse.ArgumentParser, *, unit_required: bool):
+    p.add_argument("--unit", choices=UNITS, required=unit_required,
+                   help="mul, add, fma (a*b+c, one rounding) or cvt (format conversion)")
+    p.add_argument("--format", required=True, metavar="FMT",
+                   help="output format; also the operand format unless --in-format says otherwise")
+    p.add_argument("--in-format", metavar="FMT", help="operand format(s) (cvt: the source)")
+    p.add_argument("--rounding", default="rne", choices=[r.value for r in Rounding],
+                   help="rounding mode (default rne); dynamic adds an rm input, stochastic an "
+                        "rbits input")
+    p.add_argument("--saturate", action="store_true",
+                   help="overflow gives +-max finite instead of inf/NaN")
+    p.add_argument("--no-subnormals", dest="subnormals", action="store_false",
+                   help="flush subnormal inputs and results to zero (area option)")
+    p.add_argument("--stages", type=int, default=0, metavar="N",
+                   help="pipeline register stages = latency in cycles (default 0: combinational)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    top = _Parser(prog="fpforge", description="Low-precision floating-point RTL generator.")
+    sub = top.add_subparsers(dest="command", required=True, metavar="{verilog,synth,formats}",
+                             parser_class=_Parser)
+
+    v = sub.add_parser("verilog", help="export one unit as Verilog-2005 (+ .json, .core)",
+                       description="Export one unit as Verilog-2005 with a JSON sidecar and a "
+                                   "FuseSoC core file beside it (docs/verilog-export.md).")
+    _spec_arguments(v, unit_required=True)
+    for port, units in (("a", "mul, add, fma"), ("b", "mul, add, fma"), ("c", "fma")):
+        v.add_argument(f"--{port}-format", metavar="FMT",
+                       help=f"format of operand {port} ({units}); overrides --in-format")
+    v.add_argument("--sr-bits", type=int, metavar="N",
+                   help="width of the rbits input (--rounding stochastic only; default 8)")
+    v.add_argument("--name", metavar="TOP", help="module name (default: one that carries the "
+                                                 "parameters, e.g. fp_mul_e4m3fn_rne)")
+    v.add_argument("-o", "--output", required=True, metavar="OUT.v",
+                   help="Verilog file; OUT.json and OUT.core are written beside it")
+    v.set_defaults(run=_cmd_verilog)
+
+    s = sub.add_parser("synth", help="area / timing proxies with Yosys",
+                       description="Synthesise mul, add, fma and cvt (from float32) in FMT, or "
+                                   "one --unit, and report area and timing proxies.")
+    _spec_arguments(s, unit_required=False)
+    s.add_argument("--liberty", metavar="PATH", help="a liberty file instead of fpforge's cells")
+    s.add_argument("--out", metavar="DIR", help="where the run folder goes (default build/synth)")
+    s.set_defaults(run=_cmd_synth)
+
+    f = sub.add_parser("formats", help="list the format catalog with resolved semantics")
+    f.set_defaults(run=_cmd_formats)
+    return top
+
+
+def _spec(args, unit: str, *, in_fmt=None, **operand_formats) -> UnitSpec:
+    return UnitSpec.create(unit, args.format, in_fmt=in_fmt, rounding=args.rounding,
+                           saturate=args.saturate, subnormals=args.subnormals,
+                           stages=args.stages, **operand_formats)
+
+
+def _cmd_verilog(args) -> int:
+    from .export import write_export   # Amaranth loads only for the commands that need it
+
+    if args.sr_bits is not None and args.rounding != Rounding.STOCHASTIC.value:
+        raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
+                          f"stochastic; it does not apply to --rounding {args.rounding}")
+    spec = _spec(args, args.unit, in_fmt=args.in_format, a_fmt=args.a_format, b_fmt=args.b_format, c_fmt=args.c_format,
+                 sr_bits=args.sr_bits)
+    result = write_export(spec, args.output, name=args.name)
+    print(f"wrote {args.output} (module {result.name}, latency {spec.latency}) and its "
+          f".json/.core")
+    return 0
+
+
+def _cmd_synth(args) -> int:
+    import synth   # lazily: the synthesis flow is a separate package with its own tools
+
+    # As in synth.default_specs: without --in-format, cvt converts from float32.
+    specs = [_spec(args, unit, in_fmt=args.in_format or ("float32" if unit == "cvt" else None))
+             for unit in ([args.unit] if args.unit else UNITS)]
+    kwargs = {} if args.out is None else {"out_dir": args.out}
+    records = synth.run(specs, liberty=args.liberty, **kwargs)
+    for r in records:
+        print(r)
+    return 0
+
+
+def _cmd_formats(args) -> int:
+    short = {}
+    for alias, canonical in SHORT_NAMES.items():
+        short.setdefault(canonical, []).append(alias)
+    for name, fmt in CATALOG.items():
+        aliases = ", ".join(short.get(name, [])) or "-"
+        print(f"{name:<20} {aliases:<14} {fmt.describe()}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:          # --help (0) or an argparse error (2, already printed)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    try:
+        return args.run(args)
+    except (FormatError, OptionError) as err:
+        message = str(err).replace("\n", " ")   # one line, whatever raised it
+        print(f"fpforge {args.command}: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

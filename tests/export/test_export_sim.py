@@ -31,10 +31,16 @@ CASES = {
 N = 3000
 
 
+def data_inputs(side: dict) -> list[dict]:
+    return [p for p in side["ports"]
+            if p["direction"] == "input" and p["name"] not in ("clk", "rst")]
+
+
 def make_testbench(side: dict, n: int) -> str:
     """Drives the inputs (in sidecar order, packed in one word per line of in.hex) and writes
-    y, flags and valid_o per cycle to out.txt; ``rst`` is high for two cycles first."""
-    ins = [p for p in side["ports"] if p["direction"] == "input" and p["name"] not in ("clk", "rst")]
+    y, flags (and valid_o) per cycle to out.txt. Clocked units first get two cycles of ``rst``
+    with every input bit set (valid_i too), and their outputs are written then as well."""
+    ins = data_inputs(side)
     outs = [p for p in side["ports"] if p["direction"] == "output"]
     width = sum(p["width"] for p in ins)
     clocked = side["latency"] > 0
@@ -78,7 +84,7 @@ def test_exported_verilog_simulates_to_the_golden_model(case, tmp_path):
     side = json.loads((tmp_path / "dut.json").read_text())
     rng = np.random.default_rng(20261129)
     inputs = {p["name"]: rng.integers(0, 1 << p["width"], N, dtype=np.uint64)
-              for p in side["ports"] if p["direction"] == "input" and p["name"] not in ("clk", "rst")}
+              for p in data_inputs(side)}
     word = np.zeros(N, dtype=object)
     for p in side["ports"]:
         if p["name"] in inputs:

@@ -8,15 +8,16 @@ one rounder below follows section 3 literally (truncated code, then an increment
 Every entry point returns ``(code, flags)`` with flags in RISC-V order (bit 4 invalid .. bit 0
 inexact). ``apply`` runs an entry point over numpy arrays for the tests.
 
-Where docs/numerics.md is silent this module makes one choice, named here so a reviewer can
-disagree with it:
+Where docs/numerics.md is silent or ambiguous this module makes one choice, named here so a
+reviewer can disagree with it:
 
-* An infinite operand reaching a format *with* infinities under ``saturate=True`` gives +-max with
-  overflow and inexact, as the OCP conversion table in FORMATS.md does for E5M2 (numerics.md only
-  speaks about formats without infinities).
-* "Subnormals kept" means ``fmt.subnormals`` (and not E8M0): a format with 0 mantissa bits but
-  subnormals on (``e3m0fin``) rounds values below 2^emin on the grid of 2^emin (gradual
-  underflow to zero), not with the flush rule.
+* An infinite operand reaching a format *with* infinities stays infinite (no flags) even under
+  ``saturate=True``: special results bypass the rounder (numerics.md 1) and section 4 applies the
+  saturation rule to infinite results only in formats without infinities. (FORMATS.md's OCP
+  conversion table saturates E5M2 +-inf to +-57344 instead: an open question for the contract.)
+* "Subnormals kept" means the format has subnormal encodings (``fmt.has_subnormals``): a format
+  with 0 mantissa bits (``e3m0fin``) has none and rounds like E8M0 ("lsb = E - M ... and E8M0
+  which has none"), flushing tiny results to zero.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def _code_of(fmt: FloatFormat, lsb: int, kept: int) -> int:
 
 
 def _gradual(fmt: FloatFormat) -> bool:
-    return fmt.subnormals and fmt.specials is not Specials.FNU
+    return fmt.has_subnormals
 
 
 def nan_result(fmt: FloatFormat, invalid: bool):
@@ -151,7 +152,7 @@ def zero_result(sign: int, fmt: FloatFormat):
 def inf_result(sign: int, fmt: FloatFormat, saturate: bool):
     if fmt.specials is Specials.FNU and sign:
         return nan_result(fmt, True)
-    if fmt.has_inf and not saturate:
+    if fmt.has_inf:
         return fmt.inf_code | (fmt.sign_mask if sign else 0), 0
     if saturate or fmt.specials is Specials.FINITE:
         return fmt.max_finite_code | (fmt.sign_mask if sign else 0), OF | NX

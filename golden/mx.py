@@ -1,0 +1,443 @@
+"""OCP MX block scaling: quantize, dequantize and dot product, bit-exact and integer-only.
+
+An MX block is k values (k = 32 by default) sharing one E8M0 scale X = 2^s; element i holds
+P_i = V_i / X rounded into the element format, and decodes as X * P_i (OCP MX v1.0 sections 5-6).
+The steps mirror the rest of the golden model:
+
+    float32 / bfloat16 codes -> block amax (an integer max of magnitude bits)
+        -> shared exponent s (integer rules below) -> raw V_i with its exponent lowered by s
+        -> ``round_raw`` (the one shared rounder) into the element grid, saturating
+
+Dividing by X = 2^s is exact: it only subtracts s from the raw value's exponent, so every element
+is rounded exactly once, from the exact quotient.
+
+Shared-exponent rules (named as torchao's ``ScaleCalculationMode``), with e = floor(log2 amax)
+read from the exponent field (or the leading one of a subnormal), emax the element's largest
+exponent and max_elem its largest value:
+
+    floor  s = e - emax                               OCP MX v1.0 section 6.3, the default
+    ceil   s = ceil(log2 amax) - emax                 = e - emax + (amax not a power of two)
+    rceil  s = ceil(log2(amax / max_elem))            NVIDIA (cuBLAS): = e - emax + (sig(amax) >
+                                                      sig(max_elem)), comparing significands
+                                                      normalized to [1, 2) as integers
+    even   s = floor(log2(rna(amax, 1 + M))) - emax   torchao: amax first rounded to the
+                                                      element's precision, ties away (its
+                                                      "add half an ulp to the bits" trick), by
+                                                      the shared rounder
+
+Corner cases (docs/mx.md compares them with torchao, gfloat and microxcaling):
+
+* s is clamped to the E8M0 range [-127, 127]. Finite inputs can only reach the top with MXINT8
+  (emax 0) under ceil / rceil / even; the elements then saturate.
+* An all-zero block gets s = -127 (code 0x00), as torchao, gfloat and microxcaling do; its
+  elements are zeros of their own signs.
+* A block holding an infinity or a NaN gets the NaN scale 0xFF (OCP: X = NaN makes the whole block
+  NaN), and every element of it is NaN too: the element format's canonical NaN (0x7F for E4M3,
+  0x7E for E5M2), or 0 for formats without a NaN code (FP6, FP4, MXINT8), as docs/numerics.md
+  section 6 rounds a NaN into a ``finite`` format.
+* Elements saturate: a value above the element's max normal becomes +-max, keeping its sign.
+* MXINT8 elements are two's complement with an implicit 2^-6: value = int8 * 2^-6 * X. They are
+  rounded on the sign-magnitude grid e1m6 (bias 1, no specials: 1 exponent bit and 6 fraction
+  bits cover 0 .. 127/64 in steps of 2^-6), so the clamp is symmetric, +-127; -128 is never
+  produced (the spec suggests it) but decodes as -2 * X.
+
+Codes: scales are uint8 E8M0; elements are uint8, one element per byte (FP6 in the low 6 bits,
+FP4 in the low 4 bits: unpacked), MXINT8 as the int8's two's complement bit pattern.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from rtl.formats import CATALOG, FloatFormat, Specials, resolve
+from rtl.options import Flag, Rounding, UnitOptions
+
+from ._jax import I32, I64, U32, U64, any_below, jax, jnp, lax, shl, shr
+from .decode import Unpacked, decode
+from .rounding import Mode, Raw, round_raw
+
+__all__ = ["ElementFormat", "ELEMENT_FORMATS", "SCALE_RULES", "ACCUMULATORS", "element_format",
+           "mx_quantize", "mx_dequantize", "mx_dot"]
+
+F32 = CATALOG["float32"]
+E8M0_BIAS = 127
+E8M0_NAN = 0xFF
+SCALE_MIN, SCALE_MAX = -127, 127
+SCALE_RULES = ("floor", "ceil", "rceil", "even")
+ACCUMULATORS = ("exact", "fixed")
+MXINT8_FRAC_BITS = 6          # MXINT8 value = int8 * 2^-6
+
+
+@dataclass(frozen=True)
+class ElementFormat:
+    """An MX element format: the grid the shared rounder rounds to, and how codes are stored.
+
+    ``grid`` is a FloatFormat of the element's values. For the FP formats it is the format
+    itself; for MXINT8 it is the sign-magnitude grid e1m6 (bias 1, finite) whose values are
+    exactly int8 * 2^-6 for |int8| <= 127, stored as two's complement (``twos_complement``).
+    """
+
+    name: str
+    grid: FloatFormat
+    twos_complement: bool = False
+
+    @property
+    def emax(self) -> int:
+        """Exponent of the largest power of two the element holds (emax_elem in OCP MX 6.3)."""
+        return self.grid.emax
+
+    @property
+    def width(self) -> int:
+        return self.grid.width
+
+    @property
+    def lsb_min(self) -> int:
+        """Weight of the smallest nonzero element's LSB: decoded exponents are >= this."""
+        return -MXINT8_FRAC_BITS if self.twos_complement else self.grid.emin - self.grid.man_bits
+
+    @property
+    def sig_bits(self) -> int:
+        """Bits of a decoded significand: hidden bit included, and -128's 8 bits for MXINT8."""
+        return 8 if self.twos_complement else self.grid.precision
+
+    def describe(self) -> str:
+        if self.twos_complement:
+            return (f"{self.name} (int8 two's complement x 2^-6, max 127/64, clamp +-127, "
+                    f"emax {self.emax})")
+        return f"{self.name}: {self.grid.describe()}, emax {self.emax}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_MXINT8_GRID = FloatFormat(1, MXINT8_FRAC_BITS, 1, Specials.FINITE)
+ELEMENT_FORMATS: dict[str, ElementFormat] = {
+    "fp8e4m3": ElementFormat("fp8e4m3", CATALOG["float8_e4m3fn"]),
+    "fp8e5m2": ElementFormat("fp8e5m2", CATALOG["float8_e5m2"]),
+    "fp6e3m2": ElementFormat("fp6e3m2", CATALOG["float6_e3m2fn"]),
+    "fp6e2m3": ElementFormat("fp6e2m3", CATALOG["float6_e2m3fn"]),
+    "fp4e2m1": ElementFormat("fp4e2m1", CATALOG["float4_e2m1fn"]),
+    "mxint8": ElementFormat("mxint8", _MXINT8_GRID, twos_complement=True),
+}
+_BY_GRID = {e.grid: e for e in ELEMENT_FORMATS.values() if not e.twos_complement}
+
+
+def element_format(spec: "str | FloatFormat | ElementFormat") -> ElementFormat:
+    """Resolve an element format: a short name (fp8e4m3, ..., mxint8), a catalog name
+    (float8_e4m3fn, ...) or FloatFormat of one of the OCP MX element formats."""
+    if isinstance(spec, ElementFormat):
+        return spec
+    if isinstance(spec, str) and spec.strip().lower() in ("mxint8", "int8"):
+        return ELEMENT_FORMATS["mxint8"]
+    try:
+        fmt = resolve(spec)
+    except Exception:
+        fmt = None
+    if fmt is None or fmt not in _BY_GRID:
+        raise ValueError(f"MX element format must be one of {', '.join(ELEMENT_FORMATS)} "
+                         f"(or their catalog names), not {spec!r}")
+    return _BY_GRID[fmt]
+
+
+# ----- quantize ---------------------------------------------------------------------------------
+
+def mx_quantize(x, elem_fmt, *, block: int = 32, scale_rule: str = "floor", rounding="rne",
+                rbits=None, sr_bits: int = 8, return_flags: bool = False):
+    """Quantize float32 / bfloat16 ``x`` into MX blocks along its last axis.
+
+    Returns (scales, elements): uint8 E8M0 codes of shape (..., n // block) and uint8 element
+    codes of shape (..., n). ``rounding`` is any static mode of the shared rounder ("rne" by
+    default; "stochastic" takes ``rbits``, an integer array shaped like x, of which the low
+    ``sr_bits`` bits are used). ``return_flags`` adds per-element exception flags (uint8, RISC-V
+    order) of the element rounding: inexact, underflow, overflow (saturated), invalid (NaN into a
+    format without NaN).
+    """
+    elem = element_format(elem_fmt)
+    x = jnp.asarray(x)
+    if x.dtype not in (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16)):
+        raise TypeError(f"mx_quantize takes float32 or bfloat16 arrays, not {x.dtype}")
+    _check_block(block)
+    if x.ndim == 0 or x.shape[-1] % block:
+        raise ValueError(f"the last axis of x (shape {x.shape}) must be a multiple of the block "
+                         f"size {block}")
+    if scale_rule not in SCALE_RULES:
+        raise ValueError(f"scale_rule must be one of {', '.join(SCALE_RULES)}, not {scale_rule!r}")
+    opts = UnitOptions(rounding=rounding, saturate=True, sr_bits=sr_bits)
+    if opts.rounding is Rounding.DYNAMIC:
+        raise ValueError("mx_quantize takes a static rounding mode, not 'dynamic'")
+    if (opts.rounding is Rounding.STOCHASTIC) != (rbits is not None):
+        raise ValueError("rbits is needed by, and only by, rounding 'stochastic'")
+    bits = jax.lax.bitcast_convert_type(x, jnp.uint32 if x.dtype == jnp.float32 else jnp.uint16)
+    return _mx_quantize(bits, None if rbits is None else jnp.asarray(rbits), elem=elem,
+                        block=block, rule=scale_rule, opts=opts, with_flags=return_flags)
+
+
+@functools.partial(jax.jit, static_argnames=("elem", "block", "rule", "opts", "with_flags"))
+def _mx_quantize(bits, rbits, *, elem, block, rule, opts, with_flags):
+    # 1. Work on float32 bit patterns: bfloat16 is the top half of one, exactly.
+    if bits.dtype == jnp.uint16:
+        bits = bits.astype(U32) << 16
+    shape = bits.shape
+    bits = bits.reshape(*shape[:-1], shape[-1] // block, block)
+
+    # 2. amax as an integer: for non-negative IEEE patterns the order of the magnitude bits is
+    #    the order of the values, and NaN > inf > every finite value.
+    mag = bits & jnp.uint32(0x7FFF_FFFF)
+    amax = jnp.max(mag, axis=-1)
+    nonfinite = amax >= jnp.uint32(0x7F80_0000)
+    s = jnp.clip(shared_exponent(amax, elem, rule), SCALE_MIN, SCALE_MAX)
+    s = jnp.where(amax == 0, SCALE_MIN, s)
+    scales = jnp.where(nonfinite, jnp.uint8(E8M0_NAN), (s + E8M0_BIAS).astype(jnp.uint8))
+
+    # 3. V_i / 2^s: the exact value with its exponent lowered by s; a block holding inf or NaN
+    #    gives NaN elements (the rounder writes the format's NaN, or 0 where it has none).
+    v = decode(bits, F32, U32)
+    raw = Raw(sign=v.sign, exp=v.exp - s[..., None], sig=v.sig,
+              sticky=jnp.zeros(v.sig.shape, bool), is_nan=jnp.broadcast_to(nonfinite[..., None],
+                                                                            v.sig.shape),
+              is_inf=jnp.zeros(v.sig.shape, bool), invalid=v.is_snan)
+    r = None if rbits is None else jnp.broadcast_to(rbits, shape).reshape(bits.shape)
+    codes, flags = round_raw(raw, elem.grid, opts, Mode(opts.rounding), r)
+
+    # 4. MXINT8: the grid's sign-magnitude code holds |int8| in its 7 magnitude bits.
+    if elem.twos_complement:
+        m = codes.astype(I32) & 0x7F
+        codes = jnp.where((codes >> 7) == 1, -m, m).astype(jnp.uint8)
+    elements = codes.astype(jnp.uint8).reshape(shape)
+    if with_flags:
+        return scales, elements, flags.reshape(shape)
+    return scales, elements
+
+
+def shared_exponent(amax, elem: ElementFormat, rule: str):
+    """Unclamped shared exponent s of blocks with float32 magnitude patterns ``amax`` (> 0 and
+    finite where it matters; other blocks are overridden by the caller). Integer-only."""
+    e_field = (amax >> 23).astype(I32)
+    frac = amax & jnp.uint32(0x7F_FFFF)
+    subnormal = e_field == 0
+    # floor(log2 amax): the exponent field, or the leading one of a subnormal's fraction.
+    lead = 31 - lax.clz(frac).astype(I32)
+    floor_log2 = jnp.where(subnormal, lead - 149, e_field - 127)
+    if rule == "floor":
+        return floor_log2 - elem.emax
+    if rule == "ceil":
+        pow2 = jnp.where(subnormal, (frac & (frac - 1)) == 0, frac == 0)
+        return floor_log2 + (~pow2).astype(I32) - elem.emax
+    if rule == "rceil":
+        # amax / max_elem lies in (2^(k-1), 2^(k+1)) with k = floor_log2 - emax, so the ceiling
+        # is k, or k + 1 exactly when amax's significand exceeds max_elem's (both in [1, 2)).
+        sig24 = jnp.where(subnormal, shl(frac, 23 - lead), frac | jnp.uint32(1 << 23))
+        g = elem.grid
+        max_sig24 = (g.max_finite_code & ((1 << g.man_bits) - 1) | (1 << g.man_bits)) \
+            << (23 - g.man_bits)
+        return floor_log2 - elem.emax + (sig24 > jnp.uint32(max_sig24)).astype(I32)
+    # even: round amax to the element's precision (ties away, carrying into the exponent, as
+    # torchao's bit trick does) with the shared rounder, into binary32's exponent range.
+    M = elem.grid.man_bits
+    target = FloatFormat(8, M, 127, Specials.IEEE)
+    v = decode(amax, F32, U32)
+    opts = UnitOptions(rounding=Rounding.RNA)
+    rounded, _ = round_raw(Raw(v.sign, v.exp, v.sig, jnp.zeros(amax.shape, bool), v.is_nan,
+                               v.is_inf, v.is_snan), target, opts, Mode(Rounding.RNA))
+    r_field = (rounded.astype(I32) >> M) & 0xFF
+    # A rounded subnormal is below 2^-126; any such block clamps to s = -127 below.
+    return jnp.where(r_field == 0, -127, r_field - 127) - elem.emax
+
+
+# ----- dequantize -------------------------------------------------------------------------------
+
+def mx_dequantize(scales, elements, elem_fmt, block: int = 32):
+    """Decode MX blocks to float32: X * P_i, rounded once (rne) by the shared rounder, so exact
+    whenever float32 holds the value; overflow gives +-inf, a NaN scale a NaN block."""
+    elem = element_format(elem_fmt)
+    _check_block(block)
+    elements, scales = jnp.asarray(elements), jnp.asarray(scales)
+    if elements.ndim == 0 or elements.shape[-1] % block or \
+            scales.shape[-1:] != (elements.shape[-1] // block,):
+        raise ValueError(f"elements of shape {elements.shape} need scales of shape "
+                         f"(..., {elements.shape[-1] // block if elements.ndim else '?'}) for "
+                         f"block {block}, not {scales.shape}")
+    y = _mx_dequantize(scales, elements, elem=elem, block=block)
+    return jax.lax.bitcast_convert_type(y, jnp.float32)
+
+
+@functools.partial(jax.jit, static_argnames=("elem", "block"))
+def _mx_dequantize(scales, elements, *, elem, block):
+    shape = elements.shape
+    e = decode_elements(elements.reshape(*shape[:-1], shape[-1] // block, block), elem, U32)
+    s = scales.astype(I32)[..., None]
+    raw = Raw(sign=e.sign, exp=e.exp + (s - E8M0_BIAS), sig=e.sig,
+              sticky=jnp.zeros(e.sig.shape, bool), is_nan=e.is_nan | (s == E8M0_NAN),
+              is_inf=e.is_inf, invalid=e.is_snan)
+    y, _ = round_raw(raw, F32, UnitOptions(), Mode(Rounding.RNE))
+    return y.reshape(shape)
+
+
+def decode_elements(codes, elem: ElementFormat, sig_dtype=U64) -> Unpacked:
+    """Decode element codes: value = (-1)^sign * sig * 2^exp (MXINT8: int8 * 2^-6)."""
+    if not elem.twos_complement:
+        return decode(codes, elem.grid, sig_dtype)
+    v = jax.lax.bitcast_convert_type(jnp.asarray(codes).astype(jnp.uint8), jnp.int8).astype(I32)
+    sign = (v < 0).astype(U32)
+    sig = jnp.abs(v).astype(sig_dtype)
+    false = jnp.zeros(v.shape, bool)
+    return Unpacked(sign, jnp.full(v.shape, -MXINT8_FRAC_BITS, I32), sig, sig == 0, false, false,
+                    false)
+
+
+# ----- dot product ------------------------------------------------------------------------------
+
+def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scales_b=None,
+           accum: str = "exact", frac_bits: int = 24, out_fmt="float32", rounding="rne"):
+    """Dot product of element vectors along the last axis (N <= 64), optionally scaled by one
+    E8M0 scale per vector (OCP MX Dot: X_A * X_B * sum P_A,i * P_B,i), rounded once into
+    ``out_fmt`` (a catalog format; non-saturating). Returns (codes, flags).
+
+    ``accum``:
+
+    * ``"exact"``: the exact sum of the exact products, one rounding at the end.
+    * ``"fixed"``: a fixed-width accumulator. With E_i = ea_i + eb_i the sum of the elements'
+      unbiased exponents (subnormals count as emin, MXINT8 as 0), so that product i is below
+      2^(E_i + 2), and Emax the largest E_i over the nonzero products, every product is
+      truncated toward zero to a multiple of 2^(Emax - F), F = ``frac_bits`` (1..55); the
+      truncated products are summed exactly and the sum rounded once. The inexact flag is also
+      raised when truncation dropped a nonzero bit.
+
+    Specials follow docs/numerics.md: a NaN element or scale gives NaN, 0 x inf and inf - inf are
+    invalid, an sNaN element raises invalid. A zero result is -0 only when every product is a
+    negative zero (or, under rdn, when the products are not all +0).
+    """
+    ea = element_format(elem_fmt_a)
+    eb = ea if elem_fmt_b is None else element_format(elem_fmt_b)
+    if accum not in ACCUMULATORS:
+        raise ValueError(f"accum must be one of {', '.join(ACCUMULATORS)}, not {accum!r}")
+    if accum == "fixed" and (not isinstance(frac_bits, int) or not 1 <= frac_bits <= 55):
+        raise ValueError(f"frac_bits must be an integer 1..55, not {frac_bits!r}")
+    opts = UnitOptions(rounding=rounding)
+    if opts.rounding in (Rounding.DYNAMIC, Rounding.STOCHASTIC):
+        raise ValueError(f"mx_dot takes a static rounding mode, not {opts.rounding.value!r}")
+    a, b = jnp.asarray(a_elems), jnp.asarray(b_elems)
+    if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-1] or not 1 <= a.shape[-1] <= 64:
+        raise ValueError(f"mx_dot needs vectors of equal length 1..64 on the last axis, not "
+                         f"shapes {a.shape} and {b.shape}")
+    one = jnp.uint8(E8M0_BIAS)
+    sa = one if scales_a is None else jnp.asarray(scales_a)
+    sb = one if scales_b is None else jnp.asarray(scales_b)
+    return _mx_dot(a, b, sa, sb, ea=ea, eb=eb, accum=accum, frac_bits=frac_bits,
+                   out=resolve(out_fmt), opts=opts)
+
+
+def exact_limbs(ea: ElementFormat, eb: ElementFormat) -> int:
+    """Radix-2^32 limbs the exact accumulator needs (1 or 2); see ``_exact_sum``."""
+    t_max = (ea.emax + 1 - ea.lsb_min) + (eb.emax + 1 - eb.lsb_min)
+    return 1 if t_max <= 31 else 2
+
+
+def _exact_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat):
+    """The exact sum of products (-1)^sign * sig * 2^exp along the last axis, as a raw value.
+
+    Frame: every product is an integer multiple of 2^E0, E0 = the sum of the element formats'
+    smallest LSB weights, so product i is sig_i << t_i units with t_i = exp_i - E0 >= 0. The
+    product's top bit sits below 2^(emax_a + 1 + emax_b + 1), so t_i + bits(sig_i) <= T =
+    (emax_a + 1 - lsb_a) + (emax_b + 1 - lsb_b): 8 (fp4) .. 64 (fp8e5m2 x fp8e5m2), too wide for
+    one int64 once signs and 64 summands are added. So the frame is cut into radix-2^32 limbs:
+    product i adds +-(sig_i << (t_i mod 32)) to limb t_i // 32. Each addend is below
+    2^(sig bits + 31) <= 2^(16 + 31), a limb sums at most 64 of them: |limb| < 2^53, exact in
+    int64. T <= 64 means at most limbs 0 and 1 (``exact_limbs``). After a carry from limb 0 to
+    limb 1 the value is hi * 2^32 + lo with 0 <= lo < 2^32, negative exactly when hi is; its
+    magnitude is cut to a 64-bit window for the rounder, the bits below going into sticky.
+    """
+    E0 = ea.lsb_min + eb.lsb_min
+    t = jnp.where(sig == 0, 0, exp - E0)
+    w = shl(sig.astype(U64), t & 31).astype(I64)
+    w = jnp.where(sign == 1, -w, w)
+    q = t >> 5
+    if exact_limbs(ea, eb) == 1:
+        total = jnp.sum(w, axis=-1)
+        mag = jnp.abs(total).astype(U64)
+        return (total < 0).astype(U32), jnp.full(total.shape, E0, I32), mag, \
+            jnp.zeros(total.shape, bool), total == 0
+    lo = jnp.sum(jnp.where(q == 0, w, 0), axis=-1)
+    hi = jnp.sum(jnp.where(q == 1, w, 0), axis=-1)
+    hi = hi + (lo >> 32)                        # arithmetic shift: floor(lo / 2^32)
+    lo = lo & 0xFFFF_FFFF
+    negative = hi < 0
+    # -(hi * 2^32 + lo) = (-hi - 1) * 2^32 + (2^32 - lo) when lo != 0.
+    lo_n = jnp.where(negative & (lo != 0), (1 << 32) - lo, lo)
+    hi_n = jnp.where(negative, jnp.where(lo != 0, -hi - 1, -hi), hi)
+    hi_u, lo_u = hi_n.astype(U64), lo_n.astype(U64)
+    drop = jnp.maximum(32 - lax.clz(hi_u).astype(I32), 0)    # bits of hi beyond 32
+    sig64 = shl(hi_u, 32 - drop) | shr(lo_u, drop)
+    sticky = any_below(lo_u, drop)
+    return negative.astype(U32), (E0 + drop).astype(I32), sig64, sticky, \
+        (hi_n == 0) & (lo_n == 0)
+
+
+def _fixed_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat, frac_bits: int):
+    """The fixed-width accumulator of ``mx_dot``: truncate each product to 2^(Emax - F), sum.
+
+    Product value sig * 2^exp with E = exp + Ma + Mb (the exponent sum, 2 integer bits). The
+    truncated term is floor(sig * 2^(exp - Emax + F)), below 2^(F + 2) (2^(F + 2) itself only
+    for MXINT8's -128 x -128); 64 of them fit int64 for F <= 55.
+    """
+    # The grids' fraction bits: for MXINT8 (grid e1m6) that makes E = 0, its fixed point 1.6.
+    E = exp + ea.grid.man_bits + eb.grid.man_bits
+    nonzero = sig != 0
+    emax = jnp.max(jnp.where(nonzero, E, jnp.iinfo(I32).min // 2), axis=-1, keepdims=True)
+    shift = emax - frac_bits - exp                # > 0: right shift, < 0: left shift
+    sig = sig.astype(U64)
+    term = jnp.where(shift > 0, shr(sig, shift), shl(sig, -shift))
+    lost = jnp.any(nonzero & (shift > 0) & any_below(sig, shift), axis=-1)
+    t = jnp.where(sign == 1, -term.astype(I64), term.astype(I64))
+    total = jnp.sum(t, axis=-1)
+    return (total < 0).astype(U32), (emax[..., 0] - frac_bits).astype(I32), \
+        jnp.abs(total).astype(U64), lost, total == 0
+
+
+@functools.partial(jax.jit, static_argnames=("ea", "eb", "accum", "frac_bits", "out", "opts"))
+def _mx_dot(a, b, sa, sb, *, ea, eb, accum, frac_bits, out, opts):
+    # 1. Decode and multiply exactly: significands of at most 8 bits, products of at most 16.
+    a, b = jnp.broadcast_arrays(a, b)
+    ua, ub = decode_elements(a, ea), decode_elements(b, eb)
+    sign = ua.sign ^ ub.sign
+    sig = ua.sig * ub.sig
+    exp = ua.exp + ub.exp
+    zero_inf = (ua.is_inf & ub.is_zero) | (ua.is_zero & ub.is_inf)
+    p_nan = ua.is_nan | ub.is_nan | zero_inf
+    p_inf = (ua.is_inf | ub.is_inf) & ~p_nan
+
+    # 2. Accumulate (exact, or the fixed-width accumulator's truncation).
+    if accum == "exact":
+        r_sign, r_exp, r_sig, sticky, zero = _exact_sum(sign, sig, exp, ea, eb)
+        lost = jnp.zeros(zero.shape, bool)
+    else:
+        r_sign, r_exp, r_sig, lost, zero = _fixed_sum(sign, sig, exp, ea, eb, frac_bits)
+        sticky = jnp.zeros(zero.shape, bool)
+    mode = Mode(opts.rounding)
+    rdn = mode.is_(Rounding.RDN)
+    all_zero = jnp.all(sig == 0, axis=-1)
+    zero_sign = jnp.where(all_zero, jnp.any(sign == 1, axis=-1) if rdn else
+                          jnp.all(sign == 1, axis=-1), rdn)
+    r_sign = jnp.where(zero, zero_sign.astype(U32), r_sign)
+
+    # 3. Specials, then the scales: X_A * X_B only moves the exponent.
+    pos_inf = jnp.any(p_inf & (sign == 0), axis=-1)
+    neg_inf = jnp.any(p_inf & (sign == 1), axis=-1)
+    sa, sb = sa.astype(I32), sb.astype(I32)
+    scale_nan = (sa == E8M0_NAN) | (sb == E8M0_NAN)
+    inf_minus_inf = pos_inf & neg_inf
+    is_nan = jnp.any(p_nan, axis=-1) | inf_minus_inf | scale_nan
+    is_inf = (pos_inf | neg_inf) & ~is_nan
+    invalid = jnp.any(zero_inf | ua.is_snan | ub.is_snan, axis=-1) | inf_minus_inf
+    r_sign = jnp.where(is_inf, neg_inf.astype(U32), r_sign)
+    raw = Raw(sign=r_sign, exp=r_exp + (sa - E8M0_BIAS) + (sb - E8M0_BIAS), sig=r_sig,
+              sticky=sticky, is_nan=is_nan, is_inf=is_inf, invalid=invalid)
+    y, flags = round_raw(raw, out, opts, mode)
+    flags = flags | jnp.where(lost & ~is_nan & ~is_inf, jnp.uint8(int(Flag.NX)), jnp.uint8(0))
+    return y, flags
+
+
+def _check_block(block):
+    if not isinstance(block, int) or isinstance(block, bool) or block < 1:
+        raise ValueError(f"block must be a positive integer, not {block!r}")

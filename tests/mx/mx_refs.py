@@ -1,0 +1,383 @@
+"""References for the MX tests: torchao's mx_formats, gfloat, and a plain-Python exact model.
+
+Written from the specifications and the references' documented behaviour, not from golden/mx.py:
+the Fraction model below rounds with its own code, so agreeing with it means something.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from fractions import Fraction
+
+import numpy as np
+
+from rtl.formats import CATALOG, FloatFormat
+
+os.environ.setdefault("TORCHINDUCTOR_DISABLE", "1")
+
+ELEMS = ("fp8e4m3", "fp8e5m2", "fp6e3m2", "fp6e2m3", "fp4e2m1", "mxint8")
+FP_ELEMS = ELEMS[:5]
+RULES = ("floor", "ceil", "rceil", "even")
+
+# Grids of the element values, from the catalog (MXINT8: int8 / 64, symmetric, two's complement).
+GRID = {"fp8e4m3": CATALOG["float8_e4m3fn"], "fp8e5m2": CATALOG["float8_e5m2"],
+        "fp6e3m2": CATALOG["float6_e3m2fn"], "fp6e2m3": CATALOG["float6_e2m3fn"],
+        "fp4e2m1": CATALOG["float4_e2m1fn"]}
+EMAX = {"fp8e4m3": 8, "fp8e5m2": 15, "fp6e3m2": 4, "fp6e2m3": 2, "fp4e2m1": 2, "mxint8": 0}
+
+
+# ----- torchao ----------------------------------------------------------------------------------
+
+def _torchao():
+    import torch
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from torchao.prototype.mx_formats.config import ScaleCalculationMode
+        from torchao.prototype.mx_formats.mx_tensor import to_mx
+    return torch, to_mx, ScaleCalculationMode
+
+
+def torch_dtype_of(elem):
+    torch, _, _ = _torchao()
+    return {"fp8e4m3": torch.float8_e4m3fn, "fp8e5m2": torch.float8_e5m2,
+            "fp6e3m2": "fp6_e3m2", "fp6e2m3": "fp6_e2m3",
+            "fp4e2m1": torch.float4_e2m1fn_x2}[elem]
+
+
+def torchao_quantize(x: np.ndarray, elem: str, rule: str, block: int = 32, bf16=False):
+    """torchao's to_mx on the CPU: (scale codes, element codes one per byte) as numpy uint8."""
+    torch, to_mx, mode = _torchao()
+    t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+    if bf16:
+        t = t.to(torch.bfloat16)
+    s, d = to_mx(t, torch_dtype_of(elem), block, mode(rule))
+    s = s.view(torch.uint8).numpy().copy()
+    d = d.view(torch.uint8).numpy().copy()
+    if elem == "fp4e2m1":          # two per byte, element 2i in the low nibble
+        d = np.stack([d & 0xF, d >> 4], axis=-1).reshape(*d.shape[:-1], d.shape[-1] * 2)
+    return s, d
+
+
+def torchao_dequantize(scales, elems, elem: str, block: int = 32):
+    torch, _, _ = _torchao()
+    from torchao.prototype.mx_formats.mx_tensor import to_dtype
+    from torchao.prototype.mx_formats.kernels import pack_uint4
+    d = torch.from_numpy(np.ascontiguousarray(elems, dtype=np.uint8))
+    if elem in ("fp8e4m3", "fp8e5m2"):
+        d = d.view(torch_dtype_of(elem))
+    elif elem == "fp4e2m1":
+        d = pack_uint4(d)
+    s = torch.from_numpy(np.ascontiguousarray(scales, dtype=np.uint8)).view(torch.float8_e8m0fnu)
+    return to_dtype(d, s, torch_dtype_of(elem), block, torch.float32).numpy()
+
+
+# ----- gfloat -----------------------------------------------------------------------------------
+
+def gfloat_formats():
+    from gfloat.formats import (format_info_mxfp4_e2m1, format_info_mxfp6_e2m3,
+                                format_info_mxfp6_e3m2, format_info_mxfp8_e4m3,
+                                format_info_mxfp8_e5m2, format_info_mxint8)
+    return {"fp8e4m3": format_info_mxfp8_e4m3, "fp8e5m2": format_info_mxfp8_e5m2,
+            "fp6e3m2": format_info_mxfp6_e3m2, "fp6e2m3": format_info_mxfp6_e2m3,
+            "fp4e2m1": format_info_mxfp4_e2m1, "mxint8": format_info_mxint8}
+
+
+def gfloat_quantize_block(vals: np.ndarray, elem: str, rounding="rne", rbits=None, sr_bits=8):
+    """gfloat's OCP scale (compute_scale_amax: floor(log2 amax) - emax, clipped to +-127,
+    2^-127 for zero blocks) and its saturating element encoding. Stochastic rounding uses
+    RoundMode.StochasticFastest (round away when frac + rbits * 2^-R >= 1)."""
+    from gfloat import RoundMode, encode_float, round_float
+    from gfloat.block import compute_scale_amax
+    bfi = gfloat_formats()[elem]
+    vals = np.asarray(vals, dtype=np.float64)
+    scale = compute_scale_amax(bfi.etype.emax, vals)
+    scale_code = encode_float(bfi.stype, round_float(bfi.stype, scale))
+    codes = []
+    for i, v in enumerate(vals / scale):
+        if rounding == "rne":
+            r = round_float(bfi.etype, v, RoundMode.TiesToEven, sat=True)
+        else:
+            r = round_float(bfi.etype, v, RoundMode.StochasticFastest, sat=True,
+                            srbits=int(rbits[i]) & ((1 << sr_bits) - 1), srnumbits=sr_bits)
+        codes.append(encode_float(bfi.etype, r))
+    return scale_code, np.array(codes, dtype=np.int64)
+
+
+# ----- plain-Python exact model -----------------------------------------------------------------
+
+def elem_value(code: int, elem: str) -> Fraction:
+    """Exact value of an element code (zeros as Fraction(0))."""
+    if elem == "mxint8":
+        return Fraction(code - 256 if code >= 128 else code, 64)
+    v = GRID[elem].code_value(code)
+    if isinstance(v, float) and v == 0:
+        return Fraction(0)
+    if isinstance(v, float):
+        raise ValueError(f"special element {code:#x} of {elem}")
+    return Fraction(v)
+
+
+def floor_log2(q: Fraction) -> int:
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    while Fraction(2) ** e > q:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= q:
+        e += 1
+    return e
+
+
+def round_to_grid(v: Fraction, fmt: FloatFormat, *, saturate: bool, mode="rne"):
+    """Round an exact value into fmt's grid (subnormals kept): (value, inexact, overflow).
+
+    value is a Fraction, or +-inf when it overflows a format with infinities unsaturated.
+    Modes: rne, rtz, rdn, rup, rna.
+    """
+    if v == 0:
+        return Fraction(0), False, False
+    neg, mag = v < 0, abs(v)
+    lsb = max(floor_log2(mag), fmt.emin) - fmt.man_bits
+    q = mag / Fraction(2) ** lsb
+    n, rem = divmod(q.numerator, q.denominator)
+    half = Fraction(rem, q.denominator)
+    up = {"rne": half > Fraction(1, 2) or (half == Fraction(1, 2) and n % 2 == 1),
+          "rna": half >= Fraction(1, 2), "rtz": False,
+          "rup": half > 0 and not neg, "rdn": half > 0 and neg}[mode]
+    r = (n + up) * Fraction(2) ** lsb
+    inexact = half != 0
+    if r > fmt.max_finite:
+        to_inf = mode in ("rne", "rna") or (mode == "rup" and not neg) or \
+            (mode == "rdn" and neg)
+        if saturate or not to_inf or not fmt.has_inf:
+            r = fmt.max_finite
+        else:
+            return (float("-inf") if neg else float("inf")), True, True
+        return (-r if neg else r), True, True
+    return (-r if neg else r), inexact, False
+
+
+_CODE_OF: dict = {}
+
+
+def code_of(value, fmt: FloatFormat, negative_zero=False) -> int:
+    """Code of an exactly representable value in a format of at most 32 bits."""
+    if fmt == CATALOG["float32"]:
+        f = np.float32(float(value))
+        assert Fraction(float(f)) == value if not isinstance(value, float) else True
+        bits = int(np.array([f], np.float32).view(np.uint32)[0])
+        return bits | (0x8000_0000 if negative_zero and value == 0 else 0)
+    table = _CODE_OF.get(fmt)
+    if table is None:
+        table = {}
+        for c in range(1 << fmt.width):
+            cls = fmt.classify(c)
+            if cls in ("nan", "snan"):
+                continue
+            key = fmt.code_value(c)
+            if cls == "zero":
+                key = ("zero", bool(c & fmt.sign_mask))
+            table.setdefault(key, c)
+        _CODE_OF[fmt] = table
+    if value == 0:
+        return table[("zero", negative_zero)]
+    return table[value]
+
+
+def quantize_block_exact(vals, elem: str, rule: str):
+    """One block by the OCP rule written out on Fractions: (scale code, element codes).
+
+    For finite blocks; the scale exponent is clamped to [-127, 127], zero blocks get -127.
+    """
+    fr = [Fraction(float(v)) for v in vals]
+    amax = max(abs(v) for v in fr)
+    emax = EMAX[elem]
+    grid = GRID.get(elem) or FloatFormat(1, 6, 1, CATALOG["float4_e2m1fn"].specials)
+    if amax == 0:
+        s = -127
+    elif rule == "floor":
+        s = floor_log2(amax) - emax
+    elif rule == "ceil":
+        e = floor_log2(amax)
+        s = e - emax + (Fraction(2) ** e != amax)
+    elif rule == "rceil":
+        q = amax / grid.max_finite
+        e = floor_log2(q)
+        s = e + (Fraction(2) ** e != q)
+    else:  # even: amax rounded to the element's precision, ties away, then floor
+        r, _, _ = round_to_grid(amax, FloatFormat(8, grid.man_bits, 127), saturate=False,
+                                mode="rna")
+        # (a float32 subnormal amax may round to 0: every such block clamps to -127)
+        s = 128 if r == float("inf") else -127 if r == 0 else floor_log2(r)
+        s -= emax
+    s = max(-127, min(127, s))
+    X = Fraction(2) ** s
+    codes = []
+    for v, raw in zip(fr, vals):
+        r, _, _ = round_to_grid(v / X, grid, saturate=True)
+        neg = np.signbit(raw)
+        if elem == "mxint8":
+            n = int(r * 64)
+            codes.append(n & 0xFF)
+        else:
+            codes.append(code_of(abs(r) if r == 0 else r, grid, negative_zero=bool(neg)))
+    return s + 127, codes
+
+
+# ----- adversarial blocks -----------------------------------------------------------------------
+
+def _max_elem(elem) -> float:
+    return 127 / 64 if elem == "mxint8" else float(GRID[elem].max_finite)
+
+
+def _man_bits(elem) -> int:
+    return 6 if elem == "mxint8" else GRID[elem].man_bits
+
+
+def adversarial_blocks(elem: str, rng, k: int = 32, per_class: int = 24) -> dict:
+    """Named classes of float32 blocks (each an array (per_class, k)) that probe the scale rules
+    and the element rounding. All values are exact float32 numbers (built with ldexp)."""
+    M, emax, mx = _man_bits(elem), EMAX[elem], _max_elem(elem)
+    f32 = np.float32
+
+    def signs(shape):
+        return np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+
+    def body(exps):
+        # random values a few binades below the block's top, mixed signs
+        n = (per_class, k)
+        return signs(n) * np.ldexp(1 + rng.integers(0, 1 << 23, n) / 2**23,
+                                   exps[:, None] - rng.integers(0, 12, n))
+
+    def with_amax(amax):
+        exps = np.floor(np.log2(amax)).astype(int)
+        b = body(exps)
+        b = np.clip(b, -amax[:, None], amax[:, None])
+        pos = rng.integers(0, k, per_class)
+        b[np.arange(per_class), pos] = amax * signs(per_class)
+        return b
+
+    ks = rng.integers(-100, 100, per_class)
+    out = {}
+    out["pow2_amax"] = with_amax(np.ldexp(1.0, ks))
+    out["below_pow2"] = with_amax(np.ldexp(1 - 2.0**-24, ks))
+    out["above_pow2"] = with_amax(np.ldexp(1 + 2.0**-23, ks))
+    out["at_max_elem"] = with_amax(np.ldexp(mx, ks))
+    out["above_max_elem"] = with_amax(np.ldexp(mx, ks) * (1 + 2.0**-23))
+    # even: amax at / just below the tie where rounding to M+1 bits carries into the exponent
+    tie = 2 - 2.0 ** -(M + 1)
+    out["even_tie"] = with_amax(np.ldexp(tie, ks))
+    out["below_even_tie"] = with_amax(np.ldexp(tie - 2.0**-23, ks))
+    # element ties: odd multiples of half a grid step at random binades, amax pinning the scale
+    s = rng.integers(-60, 60, per_class)
+    lo = (1 - (1 << (len(bin(int(EMAX[elem]))) - 1)) if elem == "mxint8" else GRID[elem].emin)
+    j = rng.integers(min(lo, emax) - M, emax - M + 1, (per_class, k))
+    t = signs((per_class, k)) * np.ldexp(2 * rng.integers(0, 1 << (M + 1), (per_class, k)) + 1,
+                                         j - 1 + s[:, None])
+    t = np.clip(t, -np.ldexp(1.0, emax + s)[:, None], np.ldexp(1.0, emax + s)[:, None])
+    t[:, 0] = np.ldexp(1.0, emax + s)
+    out["element_ties"] = t
+    # subnormal elements: values far below amax (element subnormals and float32 subnormals)
+    b = with_amax(np.ldexp(1.0, rng.integers(-30, 30, per_class)))
+    b[:, 1::2] = np.ldexp(signs((per_class, k // 2)) * rng.integers(1, 64, (per_class, k // 2)),
+                          rng.integers(-40, -8, (per_class, k // 2)) + np.floor(
+                              np.log2(np.abs(b[:, :1]))).astype(int))
+    out["subnormal_elems"] = b
+    fs = np.ldexp(rng.integers(1, 1 << 23, (per_class, k)).astype(np.float64), -149) * \
+        signs((per_class, k))
+    fs[:, 0] = np.ldexp(1.0, rng.integers(-126, -100, per_class))
+    out["f32_subnormals_in_block"] = fs
+    z = np.zeros((per_class, k))
+    z[::2] = -0.0
+    z[1::2, 3] = -0.0
+    out["all_zero"] = z
+    h = body(np.full(per_class, -20)) * 1e-3
+    h[:, 5] = signs(per_class) * np.ldexp(1.5, rng.integers(60, 127, per_class))
+    out["single_huge"] = h
+    out["near_f32_max"] = with_amax(np.ldexp(2 - 2.0**-23, np.full(per_class, 127)))
+    # blocks whose scale is 2^-127 (E8M0 code 0) but whose elements are not all zero
+    # (floor(log2 amax) <= emax - 128 keeps every rule's exponent at or below -127)
+    out["tiny_scale"] = with_amax(np.ldexp(1.0 + rng.integers(0, 7, per_class) / 8,
+                                           rng.integers(-149, emax - 127, per_class)))
+    return {name: v.astype(f32) for name, v in out.items()}
+
+
+
+# ----- dot product reference --------------------------------------------------------------------
+
+NX, UF, OF, NV = 1, 2, 4, 16
+
+
+def elem_exponent(code: int, elem: str) -> int:
+    """Unbiased exponent of an element as an aligner sees it: subnormals at emin, MXINT8 0."""
+    if elem == "mxint8":
+        return 0
+    g = GRID[elem]
+    e = (code & g.magnitude_mask) >> g.man_bits
+    return (1 if e == 0 else e) - g.bias
+
+
+def elem_negative(code: int, elem: str) -> bool:
+    return bool(code & 0x80) if elem == "mxint8" else bool(code & GRID[elem].sign_mask)
+
+
+def dot_reference(a, b, elem_a, elem_b, scale_a=127, scale_b=127, *, out_fmt, accum="exact",
+                  frac_bits=24, mode="rne"):
+    """One dot product on Fractions: (code, flags). Finite elements and scales only.
+
+    fixed: E_i = exponent(a_i) + exponent(b_i) over the nonzero products, Emax their maximum;
+    each product truncated toward zero to a multiple of 2^(Emax - frac_bits); summed exactly;
+    rounded once. The inexact flag also reports truncation.
+    """
+    prods = [elem_value(x, elem_a) * elem_value(y, elem_b) for x, y in zip(a, b)]
+    neg = [elem_negative(x, elem_a) != elem_negative(y, elem_b) for x, y in zip(a, b)]
+    lost = False
+    if accum == "exact":
+        total = sum(prods, Fraction(0))
+    else:
+        exps = [elem_exponent(x, elem_a) + elem_exponent(y, elem_b)
+                for x, y, p in zip(a, b, prods) if p != 0]
+        total = Fraction(0)
+        if exps:
+            unit = Fraction(2) ** (max(exps) - frac_bits)
+            for p in prods:
+                t = abs(p) // unit * unit
+                lost |= t != abs(p)
+                total += t if p > 0 else -t
+    total *= Fraction(2) ** (scale_a - 127 + scale_b - 127)
+    value, inexact, overflow = round_to_grid(total, out_fmt, saturate=False, mode=mode)
+    tiny = False
+    if total != 0 and not overflow:
+        # tininess after rounding: round to the precision with an unbounded exponent range
+        mag = abs(total)
+        lsb = floor_log2(mag) - out_fmt.man_bits
+        q = mag / Fraction(2) ** lsb
+        n, rem = divmod(q.numerator, q.denominator)
+        h = Fraction(rem, q.denominator)
+        up = {"rne": h > Fraction(1, 2) or (h == Fraction(1, 2) and n % 2 == 1),
+              "rna": h >= Fraction(1, 2), "rtz": False, "rup": h > 0 and total > 0,
+              "rdn": h > 0 and total < 0}[mode]
+        tiny = (n + up) * Fraction(2) ** lsb < out_fmt.min_normal
+    if isinstance(value, float):                       # +-inf
+        code = out_fmt.inf_code | (out_fmt.sign_mask if value < 0 else 0)
+    elif value == 0:
+        if total != 0:
+            zneg = total < 0
+        elif all(p == 0 for p in prods):
+            zneg = any(neg) if mode == "rdn" else all(neg)
+        else:
+            zneg = mode == "rdn"
+        code = code_of(Fraction(0), out_fmt, negative_zero=zneg)
+    else:
+        code = code_of(value, out_fmt)
+    flags = (NX if inexact or lost else 0) | (OF if overflow else 0) | \
+        (UF if tiny and inexact else 0)
+    return code, flags
+
+
+def finite_codes(elem: str) -> np.ndarray:
+    """Every element code that is a finite number."""
+    if elem == "mxint8":
+        return np.arange(256)
+    g = GRID[elem]
+    return np.array([c for c in range(1 << g.width) if g.classify(c) not in
+                     ("nan", "snan", "inf")])

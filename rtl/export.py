@@ -305,7 +305,7 @@ def _header(spec: UnitSpec, name: str, table: list[Port], sc: dict) -> str:
         *([f"sr_bits     {opts['sr_bits']} (width of rbits)"] if spec.has_rbits else []),
         f"saturate    {'yes: overflow gives +-max finite' if opts['saturate'] else 'no'}",
         "subnormals  " + ("kept" if opts["subnormals"] else
-                          "flushed (inputs read as zero, tiny results become zero)"),
+                          "flushed (subnormal inputs read as zero, tiny results become zero)"),
         f"latency     {spec.latency} cycle(s)" + (
             " (combinational)" if not spec.latency else
             f", {spec.stages} register stage(s); clk rising edge, rst synchronous"),

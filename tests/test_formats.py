@@ -13,12 +13,7 @@ import pytest
 from rtl.formats import (CATALOG, GRAMMAR, SHORT_NAMES, FloatFormat, FormatError, Specials,
                          catalog_formats, resolve, valid_forms)
 
-NUMPY_TYPES = {"float16": np.float16, "float32": np.float32}
-ML_NAMES = [n for n in CATALOG if n in NUMPY_TYPES or hasattr(ml_dtypes, n)]
-
-
-def ml_type(name):
-    return NUMPY_TYPES.get(name) or getattr(ml_dtypes, name)
+from oracles.references import ML_NAMES, ml_type
 
 
 def test_every_catalog_entry_is_checked_against_ml_dtypes():

@@ -69,8 +69,10 @@ def _finite(codes, fmt):
     return np.array([fmt.classify(int(c)) in ("zero", "subnormal", "normal") for c in codes])
 
 
-@pytest.mark.parametrize("candidate", CANDIDATES)
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("candidate, mode", [
+    pytest.param(c, m, id=f"{m}-{c}",
+                 marks=pytest.mark.slow if c == "oracle" and m != "rdn" else ())
+    for m in MODES for c in CANDIDATES])
 @pytest.mark.parametrize("case", [
     pytest.param(c, id=_id(c), marks=() if i in DEFAULT_CASES else pytest.mark.slow)
     for i, c in enumerate(CASES)])

@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 import softfloatpy as sf
 
-from rtl.formats import CATALOG, FloatFormat, Specials, resolve
+from rtl.formats import CATALOG, FloatFormat, resolve
 
 # ----- ml_dtypes ---------------------------------------------------------------------------------
 

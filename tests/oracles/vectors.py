@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 
-from rtl.formats import FloatFormat, Specials, resolve
+from rtl.formats import resolve
 
 
 def corner_codes(fmt) -> list[int]:

@@ -1,0 +1,283 @@
+"""The cocotb bench: driver, monitor, reference and an in-order checker around the harness.
+
+Runs inside the simulator (started by :mod:`sim.bench.runner`). The configuration arrives as
+JSON in ``FPFORGE_BENCH``; a JSON summary is written to ``report_path`` at the end.
+
+- **Reference** (a thread): draws stimulus chunks, evaluates the golden model on each chunk in
+  one call (a fixed batch size, so JAX compiles once) and lays the chunk out as transactions
+  (packed binary strings, bubbles filled with garbage). It runs ahead of the simulation: XLA
+  releases the GIL, so the next chunk's golden evaluation overlaps this chunk's simulation.
+- **Driver**: writes one transaction's wide inputs and ``vmask``, then flips ``go``.
+- **Monitor**: after the transaction's cycles, checks ``done`` and ``count`` (the number of
+  valid results the harness captured in order) and reads the wide outputs.
+- **Checker**: in order, compares the monitor's results with the reference's with the injected
+  ``compare`` (bit-exact by default), counts, and keeps the first mismatches decoded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+import cocotb
+from cocotb.triggers import Timer
+
+from sim.bench.config import ENV_VAR, BenchConfig
+from sim.bench.harness import Harness, port_widths
+from sim.bench.packing import from_binstr, to_binstr
+from sim.bench.report import bit_exact, header, mismatch_lines
+from sim.bench.stimulus import generate
+
+try:    # cocotb's own write path (deferred to ReadWrite where the simulator needs it), minus
+    # the per-call validation of a 16k-character string that ``handle.value = str`` does.
+    from cocotb.handle import _GPISetAction, _schedule_write
+
+    def write_binstr(handle, value: str) -> None:
+        _schedule_write(handle, handle._handle.set_signal_val_binstr, _GPISetAction.DEPOSIT,
+                        value)
+except ImportError:  # pragma: no cover - other cocotb versions
+    def write_binstr(handle, value: str) -> None:
+        handle.value = value
+
+
+def read_binstr(handle) -> str:
+    return handle._handle.get_signal_val_binstr()
+
+
+PERIOD_NS = 2 * Harness.HALF_PERIOD
+
+
+@dataclass
+class Chunk:
+    """A run of transactions and what they must produce."""
+    index0: int                     # number of the chunk's first vector in the run
+    inputs: dict                    # real vectors only: port -> codes (for reports)
+    exp_y: np.ndarray
+    exp_flags: np.ndarray
+    txn_inputs: list                # per transaction: {port: binstr}
+    txn_valid_steps: list           # per transaction: number of valid steps
+    golden_s: float
+
+
+class Reference:
+    """Stimulus -> golden model -> transactions, in a background thread."""
+
+    def __init__(self, cfg: BenchConfig, geometry: Harness, depth: int = 3):
+        import golden   # imported here: only the reference needs JAX
+        self._golden = golden
+        self.cfg, self.spec, self.h = cfg, cfg.unit_spec, geometry
+        self.rng = np.random.default_rng(cfg.seed)
+        self.chunk = max(geometry.vectors, cfg.batch // geometry.vectors * geometry.vectors)
+        self.queue: queue.Queue = queue.Queue(maxsize=depth)
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="reference", daemon=True)
+
+    def start(self):
+        self._thread.start()
+
+    def _run(self):
+        try:
+            index = 0
+            for part, params in self.cfg.stimulus:
+                for inputs in generate(self.spec, part, params, self.rng, self.chunk):
+                    c = self._chunk(index, inputs)
+                    index += len(c.exp_y)
+                    self.queue.put(c)
+        except BaseException as e:   # reported by the bench, not lost in the thread
+            self.error = e
+        self.queue.put(None)
+
+    def _expected(self, inputs: dict) -> tuple[np.ndarray, np.ndarray]:
+        n = len(inputs[self.spec.operands[0]])
+        pad = self.chunk - n   # one compiled shape for every call
+        args = {k: np.concatenate([v, np.zeros(pad, v.dtype)]) for k, v in inputs.items()}
+        y, flags = self._golden.evaluate(self.spec, *[args[op] for op in self.spec.operands],
+                                         rm=args.get("rm"), rbits=args.get("rbits"))
+        return np.asarray(y)[:n].astype(np.uint32), np.asarray(flags)[:n].astype(np.uint32)
+
+    def _chunk(self, index0: int, inputs: dict) -> Chunk:
+        t0 = time.perf_counter()
+        exp_y, exp_flags = self._expected(inputs)
+        golden_s = time.perf_counter() - t0
+        L, S = self.h.lanes, self.h.steps
+        n = len(exp_y)
+        rows = -(-n // L)                                   # valid steps needed
+        # Step validity: all valid, or each step empty with probability ``bubbles``.
+        if self.cfg.bubbles > 0:
+            valid = []
+            while sum(valid) < rows:
+                valid.append(bool(self.rng.random() >= self.cfg.bubbles))
+            valid = np.array(valid + [False] * (-len(valid) % S))
+        else:
+            valid = np.array([True] * rows + [False] * (-rows % S))
+        steps = len(valid)
+        txns = steps // S
+        widths = self.h.widths
+        txn_inputs = [dict() for _ in range(txns)]
+        for p in self.h.inputs:
+            real = inputs[p]
+            real = np.concatenate([real, np.repeat(real[:1], rows * L - n)])   # pad last row
+            grid = self.rng.integers(0, 1 << widths[p], (steps, L), dtype=np.uint64)
+            grid = grid.astype(np.uint32)                    # garbage in the bubbles
+            grid[valid] = real.reshape(rows, L)
+            for t, s in enumerate(to_binstr(grid.reshape(txns, S * L), widths[p])):
+                txn_inputs[t][p] = s
+        vm = valid.reshape(txns, S)
+        for t in range(txns):
+            txn_inputs[t]["vmask"] = "".join("1" if b else "0" for b in vm[t][::-1])
+        return Chunk(index0, inputs, exp_y, exp_flags, txn_inputs,
+                     [int(x) for x in vm.sum(axis=1)], golden_s)
+
+    def __iter__(self):
+        while True:
+            item = self.queue.get()
+            if item is None:
+                if self.error is not None:
+                    raise self.error
+                return
+            yield item
+
+
+class Driver:
+    def __init__(self, dut, h: Harness):
+        self.dut, self.h = dut, h
+        self.handles = {p: getattr(dut, p) for p in h.inputs + ["vmask"]}
+        self.go = 0
+
+    async def reset(self):
+        # The harness's clock rises at odd times: act at even times only (falling edges).
+        self.dut.rst.value = 1
+        self.dut.go.value = 0
+        await Timer(3 * PERIOD_NS, unit="ns")
+        self.dut.rst.value = 0
+        await Timer(PERIOD_NS, unit="ns")
+
+    def send(self, txn: dict):
+        for p, h in self.handles.items():
+            write_binstr(h, txn[p])
+        self.go ^= 1
+        self.dut.go.value = self.go
+
+
+class Monitor:
+    def __init__(self, dut, h: Harness):
+        self.dut, self.h = dut, h
+        self.y, self.flags = dut.y, dut.flags
+
+    async def collect(self, valid_steps: int) -> tuple[str, str]:
+        # The clock runs in the simulator; one timer covers the whole transaction.
+        await Timer(PERIOD_NS * (self.h.cycles + 1), unit="ns")
+        done, count = int(self.dut.done.value), int(self.dut.count.value)
+        if not done or count != valid_steps:
+            raise AssertionError(f"harness protocol: done={done}, {count} results captured for "
+                                 f"{valid_steps} valid steps (lost or extra valid_o)")
+        return read_binstr(self.y), read_binstr(self.flags)
+
+
+class Checker:
+    """In-order comparison with an injected ``compare(exp_y, exp_flags, y, flags) -> mask``."""
+
+    def __init__(self, spec, compare=bit_exact, max_report: int = 10):
+        self.spec, self.compare, self.max_report = spec, compare, max_report
+        self.vectors = 0
+        self.mismatches = 0
+        self.lines: list[str] = []
+
+    def check(self, chunk: Chunk, y: np.ndarray, flags: np.ndarray):
+        n = len(chunk.exp_y)
+        y, flags = y[:n], flags[:n]
+        bad = np.flatnonzero(self.compare(chunk.exp_y, chunk.exp_flags, y, flags))
+        self.vectors += n
+        if bad.size:
+            self.mismatches += int(bad.size)
+            room = self.max_report - len(self.lines) // 2
+            if room > 0:
+                sel = bad[:room]
+                self.lines += mismatch_lines(self.spec, {k: v[sel] for k, v in
+                                                         chunk.inputs.items()},
+                                             chunk.exp_y[sel], chunk.exp_flags[sel], y[sel],
+                                             flags[sel], chunk.index0 + sel, room)
+
+
+def _write_json(path: str, data: dict):
+    if not path:
+        return
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1)
+    os.replace(tmp, path)
+
+
+@cocotb.test()
+async def bench(dut):
+    cfg = BenchConfig.from_json(os.environ[ENV_VAR])
+    spec = cfg.unit_spec
+    h = Harness(spec, cfg.lanes, cfg.steps)
+    log = dut._log
+    log.info("bench %s\n    %s\n    stimulus %s, seed %d, %d lanes x %d steps per transaction, "
+             "bubbles %.2f%s", spec.default_name, header(spec), cfg.stimulus, cfg.seed,
+             cfg.lanes, cfg.steps, cfg.bubbles,
+             f", FAULT INJECTED: {cfg.fault}" if cfg.fault else "")
+    widths = port_widths(spec)
+    driver, monitor = Driver(dut, h), Monitor(dut, h)
+    checker = Checker(spec, max_report=cfg.max_report)
+    reference = Reference(cfg, h)
+    await driver.reset()
+    reference.start()
+
+    t0 = last = time.perf_counter()
+    golden_s = wait_s = sim_s = 0.0
+    it = iter(reference)
+    while True:
+        tw = time.perf_counter()
+        chunk = next(it, None)
+        wait_s += time.perf_counter() - tw
+        if chunk is None:
+            break
+        golden_s += chunk.golden_s
+        ys, fs = [], []
+        for txn, vsteps in zip(chunk.txn_inputs, chunk.txn_valid_steps):
+            ts = time.perf_counter()
+            driver.send(txn)
+            y, f = await monitor.collect(vsteps)
+            sim_s += time.perf_counter() - ts
+            ys.append(y)
+            fs.append(f)
+        # Results of valid steps only, in order: count * L codes at the bottom of each value.
+        got_y = from_binstr(ys, widths["y"], h.vectors)
+        got_f = from_binstr(fs, widths["flags"], h.vectors)
+        keep = np.concatenate([np.arange(v * h.lanes) + t * h.vectors
+                               for t, v in enumerate(chunk.txn_valid_steps)])
+        checker.check(chunk, got_y.reshape(-1)[keep], got_f.reshape(-1)[keep])
+        now = time.perf_counter()
+        if now - last > 1.0:
+            last = now
+            _write_json(cfg.progress_path, {"vectors": checker.vectors,
+                                            "mismatches": checker.mismatches,
+                                            "elapsed_s": now - t0})
+    elapsed = time.perf_counter() - t0
+    summary = {"spec": spec.default_name, "describe": spec.describe(), "seed": cfg.seed,
+               "stimulus": cfg.stimulus, "fault": cfg.fault, "vectors": checker.vectors,
+               "mismatches": checker.mismatches, "first_mismatches": checker.lines,
+               "elapsed_s": elapsed, "vectors_per_s": checker.vectors / max(elapsed, 1e-9),
+               "golden_s": golden_s, "waited_for_reference_s": wait_s, "simulator_s": sim_s,
+               "lanes": cfg.lanes, "steps": cfg.steps}
+    _write_json(cfg.progress_path, {"vectors": checker.vectors,
+                                    "mismatches": checker.mismatches, "elapsed_s": elapsed,
+                                    "done": True})
+    _write_json(cfg.report_path, summary)
+    log.info("%d vectors in %.1f s (%.0f vectors/s; golden model %.1f s, waited for it %.1f s), "
+             "%d mismatches", checker.vectors, elapsed, summary["vectors_per_s"], golden_s,
+             wait_s, checker.mismatches)
+    if checker.mismatches:
+        raise AssertionError(f"{checker.mismatches} of {checker.vectors} vectors mismatch "
+                             f"({spec.default_name}, seed {cfg.seed}); first ones:\n" +
+                             "\n".join(checker.lines))
+    if checker.vectors == 0:
+        raise AssertionError("the stimulus produced no vectors")

@@ -1,0 +1,92 @@
+"""Coverage tiers: which stimulus a unit gets, and the parameter points of each test target.
+
+- exhaustive: every input of mul/add with operands of <= 8 bits (65,536 pairs), of cvt from
+  formats of <= 16 bits, of fma with operands of <= 6 bits;
+- fma with 8-bit operands: corner classes crossed, relations, and a large seeded sample
+  (exhaustive only as a separate slow target);
+- wider: corner classes crossed with each other, relations, biased random.
+
+Every random part is seeded (the seed is printed in the bench log and in every mismatch report).
+"""
+
+from __future__ import annotations
+
+import os
+
+from rtl.formats import catalog_formats
+from rtl.options import Rounding
+from rtl.spec import UnitSpec
+
+from .config import BenchConfig
+
+__all__ = ["stimulus_for", "config_for", "geometry", "case_id", "simulators", "FULL_MODES"]
+
+SAMPLE = 1 << 16          # fma 8-bit sample, and random part of the 16-bit tier
+FULL_MODES = tuple(m.value for m in Rounding)
+
+
+def exhaustive_tier(spec: UnitSpec) -> bool:
+    w = max(f.width for f in spec.in_fmts)
+    return {"mul": w <= 8, "add": w <= 8, "cvt": w <= 16, "fma": w <= 6}[spec.unit]
+
+
+def stimulus_for(spec: UnitSpec, *, sample: int = SAMPLE) -> list:
+    if exhaustive_tier(spec):
+        return [["exhaustive", {}]]
+    return [["corners", {}], ["relations", {"count": 4096}], ["random", {"count": sample}]]
+
+
+def geometry(sim: str, vectors: int = 1 << 16) -> dict:
+    """Lanes x steps per transaction: Icarus pays per lane and per step alike; Verilator's
+    compile time grows with lanes, its run time hardly with steps."""
+    if sim == "verilator":
+        return {"lanes": 4, "steps": 256}
+    return {"lanes": 16, "steps": 16 if vectors >= 4096 else 4}
+
+
+def config_for(spec: UnitSpec, sim: str, *, seed: int = 1, stimulus=None, **kw) -> BenchConfig:
+    stim = stimulus if stimulus is not None else stimulus_for(spec)
+    return BenchConfig.create(spec, stim, seed=seed, **{**geometry(sim), **kw})
+
+
+def case_id(spec: UnitSpec) -> str:
+    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options."""
+    ins = spec.in_fmts
+    out = spec.out_fmt.with_subnormals(True).name     # flushing is its own part of the id
+    fmt = out if all(f == spec.out_fmt for f in ins) else \
+        f"{ins[0].with_subnormals(True).name}-to-{out}"
+    parts = [spec.unit if not spec.subtract else "sub", fmt, spec.rounding.value]
+    if spec.options.saturate:
+        parts.append("sat")
+    if not spec.subnormals:
+        parts.append("ftz")
+    if spec.stages:
+        parts.append(f"s{spec.stages}")
+    return "-".join(parts)
+
+
+def simulators() -> list[str]:
+    """Both simulators, or only the one SIM names."""
+    sim = os.environ.get("SIM", "").strip().lower()
+    return [sim] if sim else ["icarus", "verilator"]
+
+
+def full_matrix() -> list[UnitSpec]:
+    """Every unit x every catalog format of <= 16 bits x every rounding mode x saturating or
+    not x subnormals kept or flushed x 0 and 2 stages (``make verify``)."""
+    specs = []
+    for fmt in catalog_formats(16):
+        for unit in ("mul", "add", "fma", "cvt"):
+            for rounding in FULL_MODES:
+                for saturate in (False, True):
+                    for subnormals in (True, False):
+                        for stages in (0, 2):
+                            kw = dict(rounding=rounding, saturate=saturate,
+                                      subnormals=subnormals, stages=stages)
+                            if unit == "cvt":
+                                # into fmt from the widest catalog format it can come from
+                                src = "float16" if fmt.name != "float16" else "bfloat16"
+                                specs.append(UnitSpec.create("cvt", fmt, in_fmt=src, **kw))
+                            else:
+                                specs.append(UnitSpec.create(unit, fmt, **kw))
+    return specs

@@ -1,0 +1,20 @@
+"""The full matrix (``make verify``): every unit x catalog format of <= 16 bits x rounding mode x
+saturating x subnormals kept/flushed x 0 and 2 stages, each with its coverage tier."""
+
+import pytest
+
+from sim.bench import runner
+from sim.bench.tiers import case_id, config_for, full_matrix
+
+SPECS = full_matrix()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", SPECS, ids=[case_id(s) for s in SPECS])
+def test_full_matrix(spec):
+    sim = runner.simulator()
+    result = runner.run(config_for(spec, sim, seed=2024, bubbles=0.25 if spec.stages else 0.0),
+                        sim)
+    if not result.ok:
+        pytest.fail(result.explain(), pytrace=False)
+    assert result["mismatches"] == 0 and result["vectors"] > 0

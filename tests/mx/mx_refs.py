@@ -166,6 +166,11 @@ def code_of(value, fmt: FloatFormat, negative_zero=False) -> int:
         assert Fraction(float(f)) == value if not isinstance(value, float) else True
         bits = int(np.array([f], np.float32).view(np.uint32)[0])
         return bits | (0x8000_0000 if negative_zero and value == 0 else 0)
+    if fmt in (CATALOG["bfloat16"], CATALOG["float16"]):
+        import ml_dtypes
+        dt = ml_dtypes.bfloat16 if fmt == CATALOG["bfloat16"] else np.float16
+        bits = int(np.array([float(value)], np.float64).astype(dt).view(np.uint16)[0])
+        return bits | (0x8000 if negative_zero and value == 0 else 0)
     table = _CODE_OF.get(fmt)
     if table is None:
         table = {}

@@ -63,9 +63,17 @@ def _rounded(v, divisor, elem):
     return r, GRID[elem], bool(np.signbit(v))
 
 
-@pytest.mark.parametrize("per_class", [1, pytest.param(16, marks=pytest.mark.slow)])
-@pytest.mark.parametrize("rule", RULES)
-@pytest.mark.parametrize("elem", ELEMS)
+def _tiers():
+    """floor and rceil for every format, ceil and even for two, in make test; all of it, with 16
+    blocks per adversarial class, in the slow tier."""
+    for elem in ELEMS:
+        for rule in RULES:
+            quick = rule in ("floor", "rceil") or elem in ("fp8e4m3", "fp4e2m1")
+            yield pytest.param(elem, rule, 1, marks=() if quick else pytest.mark.slow)
+            yield pytest.param(elem, rule, 16, marks=pytest.mark.slow)
+
+
+@pytest.mark.parametrize("elem,rule,per_class", _tiers())
 def test_quantize(elem, rule, per_class):
     """Seeded random blocks and every adversarial class (mx_refs.adversarial_blocks), float32.
 

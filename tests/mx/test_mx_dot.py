@@ -1,0 +1,143 @@
+"""golden.mx_dot: the exact accumulator against Fractions, the fixed-width accumulator against
+its stated rule written out in plain Python (mx_refs.dot_reference), and the special cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import golden
+from golden.mx import exact_limbs, element_format
+from mx_refs import NV, dot_reference, finite_codes
+from rtl.formats import CATALOG
+
+PAIRS = [("fp8e4m3", "fp8e4m3"), ("fp8e5m2", "fp8e5m2"), ("fp6e3m2", "fp6e2m3"),
+         ("fp4e2m1", "fp4e2m1"), ("mxint8", "mxint8"), ("fp8e5m2", "fp4e2m1")]
+IDS = [f"{a}x{b}" for a, b in PAIRS]
+
+
+def vectors(ea, eb, n, rows, seed, scales=True):
+    """Random finite codes, plus rows built to cancel: b repeated and a's halves opposite, with
+    one small product left over, and rows of extreme scales (float32 overflow and underflow)."""
+    rng = np.random.default_rng(seed)
+    ca, cb = finite_codes(ea), finite_codes(eb)
+    a = rng.choice(ca, (rows, n)).astype(np.uint8)
+    b = rng.choice(cb, (rows, n)).astype(np.uint8)
+    half = n // 2
+    sign_a = 0x80 if ea == "mxint8" else element_format(ea).grid.sign_mask
+    cancel = slice(0, rows // 4)
+    if ea != "mxint8":
+        a[cancel, half:2 * half] = a[cancel, :half] ^ sign_a
+    else:
+        a[cancel, half:2 * half] = (-a[cancel, :half].astype(np.int8)).view(np.uint8)
+    b[cancel, half:2 * half] = b[cancel, :half]
+    a[cancel, 0] = rng.choice(ca[:8], rows // 4)          # the small leftover
+    sa = rng.integers(100, 155, rows).astype(np.uint8)
+    sb = rng.integers(100, 155, rows).astype(np.uint8)
+    sa[-4:] = [0, 0, 254, 254]
+    sb[-4:] = [0, 1, 254, 200]
+    if not scales:
+        sa[:] = sb[:] = 127
+    return a, b, sa, sb
+
+
+def check(a, b, sa, sb, ea, eb, *, out="float32", accum="exact", frac_bits=24, rounding="rne"):
+    y, f = golden.mx_dot(a, b, ea, eb, scales_a=sa, scales_b=sb, accum=accum,
+                         frac_bits=frac_bits, out_fmt=out, rounding=rounding)
+    y, f = np.asarray(y).astype(np.int64), np.asarray(f).astype(np.int64)
+    fmt = CATALOG[out]
+    for i in range(len(a)):
+        want = dot_reference(a[i].tolist(), b[i].tolist(), ea, eb, int(sa[i]), int(sb[i]),
+                             out_fmt=fmt, accum=accum, frac_bits=frac_bits, mode=rounding)
+        assert (int(y[i]), int(f[i])) == want, (i, a[i], b[i], sa[i], sb[i])
+
+
+@pytest.mark.parametrize("n", [32] + [pytest.param(n, marks=pytest.mark.slow) for n in (4, 8, 16)])
+@pytest.mark.parametrize("ea,eb", PAIRS, ids=IDS)
+def test_exact_matches_fractions(ea, eb, n):
+    a, b, sa, sb = vectors(ea, eb, n, 64, seed=n * 7 + len(ea + eb))
+    check(a, b, sa, sb, ea, eb)
+
+
+@pytest.mark.parametrize("out,rounding", [("bfloat16", "rne"),
+                                          pytest.param("float32", "rtz", marks=pytest.mark.slow),
+                                          pytest.param("float16", "rdn", marks=pytest.mark.slow)])
+def test_exact_other_outputs_and_modes(out, rounding):
+    a, b, sa, sb = vectors("fp8e5m2", "fp8e4m3", 16, 64, seed=3)
+    sa[:] = np.minimum(sa, 130)
+    sb[:] = np.minimum(sb, 130)
+    check(a, b, sa, sb, "fp8e5m2", "fp8e4m3", out=out, rounding=rounding)
+
+
+def test_exact_limbs_frame():
+    """The frame sizing of _exact_sum: only fp8e5m2 x fp8e5m2-like spans need two limbs."""
+    assert exact_limbs(element_format("fp8e5m2"), element_format("fp8e5m2")) == 2
+    assert exact_limbs(element_format("fp8e4m3"), element_format("fp8e4m3")) == 2
+    assert exact_limbs(element_format("fp4e2m1"), element_format("mxint8")) == 1
+    # the widest frame: e5m2 extremes cancelling leave the smallest product exact
+    e5 = element_format("fp8e5m2").grid
+    big, tiny = e5.max_finite_code, 1
+    a = np.array([[big, big | 0x80, tiny, 0]], np.uint8)
+    b = np.array([[big, big, tiny, 0]], np.uint8)
+    y, f = golden.mx_dot(a, b, "fp8e5m2")
+    assert np.asarray(y).view(np.float32)[0] == np.float32(2.0 ** -32) and int(f[0]) == 0
+
+
+@pytest.mark.parametrize("frac_bits", [12] + [pytest.param(f, marks=pytest.mark.slow)
+                                              for f in (4, 24, 40)])
+@pytest.mark.parametrize("ea,eb", PAIRS[:5], ids=IDS[:5])
+def test_fixed_matches_rule(ea, eb, frac_bits):
+    a, b, sa, sb = vectors(ea, eb, 32, 48, seed=frac_bits + len(ea))
+    check(a, b, sa, sb, ea, eb, accum="fixed", frac_bits=frac_bits)
+
+
+def test_fixed_wide_equals_exact_when_nothing_is_cut():
+    """With F at least the products' span the fixed accumulator drops nothing: same as exact."""
+    a, b, sa, sb = vectors("fp4e2m1", "fp4e2m1", 32, 64, seed=1)
+    y1, f1 = golden.mx_dot(a, b, "fp4e2m1", scales_a=sa, scales_b=sb, accum="fixed",
+                           frac_bits=20)
+    y2, f2 = golden.mx_dot(a, b, "fp4e2m1", scales_a=sa, scales_b=sb)
+    np.testing.assert_array_equal(np.asarray(y1), np.asarray(y2))
+    np.testing.assert_array_equal(np.asarray(f1), np.asarray(f2))
+
+
+def test_specials():
+    e4, e5 = 0x7F, 0x7C                           # e4m3 NaN, e5m2 +inf
+    one4, one5 = 0x38, 0x3C                       # 1.0
+    a = np.array([[e4, one4], [one4, one4], [one4, one4], [0x00, one4]], np.uint8)
+    b = np.array([[one4, one4], [one4, one4], [one4, one4], [one4, one4]], np.uint8)
+    y, f = golden.mx_dot(a, b, "fp8e4m3", scales_a=np.array([127, 255, 127, 127], np.uint8))
+    y = np.asarray(y).view(np.float32)
+    assert np.isnan(y[0]) and np.isnan(y[1]) and y[2] == 2.0 and y[3] == 1.0
+    assert not (np.asarray(f) & NV).any()
+    # e5m2: inf - inf and 0 x inf are invalid; inf + finite is inf; an sNaN raises invalid
+    a = np.array([[e5, e5 | 0x80], [e5, one5], [0x00, one5], [e5, one5], [0x7D, one5]], np.uint8)
+    b = np.array([[one5, one5], [0x00, one5], [e5, one5], [one5, one5], [one5, one5]], np.uint8)
+    y, f = golden.mx_dot(a, b, "fp8e5m2")
+    y, f = np.asarray(y).view(np.float32), np.asarray(f)
+    assert np.isnan(y[:3]).all() and (f[:3] & NV).all()
+    assert y[3] == np.inf and f[3] == 0
+    assert np.isnan(y[4]) and f[4] & NV
+    # signed zeros: all products -0 gives -0; cancellation gives +0 (-0 under rdn)
+    z = np.array([[0x80, 0x80], [0x38, 0xB8]], np.uint8)
+    o = np.array([[0x38, 0x38], [0x38, 0x38]], np.uint8)
+    y = np.asarray(golden.mx_dot(z, o, "fp8e4m3")[0])
+    assert list(y) == [0x8000_0000, 0]
+    y = np.asarray(golden.mx_dot(z, o, "fp8e4m3", rounding="rdn")[0])
+    assert list(y) == [0x8000_0000, 0x8000_0000]
+
+
+def test_batch_axes_and_errors():
+    a, b, sa, sb = vectors("fp8e4m3", "fp8e4m3", 8, 12, seed=2)
+    y, f = golden.mx_dot(a.reshape(3, 4, 8), b.reshape(3, 4, 8), "fp8e4m3",
+                         scales_a=sa.reshape(3, 4), scales_b=sb.reshape(3, 4))
+    y2, _ = golden.mx_dot(a, b, "fp8e4m3", scales_a=sa, scales_b=sb)
+    assert np.asarray(y).shape == (3, 4)
+    np.testing.assert_array_equal(np.asarray(y).reshape(-1), np.asarray(y2))
+    with pytest.raises(ValueError, match=r"^accum must be one of exact, fixed, not 'kahan'$"):
+        golden.mx_dot(a, b, "fp8e4m3", accum="kahan")
+    with pytest.raises(ValueError, match=r"^frac_bits must be an integer 1\.\.55, not 60$"):
+        golden.mx_dot(a, b, "fp8e4m3", accum="fixed", frac_bits=60)
+    with pytest.raises(ValueError, match=r"^mx_dot needs vectors of equal length 1\.\.64 on "
+                       r"the last axis, not shapes \(12, 8\) and \(12, 4\)$"):
+        golden.mx_dot(a, b[:, :4], "fp8e4m3")

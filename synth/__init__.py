@@ -3,6 +3,10 @@
 Entry point: :func:`run` takes UnitSpecs and returns one :class:`SynthRecord` per unit and per
 reference core, written under ``build/synth/<run>/`` (JSON per record, ``report.md``). Nothing here
 imports ``golden`` or JAX.
+
+Command lines: ``python -m synth`` (one format: ``make synth``), ``python -m synth.sweep`` (every
+catalog format and unit plus option variants, CSV / Markdown / PNG: ``make sweep``) and
+``python -m synth.bench_ppa`` (figures beside shared/CELLS.md and the targets: ``make bench-ppa``).
 """
 
 from __future__ import annotations

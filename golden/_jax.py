@@ -1,7 +1,16 @@
 """JAX set-up shared by the golden model: 64-bit integers on, CPU-friendly helpers.
 
 The golden model needs 64-bit integers (exact fp32 products are 48 bits wide, fma sums wider), so
-importing ``golden`` enables ``jax_enable_x64``. Nothing here uses float arithmetic.
+importing ``golden`` enables ``jax_enable_x64``. Nothing here does float arithmetic; ``msb`` uses
+one exact integer-to-float conversion to find a leading one.
+
+Speed notes (XLA on an AVX2 CPU; the whole model fuses into one vectorized loop, so every
+element-wise op costs one or two instructions per 8 lanes):
+- Variable shifts follow XLA's rule: an amount outside [0, width) gives 0. AVX2's ``vpsrlv*`` /
+  ``vpsllv*`` do exactly that, so LLVM emits a bare shift; clamping the amount first would only
+  add instructions. Callers rely on the rule (an LSB above the whole significand keeps nothing).
+- ``lax.clz`` has no vector instruction before AVX-512 and expands to a long byte-table sequence;
+  ``msb`` below costs about five instructions.
 """
 
 import jax
@@ -12,48 +21,48 @@ jax.config.update("jax_enable_x64", True)
 
 U16, U32, U64, I32, I64 = jnp.uint16, jnp.uint32, jnp.uint64, jnp.int32, jnp.int64
 
-__all__ = ["jax", "jnp", "lax", "U16", "U32", "U64", "I32", "I64", "u64", "shr", "shl", "low_mask", "clz", "width", "any_below"]
-
-
-def u64(x):
-    return jnp.asarray(x, dtype=U64)
+__all__ = ["jax", "jnp", "lax", "U16", "U32", "U64", "I32", "I64", "shr", "shl", "low_mask", "msb",
+           "width", "any_below"]
 
 
 def shr(x, amount):
-    """Logical right shift by a per-element amount; amounts >= the width give 0."""
-    return lax.shift_right_logical(x, jnp.clip(amount, 0, width(x)).astype(x.dtype))
+    """Logical right shift by per-element amounts; amounts outside [0, width) give 0."""
+    return lax.shift_right_logical(x, jnp.asarray(amount).astype(x.dtype))
 
 
 def shl(x, amount):
-    return lax.shift_left(x, jnp.clip(amount, 0, width(x)).astype(x.dtype))
+    """Left shift by per-element amounts; amounts outside [0, width) give 0."""
+    return lax.shift_left(x, jnp.asarray(amount).astype(x.dtype))
 
 
 def width(x) -> int:
     return jnp.iinfo(x.dtype).bits
 
 
-def any_below(x, n):
-    """Whether any of the low n bits of x is set (n may be an array; n >= width means all)."""
-    return shl(x, width(x) - jnp.clip(n, 0, width(x))) != 0
-
-
 def low_mask(n, dtype=U64):
-    """All-ones in the low n bits (n may be an array, 0 <= n <= 64)."""
-    n = jnp.asarray(n)
-    ones = jnp.array(-1, dtype=jnp.int64).astype(dtype)
-    bits = jnp.iinfo(dtype).bits
-    return jnp.where(n >= bits, ones, shl(jnp.ones_like(n, dtype=dtype), n) - jnp.ones((), dtype))
+    """All-ones in the low n bits, for 0 <= n (n >= the width gives all ones: 1 << n is 0)."""
+    return shl(jnp.ones((), dtype), n) - jnp.ones((), dtype)
 
 
-def clz(x):
-    """Count leading zeros by binary search: plain compares and shifts, which XLA vectorizes on
-    CPUs without a vector lzcnt (lax.clz is scalarized there). Returns the bit width for 0."""
-    bits = jnp.iinfo(x.dtype).bits
-    n = jnp.zeros(x.shape, I32)
-    step = bits // 2
-    while step:
-        top = shr(x, bits - step) == 0
-        n = jnp.where(top, n + step, n)
-        x = jnp.where(top, shl(x, step), x)
-        step //= 2
-    return jnp.where(x == 0, bits, n)
+def any_below(x, n):
+    """Whether any of the low n bits of x is set (n <= 0: none; n >= width: all of x)."""
+    return shl(x, width(x) - jnp.minimum(n, width(x))) != 0
+
+
+def msb(x):
+    """Index of the leading one of unsigned x as int32 (x = 0 gives a negative number).
+
+    Converting an integer to float is exact about its leading one, and vcvtdq2ps is one vector
+    instruction: the float's exponent field is floor(log2 x) + bias. Two details keep it exact:
+    clearing the bit below the leading one (x & ~(x >> 1)) means rounding to the float's
+    precision can never carry into the next power of two, and a 32-bit x with its top bit set
+    converts as a negative int32, whose sign bit makes the shifted field >= 256 and ``minimum``
+    maps it to 31. 64-bit x splits into two 32-bit halves (AVX2 has no 64-bit conversion).
+    """
+    if x.dtype == U64:
+        hi = msb((x >> 32).astype(U32))
+        return jnp.where(hi >= 0, hi + 32, msb(x.astype(U32)))
+    x = x.astype(U32)
+    y = lax.convert_element_type((x & ~(x >> 1)).astype(I32), jnp.float32)
+    field = lax.bitcast_convert_type(y, U32) >> 23
+    return jnp.minimum(field, 127 + 31).astype(I32) - 127

@@ -30,11 +30,11 @@ def decode(code, fmt: FloatFormat, sig_dtype=U64) -> Unpacked:
     e = (mag >> M).astype(I32)
     f = mag & jnp.uint32((1 << M) - 1)
     sign = (code >> (fmt.width - 1)) & 1 if fmt.signed else jnp.zeros_like(code)
-    all_ones_exp = e == fmt.exp_all_ones
 
     if fmt.specials is Specials.IEEE:
-        is_nan = all_ones_exp & (f != 0)
-        is_inf = all_ones_exp & (f == 0)
+        # One compare each on the magnitude instead of testing exponent and fraction apart.
+        is_nan = mag > jnp.uint32(fmt.inf_code)
+        is_inf = mag == jnp.uint32(fmt.inf_code)
     elif fmt.specials in (Specials.FN, Specials.FNU):
         is_nan = mag == fmt.magnitude_mask
         is_inf = jnp.zeros_like(is_nan)

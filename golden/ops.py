@@ -15,9 +15,9 @@ from rtl.formats import FloatFormat, resolve
 from rtl.options import Rounding, UnitOptions
 from rtl.spec import UnitSpec
 
-from ._jax import I32, U32, U64, any_below, jax, jnp, lax, shl, shr
+from ._jax import I32, U32, U64, any_below, jax, jnp, lax, msb, shl, shr
 from .decode import Unpacked, decode
-from .rounding import Mode, Raw, round_raw
+from .rounding import Mode, Raw, code_dtype, round_raw
 
 def sum_frame(spec: UnitSpec) -> tuple[int, object]:
     """(F, dtype): the bit of the larger addend's leading one, and the integer width to use.
@@ -52,8 +52,7 @@ def mul_core(a: Unpacked, b: Unpacked) -> Raw:
 
 def _normalize(sig, exp, frame_msb):
     """Shift a nonzero significand so its leading one sits at ``frame_msb``."""
-    n = lax.clz(sig).astype(I32) - (jnp.iinfo(sig.dtype).bits - 1 - frame_msb)
-    n = jnp.where(sig == 0, 0, n)
+    n = jnp.where(sig == 0, 0, frame_msb - msb(sig))
     return shl(sig, n), exp - n
 
 
@@ -98,7 +97,8 @@ def as_raw(u: Unpacked) -> Raw:
 def evaluate(spec: UnitSpec, *operands, rm=None, rbits=None, with_flags=True):
     """Run the golden model of a generated unit: the codes ``y`` and ``flags`` it must produce.
 
-    Operands are arrays of codes (or scalars) that broadcast together; ``rm`` (dynamic rounding,
+    Operands are arrays of codes (or scalars) that broadcast together (float arrays are read
+    bit for bit, as their codes); ``rm`` (dynamic rounding,
     RISC-V codes) and ``rbits`` (stochastic) likewise. Returns (y, flags) -- codes in the
     narrowest unsigned dtype of the output format, flags uint8 in RISC-V fflags order -- or y
     alone with ``with_flags=False`` (faster: the flag logic is compiled away).
@@ -106,16 +106,17 @@ def evaluate(spec: UnitSpec, *operands, rm=None, rbits=None, with_flags=True):
     if len(operands) != len(spec.operands):
         raise ValueError(f"unit {spec.unit} takes operands {spec.operands}, got {len(operands)}")
     _check_mode_inputs(spec.options, rm, rbits)
-    return _evaluate(spec, *[jnp.asarray(o) for o in operands], with_flags=with_flags,
-                     rm=None if rm is None else jnp.asarray(rm),
-                     rbits=None if rbits is None else jnp.asarray(rbits))
+    out = _evaluate(spec, *[jnp.asarray(o) for o in operands], with_flags=with_flags,
+                    rm=None if rm is None else jnp.asarray(rm),
+                    rbits=None if rbits is None else jnp.asarray(rbits))
+    return _unpack(spec.out_fmt, out) if with_flags else out
 
 
 @functools.partial(jax.jit, static_argnums=0, static_argnames="with_flags")
 def _evaluate(spec: UnitSpec, *operands, rm=None, rbits=None, with_flags=True):
     mode = Mode(spec.rounding, rm)
     dtype = core_dtype(spec)
-    dec = [decode(o.astype(U32), f, dtype) for o, f in zip(operands, spec.in_fmts)]
+    dec = [decode(_codes(o), f, dtype) for o, f in zip(operands, spec.in_fmts)]
     if spec.unit == "mul":
         raw = mul_core(*dec)
     elif spec.unit == "add":
@@ -126,7 +127,30 @@ def _evaluate(spec: UnitSpec, *operands, rm=None, rbits=None, with_flags=True):
     else:
         raw = as_raw(dec[0])
     y, flags = round_raw(raw, spec.out_fmt, spec.options, mode, rbits)
-    return (y, flags) if with_flags else y
+    if not with_flags:
+        return y
+    # XLA's CPU backend gives each output of a jit its own loop, so returning (y, flags) would
+    # run the whole model twice. One array holding both is one loop; _unpack splits it in a
+    # second, memory-only kernel (in the same jit XLA would fuse the model back into each half).
+    bits = jnp.iinfo(y.dtype).bits
+    return y.astype(_PACKED[bits]) | (flags.astype(_PACKED[bits]) << bits)
+
+
+_PACKED = {8: jnp.uint16, 16: U32, 32: U64}     # code bits -> room for the code and 5 flag bits
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _unpack(fmt: FloatFormat, both):
+    bits = jnp.iinfo(code_dtype(fmt)).bits
+    return both.astype(code_dtype(fmt)), (both >> bits).astype(jnp.uint8)
+
+
+def _codes(x):
+    """The codes of an operand: float arrays (quantize's inputs) are read bit for bit. Done here,
+    the bitcast fuses into the kernel; outside the jit it is a pass over memory of its own."""
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        return lax.bitcast_convert_type(x, jnp.dtype(f"uint{8 * x.dtype.itemsize}"))
+    return x.astype(U32)
 
 
 def _check_mode_inputs(opts: UnitOptions, rm, rbits):

@@ -7,44 +7,47 @@ arithmetic. Results of ``dequantize``/``fake_quantize`` are float32 (bitcast fro
 
 from __future__ import annotations
 
-import numpy as np
+import functools
 
 from rtl.formats import CATALOG, FloatFormat, resolve
 
-from ._jax import U16, U32, jax, jnp
+from ._jax import jax, jnp
 from rtl.options import UnitOptions
 from rtl.spec import UnitSpec
 
-from .ops import convert, evaluate
+from .ops import _evaluate, evaluate
 
-_FLOAT_INPUTS = {jnp.dtype(jnp.float32): ("float32", U32),
-                 jnp.dtype(jnp.bfloat16): ("bfloat16", U16),
-                 jnp.dtype(jnp.float16): ("float16", U16)}
+_FLOAT_INPUTS = {jnp.dtype(jnp.float32): "float32", jnp.dtype(jnp.bfloat16): "bfloat16",
+                 jnp.dtype(jnp.float16): "float16"}
 F32 = CATALOG["float32"]
 
 
-def _as_codes(x):
+def _source_format(x):
     x = jnp.asarray(x)
     if x.dtype not in _FLOAT_INPUTS:
         raise TypeError(f"quantize takes float32, bfloat16 or float16 arrays, not {x.dtype}")
-    name, udt = _FLOAT_INPUTS[x.dtype]
-    return jax.lax.bitcast_convert_type(x, udt), CATALOG[name]
+    return x, CATALOG[_FLOAT_INPUTS[x.dtype]]
 
 
 def quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, rbits=None,
              sr_bits=8, return_flags=False):
-    """Encode a float array into ``fmt``: returns uint32 codes (and flags if asked)."""
-    codes, src = _as_codes(x)
+    """Encode a float array into ``fmt``: returns codes in the narrowest unsigned dtype (and
+    flags if asked). The float array goes in as it is: the model reads its bits in the kernel."""
+    x, src = _source_format(x)
     spec = UnitSpec("cvt", resolve(fmt), (src,),
                     UnitOptions(rounding=rounding, saturate=saturate, sr_bits=sr_bits))
-    return evaluate(spec, codes, rbits=rbits, with_flags=return_flags)
+    return evaluate(spec, x, rbits=rbits, with_flags=return_flags)
 
 
 def dequantize(codes, fmt: "str | FloatFormat"):
     """Decode codes of ``fmt`` to float32 values (exact whenever float32 can hold them)."""
-    spec = UnitSpec("cvt", F32, (resolve(fmt),))
-    y = evaluate(spec, codes, with_flags=False)
-    return jax.lax.bitcast_convert_type(y, jnp.float32)
+    return _dequantize(UnitSpec("cvt", F32, (resolve(fmt),)), jnp.asarray(codes))
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _dequantize(spec: UnitSpec, codes):
+    # One kernel: the float32 codes are bitcast inside the jit, not in a pass of their own.
+    return jax.lax.bitcast_convert_type(_evaluate(spec, codes, with_flags=False), jnp.float32)
 
 
 def fake_quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, rbits=None,

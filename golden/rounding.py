@@ -12,7 +12,7 @@ from typing import NamedTuple
 from rtl.formats import FloatFormat, Specials
 from rtl.options import Flag, Rounding, UnitOptions
 
-from ._jax import I32, U32, U64, any_below, jnp, lax, shl, shr, width
+from ._jax import I32, I64, U32, U64, jnp, msb, shl, shr, width
 
 
 class Raw(NamedTuple):
@@ -21,7 +21,7 @@ class Raw(NamedTuple):
     sig: jnp.ndarray       # uint64
     sticky: jnp.ndarray    # bool: nonzero bits below sig's LSB
     is_nan: jnp.ndarray    # result is NaN (operand NaN or invalid operation)
-    is_inf: jnp.ndarray    # result is an exact infinity
+    is_inf: jnp.ndarray    # result is an exact infinity (is_nan wins when both are set)
     invalid: jnp.ndarray   # raise the invalid flag
 
 
@@ -72,63 +72,67 @@ class Mode:
         return away | (self.is_(Rounding.RUP) & ~sign) | (self.is_(Rounding.RDN) & sign)
 
 
-def split_at(sig, sticky, shift):
-    """Cut sig at bit ``shift``: (kept bits, round bit, sticky below the round bit)."""
-    pos = shift > 0
-    kept = jnp.where(pos, shr(sig, shift), shl(sig, -shift))
-    rb = pos & ((shr(sig, shift - 1) & 1) == 1)
-    st = (pos & any_below(sig, shift - 1)) | sticky
-    return kept, rb, st
-
-
-def stochastic_carry(sig, shift, rbits, sr_bits: int):
-    """Carry out of (the sr_bits bits just below the LSB) + rbits: the stochastic increment."""
-    wide = sig.astype(U64)
-    mask = jnp.uint64((1 << sr_bits) - 1)
-    a = shift - sr_bits
-    frac = jnp.where(a >= 0, shr(wide, a), shl(wide, -a)) & mask
-    frac = jnp.where(shift > 0, frac, jnp.uint64(0))
-    r = jnp.asarray(rbits).astype(U64) & mask
-    return ((frac + r) >> sr_bits) == 1
-
-
 def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=None):
     """Round a raw result into ``fmt``; returns (codes, flags) in the narrowest unsigned
     dtypes that hold them (uint8 / uint16 / uint32 codes, uint8 flags)."""
     M, bias, emin = fmt.man_bits, fmt.bias, fmt.emin
+    R = opts.sr_bits
+    stochastic = opts.rounding is Rounding.STOCHASTIC
     sign = raw.sign.astype(bool)
     sig = raw.sig                        # uint32 or uint64, chosen by the core
-    exp = raw.exp.astype(I32)
+    if stochastic and width(sig) < M + R + 1:
+        sig = sig.astype(U64)            # room for the M+1 kept bits and R random-bit positions
+    W = width(sig)
     nonzero = (sig != 0) | raw.sticky
-    stochastic = opts.rounding is Rounding.STOCHASTIC
 
-    # 1. Where the result's LSB falls: leading one at E, precision M+1, subnormal floor at emin.
-    #    E is clamped just outside the range: beyond it the result overflows (or is a flushed
-    #    tiny value) whatever the low bits are, and the code below stays within int32.
-    E = exp + (width(sig) - 1 - lax.clz(sig).astype(I32))
-    huge = E > fmt.emax + 1
-    E = jnp.clip(E, emin - M - 3, fmt.emax + 1)
-    lsb = (jnp.maximum(E, emin) if fmt.has_subnormals else E) - M
-    shift = lsb - exp
+    # 1. Normalize: the leading one moves to bit W-1 and E is its weight. Then the result's LSB
+    #    is at bit W-1-M of sig_n for a normal result, E_lsb - E bits further up for a subnormal
+    #    one (precision M+1, floor at emin): every cut below is a right shift.
+    top = msb(sig)
+    E = raw.exp.astype(I32) + top
+    sig_n = shl(sig, (W - 1 - top) & (W - 1))         # & (W-1): in range, so no guard is emitted
+    # Beyond emax+1 the result overflows whatever the low bits are; clamping there keeps the
+    # code below in int32 and makes it exceed the largest finite code by itself.
+    E = jnp.minimum(E, fmt.emax + 1)
+    if not fmt.has_subnormals:
+        E = jnp.maximum(E, emin - M - 3)   # flushed whatever its bits; keeps int32 in range
+    E_lsb = jnp.maximum(E, emin) if fmt.has_subnormals else E    # exponent the LSB belongs to
+    rbit = (W - 2 - M) + (E_lsb - E)     # bit of sig_n just below the LSB (W or more: none)
 
-    # 2. Truncate and encode directly: one formula for normal, subnormal and E8M0 codes.
-    kept, rb, st = split_at(sig, raw.sticky, shift)
-    code = (lsb + (M + bias - 1)) * (1 << M) + kept.astype(I32)
+    # 2. Truncate and encode directly: one formula for normal, subnormal and E8M0 codes (the
+    #    kept hidden bit adds one to the exponent field, hence bias - 1). One variable shift
+    #    yields the kept bits and the round bit; what it dropped is the sticky part.
+    k2 = shr(sig_n, rbit)                # kept bits, then the round bit
+    kept = k2 >> 1
+    rb = (k2 & 1) == 1
+    st = (shl(k2, rbit) != sig_n) | raw.sticky
+    # A 32-bit format's code plus its carry needs 33 bits (0x7FFFFFFF + 1 must compare as too
+    # big, not wrap to a negative code); narrower formats stay in int32.
+    code_t = I32 if fmt.width < 32 else I64
+    code = (E_lsb.astype(code_t) + (bias - 1)) * (1 << M) + kept.astype(code_t)
     parity = (code & 1) == 1
     inexact = rb | st
 
     # 3. Increment the code; a carry walks into the exponent field by itself.
-    sr_carry = stochastic_carry(sig, shift, rbits, opts.sr_bits) if stochastic else None
-    code = code + mode.increment(sign, parity, rb, st, sr_carry).astype(I32)
-    code = jnp.where(huge, fmt.max_finite_code + 1, code)
+    sr_carry = None
+    if stochastic:
+        # The R bits directly below the LSB (rbit + 1 - R >= 0 by the widening above); the carry
+        # out of frac + r, tested without overflow as r > (2^R - 1) - frac.
+        mask = (1 << R) - 1
+        frac = shr(sig_n, rbit + 1 - R) & mask
+        sr_carry = (jnp.asarray(rbits).astype(sig.dtype) & mask) > (mask - frac)
+    code = code + mode.increment(sign, parity, rb, st, sr_carry).astype(code_t)
 
     # 4. Tininess after rounding (before rounding under stochastic rounding).
     below = nonzero & (E < emin)
     if stochastic:
         tiny = below
     elif fmt.has_subnormals:
-        # Tiny unless rounding to M+1 bits with an unbounded exponent reaches 2^emin.
-        kept_u, rb_u, st_u = split_at(sig, raw.sticky, shift - 1)
+        # Tiny unless rounding to M+1 bits with an unbounded exponent reaches 2^emin: only from
+        # E = emin - 1 with all M+1 kept bits ones. Cut at the normal LSB, bit W-1-M.
+        kept_u = sig_n >> (W - 1 - M)
+        rb_u = ((sig_n >> (W - 2 - M)) & 1) == 1
+        st_u = ((sig_n & ((1 << (W - 2 - M)) - 1)) != 0) | raw.sticky
         reaches = (E == emin - 1) & (kept_u == (1 << (M + 1)) - 1) & \
             mode.increment(sign, jnp.ones_like(rb_u), rb_u, st_u)
         tiny = below & ~reaches
@@ -140,7 +144,7 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
 
     # 5. Overflow: round first, then compare with the largest finite code. An exact infinity
     #    is an overflow too when the format has no infinity.
-    inf_in = raw.is_inf & ~raw.is_nan
+    inf_in = raw.is_inf
     overflow = (nonzero & (code > fmt.max_finite_code)) | (inf_in & (not fmt.has_inf))
     to_big = (mode.overflows_to_infinity(sign) & (not opts.saturate)) | inf_in
     if fmt.has_inf:

@@ -1,0 +1,152 @@
+"""Throughput of the golden model against ml_dtypes: ``make bench-golden``.
+
+    .venv/bin/python -m golden.bench [--log2n 24] [--repeats 7]
+
+Prints elements per second (and the ratio to ml_dtypes) for
+
+- float32 -> fp8e4m3 (float8_e4m3fn) conversion, round to nearest even, 2^log2n elements:
+  ``golden.quantize`` against ml_dtypes' ``astype``; the two results are compared code for code;
+- the same with stochastic rounding (golden only: ml_dtypes has no stochastic rounding, so its rne
+  ``astype`` is the baseline);
+- fp8e4m3 ``mul`` with exception flags over all 65,536 operand pairs, against ml_dtypes decoding
+  both operands to float32, multiplying and casting back (values only, no flags).
+
+Each measurement is the median of ``--repeats`` timed calls after one untimed warm-up call (which
+also compiles the golden kernels). Wall-clock time is what the rates use; CPU time (all threads of
+this process) is shown beside it, because XLA spreads one kernel over the cores while numpy runs
+ml_dtypes on one, and because on a busy machine wall time mostly measures the other processes.
+This is a benchmark, not a test: nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+
+import jax
+import jaxlib
+import ml_dtypes
+import numpy as np
+
+from rtl.formats import resolve
+from rtl.spec import UnitSpec
+
+from . import evaluate, quantize
+
+FMT = "fp8e4m3"
+ML_TYPE = ml_dtypes.float8_e4m3fn
+
+
+def timed(fn, repeats: int):
+    """(median wall seconds, median CPU seconds) of ``repeats`` calls after one warm-up call."""
+    jax.block_until_ready(fn())
+    wall, cpu = [], []
+    for _ in range(repeats):
+        w0, c0 = time.perf_counter(), time.process_time()
+        jax.block_until_ready(fn())
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def same_codes(a, b, nan_codes) -> bool:
+    """Equal codes, any two NaN codes counting as equal."""
+    a, b = np.asarray(a), np.asarray(b)
+    nan_a, nan_b = np.isin(a, nan_codes), np.isin(b, nan_codes)
+    return bool(np.all((a == b) | (nan_a & nan_b)))
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m golden.bench", description=__doc__.split("\n")[0])
+    p.add_argument("--log2n", type=int, default=24, help="log2 of the conversion size (24)")
+    p.add_argument("--repeats", type=int, default=7, help="timed calls per measurement (7)")
+    args = p.parse_args(argv)
+    n = 1 << args.log2n
+
+    fmt = resolve(FMT)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"machine : {cpu_model()}, {cores} cores available ({os.cpu_count()} online), "
+          f"load average {os.getloadavg()[0]:.2f} at start")
+    print(f"versions: jax {jax.__version__}, jaxlib {jaxlib.__version__}, ml_dtypes "
+          f"{ml_dtypes.__version__}, numpy {np.__version__}, python {platform.python_version()}")
+    print(f"format  : {FMT} = {fmt.describe()}")
+    print(f"timing  : median of {args.repeats} calls after one untimed warm-up call (it compiles)"
+          "; rates use wall time; cpu = CPU seconds of all this process's threads")
+    print()
+
+    rng = np.random.default_rng(2024)
+    # Spread over the whole fp8e4m3 range and beyond: normals, subnormals, ties, overflows.
+    x = (rng.standard_normal(n) * np.exp2(rng.integers(-12, 10, n))).astype(np.float32)
+    xj = jax.device_put(x)
+    rbits = jax.device_put(rng.integers(0, 256, n, dtype=np.uint8))
+    a = np.repeat(np.arange(256, dtype=np.uint8), 256)
+    b = np.tile(np.arange(256, dtype=np.uint8), 256)
+    aj, bj = jax.device_put(a), jax.device_put(b)
+    mul_spec = UnitSpec("mul", fmt, (fmt, fmt))
+
+    def ml_cvt():
+        return x.astype(ML_TYPE)
+
+    def ml_mul():
+        return (a.view(ML_TYPE).astype(np.float32) * b.view(ML_TYPE).astype(np.float32)
+                ).astype(ML_TYPE)
+
+    # Sanity: the timed calls compute the same codes (NaNs aside: ml_dtypes keeps the sign).
+    nan = [0x7F, 0xFF]
+    with np.errstate(over="ignore", invalid="ignore"):
+        checks = {
+            "rne": same_codes(quantize(xj, FMT), ml_cvt().view(np.uint8), nan),
+            "mul": same_codes(evaluate(mul_spec, aj, bj)[0], ml_mul().view(np.uint8), nan),
+        }
+
+    rows = []      # (case, implementation, elements, (wall, cpu), baseline key)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t_ml = timed(ml_cvt, args.repeats)
+        rows.append(("f32->fp8e4m3 rne", "ml_dtypes astype", n, t_ml, None))
+        rows.append(("f32->fp8e4m3 rne", "golden quantize", n,
+                     timed(lambda: quantize(xj, FMT), args.repeats), t_ml))
+        rows.append(("f32->fp8e4m3 rne", "golden quantize +flags", n,
+                     timed(lambda: quantize(xj, FMT, return_flags=True), args.repeats), t_ml))
+        rows.append(("f32->fp8e4m3 stochastic", "golden quantize (8 rbits)", n,
+                     timed(lambda: quantize(xj, FMT, rounding="stochastic", rbits=rbits),
+                           args.repeats), t_ml))
+        t_mlm = timed(ml_mul, max(args.repeats, 21))
+        rows.append(("fp8e4m3 mul, 65,536 pairs", "ml_dtypes f32 mul+astype", 65536, t_mlm, None))
+        rows.append(("fp8e4m3 mul, 65,536 pairs", "golden mul +flags", 65536,
+                     timed(lambda: evaluate(mul_spec, aj, bj), max(args.repeats, 21)), t_mlm))
+
+    head = (f"{'case':27s} {'implementation':27s} {'elements':>10s} {'wall ms':>9s} "
+            f"{'G elem/s':>9s} {'vs ml':>7s} {'cpu ms':>9s} {'G/cpu-s':>8s} {'vs ml':>7s}")
+    print(head)
+    print("-" * len(head))
+    for case, impl, count, (wall, cpu), base in rows:
+        rate, crate = count / wall / 1e9, count / cpu / 1e9 if cpu > 0 else float("nan")
+        ratio = f"{base[0] / wall:6.1f}x" if base else f"{'1.0x':>7s}"
+        cratio = f"{base[1] / cpu:6.1f}x" if base and cpu > 0 else f"{'1.0x':>7s}"
+        print(f"{case:27s} {impl:27s} {count:10d} {wall * 1e3:9.2f} {rate:9.3f} {ratio:>7s} "
+              f"{cpu * 1e3:9.2f} {crate:8.3f} {cratio:>7s}")
+    print()
+    print("stochastic: ml_dtypes has no stochastic rounding; its rne astype is the baseline.")
+    print("mul: golden computes codes and exception flags; ml_dtypes only values, rounded once "
+          "from the exact float32 product.")
+    print("same codes as ml_dtypes (NaNs as equal): "
+          + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in checks.items()))
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
+
+
+if __name__ == "__main__":
+    main()

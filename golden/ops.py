@@ -17,7 +17,7 @@ from rtl.spec import UnitSpec
 
 from ._jax import I32, U32, U64, any_below, jax, jnp, lax, msb, shl, shr
 from .decode import Unpacked, decode
-from .rounding import Mode, Raw, code_dtype, round_raw
+from .rounding import Mode, Raw, round_raw
 
 def sum_frame(spec: UnitSpec) -> tuple[int, object]:
     """(F, dtype): the bit of the larger addend's leading one, and the integer width to use.
@@ -106,10 +106,9 @@ def evaluate(spec: UnitSpec, *operands, rm=None, rbits=None, with_flags=True):
     if len(operands) != len(spec.operands):
         raise ValueError(f"unit {spec.unit} takes operands {spec.operands}, got {len(operands)}")
     _check_mode_inputs(spec.options, rm, rbits)
-    out = _evaluate(spec, *[jnp.asarray(o) for o in operands], with_flags=with_flags,
-                    rm=None if rm is None else jnp.asarray(rm),
-                    rbits=None if rbits is None else jnp.asarray(rbits))
-    return _unpack(spec.out_fmt, out) if with_flags else out
+    return _evaluate(spec, *[jnp.asarray(o) for o in operands], with_flags=with_flags,
+                     rm=None if rm is None else jnp.asarray(rm),
+                     rbits=None if rbits is None else jnp.asarray(rbits))
 
 
 @functools.partial(jax.jit, static_argnums=0, static_argnames="with_flags")
@@ -127,22 +126,7 @@ def _evaluate(spec: UnitSpec, *operands, rm=None, rbits=None, with_flags=True):
     else:
         raw = as_raw(dec[0])
     y, flags = round_raw(raw, spec.out_fmt, spec.options, mode, rbits)
-    if not with_flags:
-        return y
-    # XLA's CPU backend gives each output of a jit its own loop, so returning (y, flags) would
-    # run the whole model twice. One array holding both is one loop; _unpack splits it in a
-    # second, memory-only kernel (in the same jit XLA would fuse the model back into each half).
-    bits = jnp.iinfo(y.dtype).bits
-    return y.astype(_PACKED[bits]) | (flags.astype(_PACKED[bits]) << bits)
-
-
-_PACKED = {8: jnp.uint16, 16: U32, 32: U64}     # code bits -> room for the code and 5 flag bits
-
-
-@functools.partial(jax.jit, static_argnums=0)
-def _unpack(fmt: FloatFormat, both):
-    bits = jnp.iinfo(code_dtype(fmt)).bits
-    return both.astype(code_dtype(fmt)), (both >> bits).astype(jnp.uint8)
+    return (y, flags) if with_flags else y
 
 
 def _codes(x):

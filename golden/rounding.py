@@ -83,7 +83,9 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     if stochastic and width(sig) < M + R + 1:
         sig = sig.astype(U64)            # room for the M+1 kept bits and R random-bit positions
     W = width(sig)
-    nonzero = (sig != 0) | raw.sticky
+    # A NaN or infinite result skips the rounder: a finite addend beside an infinity (a*b + inf)
+    # must not leak its own inexact/overflow/underflow flags.
+    nonzero = ((sig != 0) | raw.sticky) & ~raw.is_inf & ~raw.is_nan
 
     # 1. Normalize: the leading one moves to bit W-1 and E is its weight. Then the result's LSB
     #    is at bit W-1-M of sig_n for a normal result, E_lsb - E bits further up for a subnormal

@@ -184,19 +184,8 @@ SAMPLED = [
 ]
 
 
-# The golden model raises the finite product's overflow / inexact flags for a*b + inf (it rounds
-# the finite part before replacing the result with the infinity). docs/numerics.md sections 1 and 6:
-# an exact infinite result bypasses the rounder and raises nothing, which is what the units do.
-# strict: these turn into failures as soon as golden/ is fixed, so the marks get removed.
-GOLDEN_FMA_INF_ISSUE = pytest.mark.xfail(
-    strict=True, reason="golden: a*b + inf (finite product) raises OF/NX; numerics.md says none")
-FMA_WITH_INF = {"fp_fma_e5m2_rod", "fp_fma_e8m7_dynamic", "fp_fma_e5m10_dynamic_s2"}
-
-
 @pytest.mark.parametrize("spec,n", [
-    pytest.param(s, n, id=spec_id(s),
-                 marks=[GOLDEN_FMA_INF_ISSUE] if spec_id(s) in FMA_WITH_INF else [])
-    for s, n in SAMPLED])
+    pytest.param(s, n, id=spec_id(s)) for s, n in SAMPLED])
 def test_sampled(spec, n):
     check(spec, sampled(spec, n, seed=len(spec.default_name)), seed=n)
 

@@ -145,19 +145,23 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     inexact = inexact | flush
 
     # 5. Overflow: round first, then compare with the largest finite code. An exact infinity
-    #    is an overflow too when the format has no infinity.
+    #    becomes +-max (or NaN) where the format has no infinity or saturation is asked for --
+    #    OCP 8-bit FP: saturating E5M2 turns +-inf into +-57344, saturating fnuz into NaN.
+    sat = opts.saturate
     inf_in = raw.is_inf
-    overflow = (nonzero & (code > fmt.max_finite_code)) | (inf_in & (not fmt.has_inf))
-    to_big = (mode.overflows_to_infinity(sign) & (not opts.saturate)) | inf_in
+    inf_converts = (not fmt.has_inf) or sat
+    finite_overflow = nonzero & (code > fmt.max_finite_code)
+    overflow = finite_overflow | (inf_in & inf_converts)
+    inf_to_nan = (not sat) or fmt.specials is Specials.FNUZ
+    big = (finite_overflow & mode.overflows_to_infinity(sign) & (not sat)) | \
+        (inf_in & inf_to_nan)                    # inf where there is one, else NaN, else max
     if fmt.has_inf:
-        big_code, overflow_nan = fmt.inf_code, jnp.zeros_like(overflow)
+        code = jnp.where(overflow, jnp.where(big, fmt.inf_code, fmt.max_finite_code), code)
+        code = jnp.where(inf_in & ~overflow, fmt.inf_code, code)
+        overflow_nan = jnp.zeros_like(overflow)
     else:
-        big_code = fmt.max_finite_code
-        overflow_nan = overflow & to_big & (not opts.saturate) & fmt.has_nan
-    code = jnp.where(overflow, jnp.where(to_big & (not opts.saturate), big_code,
-                                         fmt.max_finite_code), code)
-    if fmt.has_inf:
-        code = jnp.where(inf_in, fmt.inf_code, code)
+        code = jnp.where(overflow, fmt.max_finite_code, code)
+        overflow_nan = overflow & big & fmt.has_nan
     code = jnp.where(nonzero | inf_in, code, 0)
     inexact = (inexact & nonzero) | overflow
 

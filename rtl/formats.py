@@ -154,7 +154,8 @@ class FloatFormat:
                Specials.FINITE: "no NaN",
                Specials.FNU: "NaN: all-ones code, unsigned, no zero"}[self.specials]
         sub = "subnormals" if self.has_subnormals else (
-            "subnormals flushed" if self.specials is not Specials.FNU else "no subnormals")
+            "subnormals flushed" if self.man_bits and self.specials is not Specials.FNU
+            else "no subnormals")
         return (f"{self.name} (E{self.exp_bits}M{self.man_bits}, {self.width} bits, bias "
                 f"{self.bias}, max {_fmt_value(self.max_finite)}, min normal "
                 f"2^{self.emin}, {inf}, {nan}, {sub})")
@@ -404,7 +405,7 @@ def resolve(spec: "str | FloatFormat") -> FloatFormat:
     e, mbits, suffix, bias, flush = m.groups()
     specials = _SUFFIX[suffix]
     e, mbits = int(e), int(mbits)
-    default_bias = _default_bias(e, specials) if 1 <= e <= MAX_EXP_BITS else 0
+    default_bias = _default_bias(e, specials)
     try:
         fmt = FloatFormat(e, mbits, default_bias if bias is None else int(bias),
                           specials, subnormals=flush is None)

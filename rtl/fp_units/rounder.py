@@ -229,13 +229,15 @@ class Rounder(Elaboratable):
             with m.Elif(sign | p["zero"]):
                 m.d.comb += [nan_out.eq(1), nv.eq(1)]
         with m.Elif(p["inf"]):
-            if fmt.has_inf:
+            if fmt.has_inf and not opts.saturate:
                 m.d.comb += [mag.eq(fmt.inf_code), neg.eq(sign)]
             else:
-                # An exact infinity in a format without one is an overflow (section 4).
-                sat = opts.saturate or not fmt.has_nan
+                # An exact infinity in a format without one, or under saturation, is an overflow
+                # (section 4; OCP: saturating E5M2 gives +-57344, saturating fnuz NaN).
+                to_nan = fmt.has_nan and not fmt.has_inf and \
+                    (not opts.saturate or fmt.specials is Specials.FNUZ)
                 m.d.comb += [of.eq(1), nx.eq(1), mag.eq(max_code), neg.eq(sign)]
-                if not sat:
+                if to_nan:
                     m.d.comb += nan_out.eq(1)
         with m.Elif(p["zero"]):
             m.d.comb += neg.eq(p["zero_sign"])

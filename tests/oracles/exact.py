@@ -11,10 +11,9 @@ inexact). ``apply`` runs an entry point over numpy arrays for the tests.
 Where docs/numerics.md is silent or ambiguous this module makes one choice, named here so a
 reviewer can disagree with it:
 
-* An infinite operand reaching a format *with* infinities stays infinite (no flags) even under
-  ``saturate=True``: special results bypass the rounder (numerics.md 1) and section 4 applies the
-  saturation rule to infinite results only in formats without infinities. (FORMATS.md's OCP
-  conversion table saturates E5M2 +-inf to +-57344 instead: an open question for the contract.)
+* An exact infinity under ``saturate=True`` follows the OCP 8-bit conversion table
+  (numerics.md 4): +-max in IEEE-style and fn formats (E5M2: +-57344), NaN in fnuz formats, with
+  overflow and inexact raised.
 * "Subnormals kept" means the format has subnormal encodings (``fmt.has_subnormals``): a format
   with 0 mantissa bits (``e3m0fin``) has none and rounds like E8M0 ("lsb = E - M ... and E8M0
   which has none"), flushing tiny results to zero.
@@ -152,11 +151,11 @@ def zero_result(sign: int, fmt: FloatFormat):
 def inf_result(sign: int, fmt: FloatFormat, saturate: bool):
     if fmt.specials is Specials.FNU and sign:
         return nan_result(fmt, True)
-    if fmt.has_inf:
+    if fmt.has_inf and not saturate:
         return fmt.inf_code | (fmt.sign_mask if sign else 0), 0
-    if saturate or fmt.specials is Specials.FINITE:
-        return fmt.max_finite_code | (fmt.sign_mask if sign else 0), OF | NX
-    return fmt.nan_code, OF | NX
+    if fmt.specials is Specials.FNUZ or (not saturate and fmt.has_nan):
+        return fmt.nan_code, OF | NX
+    return fmt.max_finite_code | (fmt.sign_mask if sign else 0), OF | NX
 
 
 def _overflow(sign, fmt, mode, saturate):

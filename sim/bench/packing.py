@@ -50,8 +50,15 @@ def to_binstr(codes: np.ndarray, width: int) -> list[str]:
     return [blob[i * n:(i + 1) * n] for i in range(codes.shape[0])]
 
 
-def from_binstr(values: list[str], width: int, lanes: int) -> np.ndarray:
-    """T binary strings (K*width characters, MSB first) -> (T, K) uint32 codes."""
+UNDEFINED = np.uint32(0xFFFFFFFF)   # a code no format of <= 31 bits has: "x or z bits here"
+
+
+def from_binstr(values: list[str], width: int, lanes: int, *, undefined: str = "raise"
+                ) -> np.ndarray:
+    """T binary strings (K*width characters, MSB first) -> (T, K) uint32 codes.
+
+    Codes holding x or z bits raise :class:`UndefinedBits`, or with ``undefined="mark"``
+    become :data:`UNDEFINED` (so a checker reports them as mismatching vectors)."""
     n = width * lanes
     blob = np.frombuffer("".join(values).encode("ascii"), dtype=np.uint8)
     if blob.size != n * len(values):
@@ -59,12 +66,17 @@ def from_binstr(values: list[str], width: int, lanes: int) -> np.ndarray:
         raise ValueError(f"expected {n}-character values ({lanes} lanes x {width} bits), "
                          f"got lengths {sizes}")
     bits = blob - np.uint8(ord("0"))
+    marks = None
     if bits.size and bits.max() > 1:
-        bad = sorted({chr(c) for c in np.unique(blob) if c not in (48, 49)})
-        raise UndefinedBits(f"outputs hold non-binary bits {bad}")
+        if undefined != "mark":
+            bad = sorted({chr(c) for c in np.unique(blob) if c not in (48, 49)})
+            raise UndefinedBits(f"outputs hold non-binary bits {bad}")
+        marks = (bits > 1).reshape(len(values), lanes, width).any(axis=2)[:, ::-1]
+        bits = np.where(bits > 1, 0, bits).astype(np.uint8)
     # A matrix product with the bit weights is the fastest bits -> integer in numpy (BLAS);
     # float32 is exact up to 24 bits, float64 beyond.
     dtype = np.float32 if width <= 24 else np.float64
     weights = (2.0 ** np.arange(width - 1, -1, -1)).astype(dtype)
     value = bits.reshape(-1, width).astype(dtype) @ weights
-    return value.astype(np.uint32).reshape(len(values), lanes)[:, ::-1]
+    codes = value.astype(np.uint32).reshape(len(values), lanes)[:, ::-1]
+    return codes if marks is None else np.where(marks, UNDEFINED, codes)

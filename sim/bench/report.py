@@ -46,12 +46,16 @@ def describe_code(fmt: FloatFormat, code: int) -> str:
     """``0x3c00 (+1, normal)``."""
     digits = (fmt.width + 3) // 4
     code = int(code)
+    if code == 0xFFFFFFFF:
+        return "x/z (undefined bits)"
     if not 0 <= code < (1 << fmt.width):
         return f"0x{code:0{digits}x} (out of range for {fmt.name})"
     return f"0x{code:0{digits}x} ({_value(fmt.code_value(code))}, {fmt.classify(code)})"
 
 
 def describe_flags(flags: int) -> str:
+    if int(flags) == 0xFFFFFFFF:
+        return "x/z"
     names = [s for f, s in _FLAG_SHORT if int(flags) & f]
     return "|".join(names) if names else "-"
 

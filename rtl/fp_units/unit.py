@@ -60,7 +60,8 @@ class FpUnit(wiring.Component):
         return self._spec.default_name
 
     def core(self, m: Module, ops: list[Operand]) -> Raw:
-        raise NotImplementedError
+        """The unit's exact core (decode -> *core* -> round); every unit class defines it."""
+        raise TypeError(f"{type(self).__name__} defines no exact core")
 
     def elaborate(self, platform):
         m = Module()

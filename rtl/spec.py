@@ -108,6 +108,8 @@ class UnitSpec:
         else:
             parts.append("_".join(f.ident for f in ins) + "_to_" + self.out_fmt.ident)
         parts.append(self.rounding.value)
+        if self.has_rbits and self.options.sr_bits != UnitOptions().sr_bits:
+            parts.append(f"sr{self.options.sr_bits}")   # rbits width is part of the interface
         if self.options.saturate:
             parts.append("sat")
         if self.stages:

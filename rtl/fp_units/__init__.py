@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from amaranth.lib import wiring
 
+from ..mx import MxDotSpec, MxQuantSpec
 from ..spec import UnitSpec
 from .add import FpAdd
 from .cvt import FpCvt
@@ -20,8 +21,15 @@ __all__ = ["build", "FpUnit", "FpMul", "FpAdd", "FpFma", "FpCvt", "UNIT_CLASSES"
 UNIT_CLASSES = {"mul": FpMul, "add": FpAdd, "fma": FpFma, "cvt": FpCvt}
 
 
-def build(spec: UnitSpec) -> wiring.Component:
-    """The unit described by ``spec`` (ports: docs in :class:`FpUnit`)."""
+def build(spec: "UnitSpec | MxQuantSpec | MxDotSpec") -> wiring.Component:
+    """The unit described by ``spec`` (ports: docs in :class:`FpUnit`, rtl/fp_units/mxq.py and
+    rtl/fp_units/dot.py)."""
+    if isinstance(spec, MxQuantSpec):
+        from .mxq import MxQuantizer
+        return MxQuantizer(spec)
+    if isinstance(spec, MxDotSpec):
+        from .dot import MxDot
+        return MxDot(spec)
     if not isinstance(spec, UnitSpec):
-        raise TypeError(f"spec must be a UnitSpec, not {spec!r}")
+        raise TypeError(f"spec must be a UnitSpec, not {spec!r}")   # (or an MX spec)
     return UNIT_CLASSES[spec.unit](spec)

@@ -1,0 +1,258 @@
+"""dot: the OCP MX dot product. Mirrors golden/mx.py ``mx_dot`` step by step.
+
+    a_i, b_i (element codes) -> decode -> exact products (sig_a * sig_b, exponent fields added)
+        -> accumulate (``exact``: every product aligned in one fixed-point frame and summed;
+           ``fixed``: every product truncated to 2^(Emax - F), then summed)
+        -> X_A * X_B moves the exponent -> the one Rounder -> y, flags
+
+Ports (element i of a packed bus at bits [i*w +: w]):
+
+    a        in   n * width(A)   vector a, element i at a[i*wa +: wa]
+    b        in   n * width(B)   vector b
+    scale_a  in   8              E8M0 scale of a (``scaled`` only); 0xFF is NaN
+    scale_b  in   8              E8M0 scale of b (``scaled`` only)
+    y        out  width(out)     the rounded result
+    flags    out  5              {NV, DZ, OF, UF, NX}; NX also when ``fixed`` truncated a bit
+
+Pipeline placement for ``stages`` = N, as the scalar units: cut 1 after the accumulator (the raw
+result), cut 2 inside the rounder, cuts 3.. on the outputs.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import bits_for, ceil_log2
+
+from ..mx import E8M0_BIAS, E8M0_NAN, MXINT8_FRAC_BITS, ElementFormat, MxDotSpec
+from ..options import Flag, Rounding
+from .common import Operand, Raw, register
+from .decode import Decode
+from .mul import product
+from .rounder import FLAGS_WIDTH, Rounder
+
+__all__ = ["MxDot"]
+
+
+def _decode_element(m: Module, code, elem: ElementFormat, name: str) -> Operand:
+    """An element as an exact operand: FP formats through the shared decoder; MXINT8 as
+    sign-magnitude (|-128| = 128 needs all 8 bits) times 2^-6."""
+    if not elem.twos_complement:
+        dec = Decode(elem.grid)
+        m.submodules[name] = dec
+        m.d.comb += dec.code.eq(code)
+        return Operand(sign=dec.sign, exp=dec.exp, off=dec.off, sig=dec.sig, width=dec.width,
+                       exp_range=dec.exp_range, lz_max=dec.lz_max, zero=dec.is_zero,
+                       inf=dec.is_inf, nan=dec.is_nan, invalid=dec.is_snan)
+    mag = Signal(8, name=f"{name}_mag")
+    m.d.comb += mag.eq(Mux(code[7], -code, code))
+    zero = Signal(name=f"{name}_zero")
+    m.d.comb += zero.eq(code == 0)
+    return Operand(sign=code[7], exp=Const(0, 1), off=-MXINT8_FRAC_BITS, sig=mag, width=8,
+                   exp_range=(0, 0), lz_max=7, zero=zero, inf=Const(0, 1), nan=Const(0, 1),
+                   invalid=Const(0, 1))
+
+
+def _tree(m: Module, values: list, op, shape, name: str):
+    """Balanced reduction of ``values`` with ``op`` (sum or max), every node a named signal."""
+    level = 0
+    while len(values) > 1:
+        nxt = []
+        for i in range(0, len(values) - 1, 2):
+            s = Signal(shape, name=f"{name}_l{level}_{i // 2}")
+            m.d.comb += s.eq(op(values[i], values[i + 1]))
+            nxt.append(s)
+        if len(values) % 2:
+            nxt.append(values[-1])
+        values, level = nxt, level + 1
+    return values[0]
+
+
+def _any(values):
+    return Cat(*values).any()
+
+
+class MxDot(wiring.Component):
+    """The MX dot-product unit of an :class:`~rtl.mx.MxDotSpec` (ports: module docstring)."""
+
+    def __init__(self, spec: MxDotSpec):
+        if not isinstance(spec, MxDotSpec):
+            raise TypeError(f"spec must be an MxDotSpec, not {spec!r}")
+        self._spec = spec
+        members = {"a": In(spec.n * spec.elem_a.width), "b": In(spec.n * spec.elem_b.width)}
+        if spec.scaled:
+            members |= {"scale_a": In(8), "scale_b": In(8)}
+        if spec.stages:
+            members["valid_i"] = In(1)
+        members |= {"y": Out(spec.out_fmt.width), "flags": Out(FLAGS_WIDTH)}
+        if spec.stages:
+            members["valid_o"] = Out(1)
+        super().__init__(members)
+
+    @property
+    def spec(self) -> MxDotSpec:
+        return self._spec
+
+    @property
+    def latency(self) -> int:
+        return self._spec.stages
+
+    @property
+    def name(self) -> str:
+        return self._spec.default_name
+
+    def elaborate(self, platform):
+        m = Module()
+        spec = self._spec
+        n, ea, eb = spec.n, spec.elem_a, spec.elem_b
+        wa, wb = ea.width, eb.width
+
+        # 1. Decode and multiply exactly (the mul unit's product: one integer multiply and one
+        #    exponent-field add per element pair).
+        prods = []
+        for i in range(n):
+            pa = _decode_element(m, self.a[i * wa:(i + 1) * wa], ea, f"dec_a{i}")
+            pb = _decode_element(m, self.b[i * wb:(i + 1) * wb], eb, f"dec_b{i}")
+            prods.append(product(m, pa, pb))
+        nonzero = [~p.zero for p in prods]
+
+        # 2. Accumulate.
+        if spec.accum == "exact":
+            sig, exp_off, sum_w, lost = self._exact(m, prods)
+        else:
+            sig, exp_off, sum_w, lost = self._fixed(m, prods, nonzero)
+        total_neg, mag, exp_sig, exp_lo, exp_hi = sig
+
+        # 3. Specials (docs/numerics.md), then the scales: X_A * X_B only moves the exponent.
+        signs = [p.sign for p in prods]
+        p_inf = [p.inf for p in prods]
+        pos_inf = _any([inf & ~s for inf, s in zip(p_inf, signs)])
+        neg_inf = _any([inf & s for inf, s in zip(p_inf, signs)])
+        inf_minus_inf = pos_inf & neg_inf
+        scale_nan = Const(0, 1)
+        exp = exp_sig
+        off = exp_off
+        if spec.scaled:
+            scale_nan = (self.scale_a == E8M0_NAN) | (self.scale_b == E8M0_NAN)
+            e = Signal(unsigned(bits_for(exp_hi + 2 * E8M0_NAN)), name="exp_scaled")
+            m.d.comb += e.eq(exp_sig + self.scale_a + self.scale_b)
+            exp, off = e, exp_off - 2 * E8M0_BIAS
+            exp_hi += 2 * E8M0_NAN
+        is_nan = Signal(name="is_nan")
+        is_inf = Signal(name="is_inf")
+        invalid = Signal(name="invalid")
+        m.d.comb += [is_nan.eq(_any([p.nan for p in prods]) | inf_minus_inf | scale_nan),
+                     is_inf.eq((pos_inf | neg_inf) & ~is_nan),
+                     invalid.eq(_any([p.invalid for p in prods]) | inf_minus_inf)]
+        # A zero result: -0 only when every product is a negative zero (rdn: unless every one
+        # is +0); a sum that cancels to zero is +0 (rdn: -0), which the rounder does itself.
+        all_zero = Signal(name="all_zero")
+        m.d.comb += all_zero.eq(~_any(nonzero))
+        rdn = spec.rounding is Rounding.RDN
+        zero_sign = _any(signs) if rdn else Cat(*signs).all()
+        sign = Signal(name="sign")
+        m.d.comb += sign.eq(Mux(is_inf, neg_inf, Mux(all_zero, zero_sign, total_neg)))
+
+        cut1 = {"sign": sign, "exp": exp, "sig": mag, "zero": all_zero, "inf": is_inf,
+                "nan": is_nan, "invalid": invalid, "lost": lost}
+        p = register(m, spec.stages >= 1, "s1", cut1)
+        raw = Raw(sign=p["sign"], exp=p["exp"], off=off, sig=p["sig"], width=sum_w,
+                  exp_range=(exp_lo, exp_hi), lz_max=sum_w - 1, sticky=Const(0, 1),
+                  zero=p["zero"], inf=p["inf"], nan=p["nan"], invalid=p["invalid"],
+                  cancels=True)
+        rnd = Rounder(spec.out_fmt, spec.options, raw, register=spec.stages >= 2)
+        m.submodules[rnd.name] = rnd
+        late = register(m, spec.stages >= 2, "s2",
+                        {"lost": p["lost"] & ~p["nan"] & ~p["inf"]})
+        flags = Signal(FLAGS_WIDTH, name="flags_all")
+        m.d.comb += flags.eq(rnd.flags | Mux(late["lost"], int(Flag.NX), 0))
+
+        out = {"y": rnd.y, "flags": flags}
+        for i in range(3, spec.stages + 1):
+            out = register(m, True, f"s{i}", out)
+        m.d.comb += [self.y.eq(out["y"]), self.flags.eq(out["flags"])]
+        if spec.stages:
+            valid = self.valid_i
+            for i in range(spec.stages):
+                nxt = Signal(name=f"valid_s{i + 1}")
+                m.d.sync += nxt.eq(valid)
+                valid = nxt
+            m.d.comb += self.valid_o.eq(valid)
+        return m
+
+    @staticmethod
+    def _signed_sum(m: Module, terms: list, signs: list, width: int, name: str):
+        """Sum of +-terms (two's complement, ``width`` bits) -> (negative, |sum|)."""
+        sw = width + ceil_log2(len(terms)) + 1
+        vals = []
+        for i, (t, s) in enumerate(zip(terms, signs)):
+            v = Signal(signed(sw), name=f"{name}_term{i}")
+            m.d.comb += v.eq(Mux(s, -t, t))
+            vals.append(v)
+        total = _tree(m, vals, lambda x, y: x + y, signed(sw), f"{name}_sum")
+        neg = Signal(name=f"{name}_neg")
+        mag = Signal(sw, name=f"{name}_mag")
+        m.d.comb += [neg.eq(total[-1]), mag.eq(Mux(total[-1], -total, total))]
+        return neg, mag, sw
+
+    def _exact(self, m, prods):
+        """Every product is sig << t in one frame whose LSB is the smallest product LSB (the
+        sum of the formats' smallest LSB weights): t = the exponent fields' sum minus its
+        smallest value. The frame holds the largest product, so the sum is exact."""
+        p0 = prods[0]
+        f_lo, f_hi = p0.exp_range
+        T = (f_hi - f_lo) + p0.width
+        terms = []
+        for i, p in enumerate(prods):
+            t = Signal(T, name=f"aligned{i}")
+            if f_hi > f_lo:
+                shift = Signal(bits_for(f_hi - f_lo), name=f"align{i}")
+                m.d.comb += [shift.eq(p.exp - f_lo), t.eq((p.sig << shift)[:T])]
+            else:
+                m.d.comb += t.eq(p.sig)
+            terms.append(t)
+        neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods], T, "exact")
+        return (neg, mag, Const(0, 1), 0, 0), p0.off + f_lo, sw, Const(0, 1)
+
+    def _fixed(self, m, prods, nonzero):
+        """The fixed-width accumulator of golden/mx.py ``_fixed_sum``. With f_i the exponent
+        fields' sum, product i is below 2^(f_i + c + 2), c = off + Ma + Mb; Emax uses the
+        largest f over the nonzero products; product i is truncated toward zero to a multiple of
+        2^(Emax - F): term_i = sig_i >> (d_i + Ma + Mb - F), d_i = fmax - f_i (a left shift
+        where that is negative), below 2^(F + 3)."""
+        spec = self._spec
+        F = spec.frac_bits
+        p0 = prods[0]
+        f_lo, f_hi = p0.exp_range
+        Mab = spec.elem_a.grid.man_bits + spec.elem_b.grid.man_bits
+        fw = bits_for(f_hi)
+        fz = []
+        for i, (p, nz) in enumerate(zip(prods, nonzero)):
+            f = Signal(fw, name=f"fexp{i}")
+            m.d.comb += f.eq(Mux(nz, p.exp, 0))
+            fz.append(f)
+        fmax = _tree(m, fz, lambda x, y: Mux(x > y, x, y), unsigned(fw), "fmax")
+        L = max(0, F - Mab)                     # pre-shift so every shift is a right shift
+        K0 = Mab - F + L                        # >= 0
+        W = p0.width + L                        # sig << L
+        width = F + 3
+        d_hi = f_hi - f_lo + K0
+        cap = min(d_hi, W)
+        terms, lost = [], []
+        for i, p in enumerate(prods):
+            sh = Signal(bits_for(d_hi), name=f"tshift{i}")
+            m.d.comb += sh.eq(fmax - p.exp + K0)
+            shc = Signal(bits_for(cap), name=f"tshift_c{i}")
+            m.d.comb += shc.eq(Mux(sh > cap, cap, sh))
+            ext = Signal(2 * W, name=f"trunc{i}")
+            m.d.comb += ext.eq(Cat(Const(0, W), p.sig << L) >> shc)
+            t = Signal(width, name=f"term{i}")
+            m.d.comb += t.eq(ext[W:])
+            terms.append(t)
+            lost.append(nonzero[i] & (ext[:W] != 0))
+        neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods], width, "fixed")
+        lost_any = Signal(name="truncated")
+        m.d.comb += lost_any.eq(_any(lost))
+        # value = total * 2^(Emax - F) = total * 2^(fmax + c - F)
+        return (neg, mag, fmax, 0, f_hi), p0.off + Mab - F, sw, lost_any

@@ -123,9 +123,12 @@ def assert_exact(specs, x, rbits=None, **kw):
 
 # ----- quick tier ---------------------------------------------------------------------------------
 
+K = 6     # the quick tier's block size: the smallest the adversarial classes fit in
+
+
 def test_fp8e4m3_every_rule():
-    specs = [MxQuantSpec("fp8e4m3", block=8, scale_rule=r) for r in RULES]
-    assert_exact(specs, test_blocks("fp8e4m3", 8, 1))
+    specs = [MxQuantSpec("fp8e4m3", block=K, scale_rule=r) for r in RULES]
+    assert_exact(specs, test_blocks("fp8e4m3", K, 1))
 
 
 RULE_OF = {"fp8e5m2": "even", "fp6e3m2": "rceil", "fp6e2m3": "ceil", "fp4e2m1": "even",
@@ -136,9 +139,9 @@ RULE_OF = {"fp8e5m2": "even", "fp6e3m2": "rceil", "fp6e2m3": "ceil", "fp4e2m1": 
                                   pytest.param(e, marks=pytest.mark.slow) for e in RULE_OF])
 def test_every_element_format(elem):
     """floor for every element format, and each format's most delicate rule beside it."""
-    specs = [MxQuantSpec(elem, block=8, scale_rule="floor"),
-             MxQuantSpec(elem, block=8, scale_rule=RULE_OF[elem])]
-    x = test_blocks(elem, 8, zlib.crc32(elem.encode()))
+    specs = [MxQuantSpec(elem, block=K, scale_rule="floor"),
+             MxQuantSpec(elem, block=K, scale_rule=RULE_OF[elem])]
+    x = test_blocks(elem, K, zlib.crc32(elem.encode()))
     if elem == "mxint8":
         x = np.concatenate([x, mxint8_extremes()])
     assert_exact(specs, x)
@@ -148,20 +151,29 @@ def mxint8_extremes():
     """Blocks where MXINT8 under ceil reaches E8M0's top (s clamped to 127, elements saturate to
     +-127), and blocks of -amax that must give -127, never -128."""
     rng = np.random.default_rng(8)
-    x = random_blocks(rng, 24, 8)
+    x = random_blocks(rng, 24, K)
     x[:8, 0] = np.float32(np.ldexp(1.75, 127))
     x[8:16, 0] = -np.float32(np.ldexp(1.0, 127)) * np.float32(1.5)
     x[16:, :] = -np.float32(2.0) * np.exp2(rng.integers(-20, 20, (8, 1))).astype(np.float32)
     return x
 
 
+def test_bfloat16_stochastic_pipelined():
+    """One unit through the other paths: bfloat16 input, stochastic rounding, 2 stages."""
+    spec = MxQuantSpec("fp6e3m2", in_fmt="bfloat16", block=K, scale_rule="even",
+                       rounding="stochastic", stages=2)
+    x = test_blocks("fp6e3m2", K, 6)
+    rbits = np.random.default_rng(6).integers(0, 256, x.shape)
+    assert_exact([spec], x, rbits, component=MxQuantizer(spec), latency=2)
+
+
 def test_broken_variants_are_caught(monkeypatch):
     """The comparison can fail: element rounding ties away instead of to even (only ties differ)
     and rceil's scale without its significand compare (floor) are both found."""
-    x = test_blocks("fp8e4m3", 8, 1)
+    x = test_blocks("fp8e4m3", K, 1)
     monkeypatch.setattr(MxQuantSpec, "options",
                         property(lambda s: UnitOptions(rounding="rna", saturate=True)))
-    n, bad, _ = check_quantizers([MxQuantSpec("fp8e4m3", block=8)], x)
+    n, bad, _ = check_quantizers([MxQuantSpec("fp8e4m3", block=K)], x)
     assert 0 < bad < n
     monkeypatch.undo()
 
@@ -169,7 +181,7 @@ def test_broken_variants_are_caught(monkeypatch):
     real = mxq.shared_exponent
     monkeypatch.setattr(mxq, "shared_exponent",
                         lambda m, amax, fin, elem, rule: real(m, amax, fin, elem, "floor"))
-    n, bad, _ = check_quantizers([MxQuantSpec("fp8e4m3", block=8, scale_rule="rceil")], x)
+    n, bad, _ = check_quantizers([MxQuantSpec("fp8e4m3", block=K, scale_rule="rceil")], x)
     assert 0 < bad < n
 
 

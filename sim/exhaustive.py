@@ -3,8 +3,10 @@
     python -m sim.exhaustive --format fp16 --unit add [--shards N | --shard i/N]
 
 The input space (all operand codes; 2^32 pairs for a 16-bit add) is cut into N contiguous
-shards; each runs the cocotb bench in its own simulator process on one shared build (Verilator
-by default here: Icarus is two orders of magnitude slower). A progress bar follows the shards'
+shards; each runs in its own simulator process on one shared build. The default engine is the
+native Verilator loop (:mod:`sim.bench.native`: operands and results as raw bytes through pipes,
+~20x the cocotb bench's rate on a 16-bit unit); ``--engine cocotb`` runs the cocotb bench
+instead (Verilator or Icarus; the only engine that can see x bits). A progress bar follows the shards'
 progress files; at the end each shard's vectors and mismatches are listed, merged, and the
 figure of merit printed: vectors per second over the whole run. The merged summary is written
 to ``build/sim/exhaustive/<unit name>.json``. Exit status 1 when any vector mismatched.
@@ -15,17 +17,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rtl.spec import UnitSpec
-from sim.bench import runner
+from sim.bench import native, runner
 from sim.bench.config import BenchConfig
 from sim.bench.stimulus import space_size
 
 OUT = runner.BUILD_ROOT / "exhaustive"
+NATIVE_LANES = 64   # per-vector cost flat from 16 lanes up (docs/verification.md); builds grow
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -54,11 +58,17 @@ def main(argv=None) -> int:
     ap.add_argument("--shards", type=int, default=0, help="processes (default: one per core)")
     ap.add_argument("--shard", type=parse_shard, help="run only shard i of N (i/N)")
     ap.add_argument("--sim", default=os.environ.get("SIM") or "verilator")
-    ap.add_argument("--lanes", type=int, default=16)
-    ap.add_argument("--steps", type=int, default=1024)
+    ap.add_argument("--engine", choices=("native", "cocotb"),
+                    help="native (Verilator only; the default there) or cocotb")
+    ap.add_argument("--lanes", type=int, help="default: 64 native, 16 cocotb")
+    ap.add_argument("--steps", type=int, default=1024, help="cocotb: steps per transaction")
     ap.add_argument("--seed", type=int, default=1, help="for rm / rbits when the unit has them")
     ap.add_argument("--limit", type=int, default=0, help="check only the first N inputs")
     args = ap.parse_args(argv)
+    engine = args.engine or ("native" if args.sim == "verilator" else "cocotb")
+    if engine == "native" and args.sim != "verilator":
+        ap.error(f"the native engine is Verilator only, not --sim {args.sim}")
+    args.lanes = args.lanes or (NATIVE_LANES if engine == "native" else 16)
 
     spec = UnitSpec.create(args.unit, args.format, in_fmt=args.in_format,
                            rounding=args.rounding, saturate=args.saturate,
@@ -69,15 +79,25 @@ def main(argv=None) -> int:
     nshards = args.shard[1] if args.shard else (args.shards or os.cpu_count() or 1)
     mine = [args.shard[0]] if args.shard else list(range(nshards))
     print(f"exhaustive {spec.default_name}: {spec.describe()}\n  {total:,} inputs, "
-          f"{nshards} shard(s), running {', '.join(map(str, mine))}; {args.sim}, "
-          f"{args.lanes} lanes x {args.steps} steps per transaction, seed {args.seed}",
+          f"{nshards} shard(s), running {', '.join(map(str, mine))}; {args.sim} ({engine} engine), "
+          f"{args.lanes} lanes{'' if engine == 'native' else f' x {args.steps} steps'}, "
+          f"seed {args.seed}",
           flush=True)
 
-    base = dict(lanes=args.lanes, steps=args.steps, seed=args.seed, batch=1 << 18,
+    # Golden batches: the native engine's big ones run the golden model at ~50 M/s (measured).
+    base = dict(lanes=args.lanes, steps=args.steps, seed=args.seed,
+                batch=1 << (20 if engine == "native" else 18),
                 max_report=20)
     cfg0 = BenchConfig.create(spec, [["exhaustive", {"start": 0, "stop": 1}]], **base)
     t_build = time.perf_counter()
-    build_dir = runner.build(cfg0, args.sim)
+    if engine == "native":
+        os.environ.update(runner._jax_env())    # before the golden model imports JAX
+        build_dir = native.build(cfg0)
+        run_shard = lambda i: native.run(cfgs[i], build_dir)   # noqa: E731
+    else:
+        build_dir = runner.build(cfg0, args.sim)
+        run_shard = lambda i: runner.run(cfgs[i], args.sim, build_dir=build_dir,  # noqa: E731
+                                         name=f"shard{i}of{nshards}")
     print(f"  built in {time.perf_counter() - t_build:.1f} s: {build_dir}", flush=True)
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -91,13 +111,15 @@ def main(argv=None) -> int:
     want = sum(shard_range(total, i, nshards)[1] - shard_range(total, i, nshards)[0]
                for i in mine)
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _cpu_seconds()
     with ThreadPoolExecutor(len(mine)) as pool:
-        futures = {i: pool.submit(runner.run, cfgs[i], args.sim, build_dir=build_dir,
-                                  name=f"shard{i}of{nshards}") for i in mine}
+        futures = {i: pool.submit(run_shard, i) for i in mine}
         _progress(futures, cfgs, want, t0)
         results = {i: f.result() for i, f in futures.items()}
     wall = time.perf_counter() - t0
+    # CPU seconds per vector predict the rate on an idle machine; wall time on a shared one
+    # mostly measures the other processes.
+    cpu = _cpu_seconds() - cpu0
 
     vectors = sum(r.get("vectors", 0) for r in results.values())
     mismatches = sum(r.get("mismatches", 0) for r in results.values())
@@ -114,7 +136,8 @@ def main(argv=None) -> int:
     merged = {"spec": spec.default_name, "describe": spec.describe(), "inputs": total,
               "shards": nshards, "ran": mine, "vectors": vectors, "mismatches": mismatches,
               "complete": complete, "wall_s": wall, "vectors_per_s": vectors / wall,
-              "sim": args.sim, "lanes": args.lanes, "steps": args.steps,
+              "sim": args.sim, "engine": engine, "lanes": args.lanes, "steps": args.steps,
+              "load_average": os.getloadavg(), "cpu_s": cpu,
               "per_shard": {str(i): {k: r.get(k) for k in ("vectors", "mismatches",
                                                              "vectors_per_s", "golden_s",
                                                              "first_mismatches", "log")}
@@ -122,8 +145,16 @@ def main(argv=None) -> int:
     name = spec.default_name + (f".shard{mine[0]}of{nshards}" if args.shard else "")
     (OUT / f"{name}.json").write_text(json.dumps(merged, indent=1))
     print(f"{spec.default_name}: {vectors:,} of {want:,} vectors, {mismatches} mismatches, "
-          f"{wall:.1f} s, {vectors / wall:,.0f} vectors/s -> {OUT / (name + '.json')}")
+          f"{wall:.1f} s, {vectors / wall:,.0f} vectors/s ({cpu:.1f} CPU s: "
+          f"{vectors / max(cpu, 1e-9) / 1e6:.2f} M vectors per CPU second), load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} -> {OUT / (name + '.json')}")
     return 0 if complete and mismatches == 0 else 1
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished simulator processes."""
+    me, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _progress(futures, cfgs, want, t0):

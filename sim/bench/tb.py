@@ -31,7 +31,8 @@ from cocotb.triggers import Timer
 from sim.bench.config import ENV_VAR, BenchConfig
 from sim.bench.harness import Harness, port_widths
 from sim.bench.packing import from_binstr, to_binstr
-from sim.bench.report import bit_exact, header, mismatch_lines
+from sim.bench.checking import Checker, golden_expected
+from sim.bench.report import header
 from sim.bench.stimulus import generate
 
 try:    # cocotb's own write path (deferred to ReadWrite where the simulator needs it), minus
@@ -69,8 +70,6 @@ class Reference:
     """Stimulus -> golden model -> transactions, in a background thread."""
 
     def __init__(self, cfg: BenchConfig, geometry: Harness, depth: int = 3):
-        import golden   # imported here: only the reference needs JAX
-        self._golden = golden
         self.cfg, self.spec, self.h = cfg, cfg.unit_spec, geometry
         self.rng = np.random.default_rng(cfg.seed)
         self.chunk = max(geometry.vectors, cfg.batch // geometry.vectors * geometry.vectors)
@@ -93,17 +92,9 @@ class Reference:
             self.error = e
         self.queue.put(None)
 
-    def _expected(self, inputs: dict) -> tuple[np.ndarray, np.ndarray]:
-        n = len(inputs[self.spec.operands[0]])
-        pad = self.chunk - n   # one compiled shape for every call
-        args = {k: np.concatenate([v, np.zeros(pad, v.dtype)]) for k, v in inputs.items()}
-        y, flags = self._golden.evaluate(self.spec, *[args[op] for op in self.spec.operands],
-                                         rm=args.get("rm"), rbits=args.get("rbits"))
-        return np.asarray(y)[:n].astype(np.uint32), np.asarray(flags)[:n].astype(np.uint32)
-
     def _chunk(self, index0: int, inputs: dict) -> Chunk:
         t0 = time.perf_counter()
-        exp_y, exp_flags = self._expected(inputs)
+        exp_y, exp_flags = golden_expected(self.spec, inputs, self.chunk)
         golden_s = time.perf_counter() - t0
         L, S = self.h.lanes, self.h.steps
         n = len(exp_y)
@@ -182,31 +173,6 @@ class Monitor:
         return read_binstr(self.y), read_binstr(self.flags)
 
 
-class Checker:
-    """In-order comparison with an injected ``compare(exp_y, exp_flags, y, flags) -> mask``."""
-
-    def __init__(self, spec, compare=bit_exact, max_report: int = 10):
-        self.spec, self.compare, self.max_report = spec, compare, max_report
-        self.vectors = 0
-        self.mismatches = 0
-        self.lines: list[str] = []
-
-    def check(self, chunk: Chunk, y: np.ndarray, flags: np.ndarray):
-        n = len(chunk.exp_y)
-        y, flags = y[:n], flags[:n]
-        bad = np.flatnonzero(self.compare(chunk.exp_y, chunk.exp_flags, y, flags))
-        self.vectors += n
-        if bad.size:
-            self.mismatches += int(bad.size)
-            room = self.max_report - len(self.lines) // 2
-            if room > 0:
-                sel = bad[:room]
-                self.lines += mismatch_lines(self.spec, {k: v[sel] for k, v in
-                                                         chunk.inputs.items()},
-                                             chunk.exp_y[sel], chunk.exp_flags[sel], y[sel],
-                                             flags[sel], chunk.index0 + sel, room)
-
-
 def _write_json(path: str, data: dict):
     if not path:
         return
@@ -257,7 +223,8 @@ async def bench(dut):
         got_f = from_binstr(fs, widths["flags"], h.vectors, undefined="mark")
         keep = np.concatenate([np.arange(v * h.lanes) + t * h.vectors
                                for t, v in enumerate(chunk.txn_valid_steps)])
-        checker.check(chunk, got_y.reshape(-1)[keep], got_f.reshape(-1)[keep])
+        checker.check(chunk.inputs, chunk.index0, chunk.exp_y, chunk.exp_flags,
+                      got_y.reshape(-1)[keep], got_f.reshape(-1)[keep])
         now = time.perf_counter()
         if now - last > 1.0:
             last = now

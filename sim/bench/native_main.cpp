@@ -1,0 +1,69 @@
+// The native engine's simulation loop (see sim/bench/native.py for the why and the protocol).
+//
+// stdin:  blocks of [uint32 steps][each input port: steps x LANES codes, CONTAINER bytes each]
+//         (steps == 0 ends the run)
+// stdout: per block, each output port: steps x LANES codes, in step order.
+// One clock cycle per step; the outputs of step s are read LATENCY - 1 cycles after the edge
+// that takes its inputs, and the last inputs are held while the pipeline drains.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "Vfast.h"
+#include "verilated.h"
+#include "ports.h"  // LANES, LATENCY, FOR_INPUTS(X), FOR_OUTPUTS(X): written by native.py
+
+static bool read_exact(void* p, size_t n) { return fread(p, 1, n, stdin) == n; }
+
+static void write_exact(const void* p, size_t n) {
+    if (fwrite(p, 1, n, stdout) != n) { perror("native: write"); exit(2); }
+}
+
+static void tick(Vfast* top) {
+    top->clk = 0;
+    top->eval();
+    top->clk = 1;
+    top->eval();
+}
+
+int main(int argc, char** argv) {
+    auto ctx = std::make_unique<VerilatedContext>();
+    ctx->commandArgs(argc, argv);
+    auto top = std::make_unique<Vfast>(ctx.get());
+    top->rst = 1;
+    for (int i = 0; i < 3; i++) tick(top.get());
+    top->rst = 0;
+
+#define DECLARE(port, bytes) std::vector<uint8_t> port##_buf; \
+    const size_t port##_row = size_t(LANES) * (bytes); \
+    static_assert(sizeof(top->port) >= size_t(LANES) * (bytes), "port narrower than its lanes");
+    FOR_INPUTS(DECLARE)
+    FOR_OUTPUTS(DECLARE)
+    uint32_t steps;
+    while (read_exact(&steps, 4) && steps) {
+#define RESIZE(port, bytes) port##_buf.resize(steps * port##_row);
+        FOR_INPUTS(RESIZE)
+        FOR_OUTPUTS(RESIZE)
+#define READ(port, bytes) if (!read_exact(port##_buf.data(), port##_buf.size())) return 1;
+        FOR_INPUTS(READ)
+        for (uint32_t t = 0; t < steps + LATENCY - 1; t++) {
+            const size_t s = t < steps ? t : steps - 1;
+            // The wide ports are little-endian words, lane 0 lowest: a row of codes as is.
+#define DRIVE(port, bytes) memcpy(&top->port, port##_buf.data() + s * port##_row, port##_row);
+            FOR_INPUTS(DRIVE)
+            tick(top.get());
+            if (t + 1 >= LATENCY) {
+                const size_t o = t + 1 - LATENCY;
+#define SAMPLE(port, bytes) memcpy(port##_buf.data() + o * port##_row, &top->port, port##_row);
+                FOR_OUTPUTS(SAMPLE)
+            }
+        }
+#define WRITE(port, bytes) write_exact(port##_buf.data(), port##_buf.size());
+        FOR_OUTPUTS(WRITE)
+        fflush(stdout);
+    }
+    top->final();
+    return 0;
+}

@@ -8,6 +8,8 @@
     fpforge verilog --unit mxq --format ELEM [--in-format float32|bfloat16] [--block K]
                     [--scale-rule floor|ceil|rceil|even] [--rounding R] [--sr-bits N]
                     [--stages N] [--name TOP] (-o OUT.v | --out-dir DIR)
+    fpforge verilog --unit mxdq --format float32 --in-format ELEM [--block K] [--stages N]
+                    [--name TOP] (-o OUT.v | --out-dir DIR)
     fpforge verilog --unit dot --format OUT (--in-format ELEM | --a-format ELEM --b-format ELEM)
                     [--n 4|8|16|32] [--accum exact|fixed] [--frac-bits F] [--no-scales]
                     [--rounding R] [--stages N] [--name TOP] (-o OUT.v | --out-dir DIR)
@@ -25,15 +27,15 @@ import argparse
 import os
 import sys
 
-from .formats import CATALOG, SHORT_NAMES, FormatError
-from .mx import ACCUMULATORS, DOT_SIZES, SCALE_RULES, MxDotSpec, MxQuantSpec
+from .formats import CATALOG, SHORT_NAMES, FormatError, resolve
+from .mx import ACCUMULATORS, DOT_SIZES, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
 from .options import OptionError, Rounding
 from .spec import UNITS, UnitSpec
 
-MX_UNITS = ("mxq", "dot")
+MX_UNITS = ("mxq", "mxdq", "dot")
 # Options that only the MX units take, with the unit(s) each applies to.
-MX_OPTIONS = {"block": "mxq", "scale_rule": "mxq", "n": "dot", "accum": "dot",
-              "frac_bits": "dot", "scales": "dot"}
+MX_OPTIONS = {"block": ("mxq", "mxdq"), "scale_rule": ("mxq",), "n": ("dot",),
+              "accum": ("dot",), "frac_bits": ("dot",), "scales": ("dot",)}
 
 __all__ = ["main"]
 
@@ -50,8 +52,9 @@ class _Parser(argparse.ArgumentParser):
 def _spec_arguments(p: argparse.ArgumentParser, *, unit_required: bool, units=UNITS):
     p.add_argument("--unit", choices=units, required=unit_required,
                    help="mul, add, fma (a*b+c, one rounding) or cvt (format conversion)" + (
-                       "; mxq (MX block quantizer: --format is the element format) or dot "
-                       "(MX dot product: --format is the output)" if units != UNITS else ""))
+                       "; mxq (MX block quantizer: --format is the element format), mxdq (MX "
+                       "dequantizer: --in-format is the element format) or dot (MX dot product: "
+                       "--format is the output)" if units != UNITS else ""))
     p.add_argument("--format", required=True, metavar="FMT",
                    help="output format; also the operand format unless --in-format says otherwise")
     p.add_argument("--in-format", metavar="FMT", help="operand format(s) (cvt: the source)")
@@ -79,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
         v.add_argument(f"--{port}-format", metavar="FMT",
                        help=f"format of operand {port} ({units}); overrides --in-format")
     v.add_argument("--block", type=int, metavar="K",
-                   help="mxq: values per block sharing one scale (default 32)")
+                   help="mxq, mxdq: values per block sharing one scale (default 32)")
     v.add_argument("--scale-rule", choices=SCALE_RULES,
                    help="mxq: shared-exponent rule (default floor, OCP MX v1.0 6.3)")
     v.add_argument("--n", type=int, metavar="N",
@@ -127,16 +130,21 @@ def _option_name(dest: str) -> str:
     return "--no-scales" if dest == "scales" else "--" + dest.replace("_", "-")
 
 
+def _units(names) -> str:
+    return f"unit {names[0]}" if len(names) == 1 else f"units {' and '.join(names)}"
+
+
 def _mx_spec(args):
     """MxQuantSpec / MxDotSpec from the command line; options of other units are errors."""
     unit = args.unit
     for dest, applies in MX_OPTIONS.items():
-        if getattr(args, dest) is not None and applies != unit:
-            raise OptionError(f"{_option_name(dest)} applies to unit {applies} only, not {unit}")
+        if getattr(args, dest) is not None and unit not in applies:
+            raise OptionError(f"{_option_name(dest)} applies to {_units(applies)} only, "
+                              f"not {unit}")
     if args.saturate:
         raise OptionError(f"--saturate does not apply to unit {unit}" + (
             " (its elements always saturate)" if unit == "mxq" else
-            " (its float32 result overflows to inf)"))
+            " (its result overflows to inf)"))
     if not args.subnormals:
         raise OptionError(f"--no-subnormals does not apply to unit {unit}")
     if args.c_format is not None:
@@ -149,6 +157,20 @@ def _mx_spec(args):
                                 ("sr_bits", args.sr_bits)) if v is not None}
         return MxQuantSpec(args.format, in_fmt=args.in_format or "float32",
                            rounding=args.rounding, stages=args.stages, **kw)
+    if unit == "mxdq":
+        if args.a_format is not None or args.b_format is not None:
+            raise OptionError("unit mxdq takes --in-format (the element format), not "
+                              "--a-format/--b-format")
+        if resolve(args.format).name != "float32":
+            raise OptionError(f"unit mxdq writes float32; --format must be float32, not "
+                              f"{args.format!r}")
+        if args.in_format is None:
+            raise OptionError("unit mxdq needs its element format: --in-format ELEM")
+        if args.rounding != Rounding.RNE.value:
+            raise OptionError(f"unit mxdq rounds rne (exact unless float32 overflows or "
+                              f"underflows); --rounding {args.rounding} does not apply")
+        kw = {"block": args.block} if args.block is not None else {}
+        return MxDequantSpec(args.in_format, stages=args.stages, **kw)
     a = args.a_format or args.in_format
     b = args.b_format or args.in_format
     if a is None or b is None:
@@ -173,7 +195,7 @@ def _cmd_verilog(args) -> int:
     else:
         for dest, applies in MX_OPTIONS.items():
             if getattr(args, dest) is not None:
-                raise OptionError(f"{_option_name(dest)} applies to unit {applies} only, "
+                raise OptionError(f"{_option_name(dest)} applies to {_units(applies)} only, "
                                   f"not {args.unit}")
         spec = _spec(args, args.unit, in_fmt=args.in_format, a_fmt=args.a_format,
                      b_fmt=args.b_format, c_fmt=args.c_format, sr_bits=args.sr_bits)

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from .formats import FloatFormat
 from .lint import WAIVER_FILE
-from .mx import E8M0_BIAS, MxDotSpec, MxQuantSpec
+from .mx import E8M0_BIAS, MxDequantSpec, MxDotSpec, MxQuantSpec
 from .options import DEFAULT_SR_BITS, FLAG_ORDER, OptionError, Rounding
 from .spec import UnitSpec
 
-MX_SPECS = (MxQuantSpec, MxDotSpec)
+MX_SPECS = (MxQuantSpec, MxDequantSpec, MxDotSpec)
 
 __all__ = ["Port", "ExportResult", "ExportError", "ContractError", "ports", "export_verilog",
            "write_export", "command_line", "sidecar_path", "core_path", "WAIVER_FILE",
@@ -108,6 +108,17 @@ def _mx_ports(spec) -> list[Port]:
         out.append(Port("y", "output", k * we, f"{k} {spec.elem.name} element codes, element i "
                                                f"at y[i*{we} +: {we}]"))
         out.append(_flags_port(", ORed over the block's element roundings"))
+        return out + v_out
+    if isinstance(spec, MxDequantSpec):
+        k, w = spec.block, spec.elem.width
+        out.append(Port("scale", "input", 8, f"E8M0 shared scale X = 2^(scale - {E8M0_BIAS}); "
+                                             "0xFF (NaN) makes every output NaN"))
+        out.append(Port("x", "input", k * w, f"{k} {spec.elem.name} element codes, element i at "
+                                             f"x[i*{w} +: {w}]"))
+        v_in, v_out = _valid_ports(spec, "scale, x")
+        out += v_in
+        out.append(Port("y", "output", k * 32, f"{k} float32 codes X * x_i (rne), element i at "
+                                               "y[i*32 +: 32]"))
         return out + v_out
     n = spec.n
     names = []
@@ -401,6 +412,9 @@ def mx_command_line(spec, name: str) -> str:
                 "--scale-rule", spec.scale_rule, "--rounding", spec.rounding.value]
         if spec.has_rbits and spec.sr_bits != DEFAULT_SR_BITS:
             args += ["--sr-bits", str(spec.sr_bits)]
+    elif isinstance(spec, MxDequantSpec):
+        args = ["fpforge", "verilog", "--unit", "mxdq", "--format", "float32", "--in-format",
+                spec.elem.name, "--block", str(spec.block)]
     else:
         args = ["fpforge", "verilog", "--unit", "dot", "--format", spec.out_fmt.name]
         if spec.elem_a == spec.elem_b:
@@ -426,6 +440,10 @@ def _mx_parameters(spec) -> dict:
                 "rounding": spec.rounding.value,
                 "rounding_meaning": ROUNDING_MEANING[spec.rounding],
                 "sr_bits": spec.sr_bits if spec.has_rbits else None, "saturate": True}
+    if isinstance(spec, MxDequantSpec):
+        return {"element": spec.elem.name, "element_describe": spec.elem.describe(),
+                "output": "float32", "block": spec.block, "rounding": "rne",
+                "rounding_meaning": ROUNDING_MEANING[Rounding.RNE], "saturate": False}
     return {"element_a": spec.elem_a.name, "element_b": spec.elem_b.name, "n": spec.n,
             "scaled": spec.scaled, "accumulator": spec.accum,
             "frac_bits": spec.frac_bits if spec.accum == "fixed" else None,
@@ -435,6 +453,7 @@ def _mx_parameters(spec) -> dict:
 
 MX_OPERATION = {
     "mxq": "scale, y = MX quantize(x): X = 2^s by the scale rule, y_i = x_i / X rounded, saturating",
+    "mxdq": "y_i = X * x_i, X = 2^(scale - 127), rounded once into float32",
     "dot": "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)",
 }
 
@@ -442,6 +461,8 @@ MX_OPERATION = {
 def _mx_sidecar(spec, name: str, table: list[Port], verilog_file: str) -> dict:
     if isinstance(spec, MxQuantSpec):
         formats = {"x": _format_record(spec.in_fmt), "y": _format_record(spec.elem.grid)}
+    elif isinstance(spec, MxDequantSpec):
+        formats = {"x": _format_record(spec.elem.grid), "y": _format_record(spec.out_fmt)}
     else:
         formats = {"a": _format_record(spec.elem_a.grid), "b": _format_record(spec.elem_b.grid),
                    "y": _format_record(spec.out_fmt)}
@@ -456,7 +477,8 @@ def _mx_sidecar(spec, name: str, table: list[Port], verilog_file: str) -> dict:
         "parameters": _mx_parameters(spec),
         "stages": spec.stages,
         "latency": spec.latency,
-        "flags": {str(4 - i): f for i, f in enumerate(FLAG_ORDER)},
+        "flags": {str(4 - i): f for i, f in enumerate(FLAG_ORDER)}
+        if any(p.name == "flags" for p in table) else None,
         "ports": [p.__dict__.copy() for p in table],
         "verilog_file": verilog_file,
         "verilog_standard": "Verilog-2005 (IEEE 1364-2005)",
@@ -479,6 +501,12 @@ def _mx_header(spec, name: str, table: list[Port], sc: dict) -> str:
                   f"rounding    {prm['rounding']} ({prm['rounding_meaning']}), saturating"]
         if spec.has_rbits:
             lines.append(f"sr_bits     {spec.sr_bits} per element (width of rbits / {spec.block})")
+    elif isinstance(spec, MxDequantSpec):
+        lines += [f"element     {spec.elem.describe()}",
+                  f"block       {spec.block} elements, one E8M0 scale",
+                  f"y format    {spec.out_fmt.describe()}",
+                  f"rounding    {prm['rounding']} ({prm['rounding_meaning']}): exact unless "
+                  "X * x_i overflows (inf) or underflows float32"]
     else:
         acc = "exact (exact sum, one rounding)" if spec.accum == "exact" else \
             f"fixed, {spec.frac_bits} fraction bits (products truncated to 2^(Emax - " \
@@ -493,7 +521,8 @@ def _mx_header(spec, name: str, table: list[Port], sc: dict) -> str:
         f"latency     {spec.latency} cycle(s)" + (
             " (combinational)" if not spec.latency else
             f", {spec.stages} register stage(s); clk rising edge, rst synchronous"),
-        "flags       flags[4:0] = {" + ", ".join(FLAG_ORDER) + "} (RISC-V fflags order)",
+        *(["flags       flags[4:0] = {" + ", ".join(FLAG_ORDER) + "} (RISC-V fflags order)"]
+          if any(p.name == "flags" for p in table) else []),
         "ports",
     ]
     lines += [f"  {p.name:<8}{p.direction:<7}{p.width:>5}  {p.meaning}" for p in table]

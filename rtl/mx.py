@@ -15,7 +15,7 @@ from .options import OptionError, Rounding, UnitOptions
 
 __all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", "ACCUMULATORS",
            "E8M0_BIAS", "E8M0_NAN", "SCALE_MIN", "SCALE_MAX", "MXINT8_FRAC_BITS", "IN_FORMATS",
-           "DOT_SIZES", "FRAC_BITS_RANGE", "MxQuantSpec", "MxDotSpec"]
+           "DOT_SIZES", "FRAC_BITS_RANGE", "MxQuantSpec", "MxDequantSpec", "MxDotSpec"]
 
 E8M0_BIAS = 127
 E8M0_NAN = 0xFF
@@ -179,6 +179,42 @@ class MxQuantSpec:
         return (f"mxq [x: {self.block} x {self.in_fmt.name}] -> scale: E8M0 ({self.scale_rule}), "
                 f"y: {self.block} x {self.elem.name}; rounding {self.rounding.value}{sr}, "
                 f"saturating; latency {self.latency}")
+
+
+@dataclass(frozen=True)
+class MxDequantSpec:
+    """The MX dequantizer: one E8M0 scale + ``block`` elements in ``elem`` -> ``block`` float32
+    values X * P_i, each rounded once (rne): exact unless it overflows (inf) or falls below
+    float32's subnormals; a NaN scale gives a NaN block."""
+
+    elem: ElementFormat
+    block: int = 32
+    stages: int = 0
+
+    unit = "mxdq"
+    out_fmt = CATALOG["float32"]
+
+    def __post_init__(self):
+        object.__setattr__(self, "elem", element_format(self.elem))
+        _check_int("block", self.block, 1, MAX_BLOCK)
+        _check_stages(self.stages)
+
+    @property
+    def options(self) -> UnitOptions:
+        return UnitOptions(rounding=Rounding.RNE)
+
+    @property
+    def latency(self) -> int:
+        return self.stages
+
+    @property
+    def default_name(self) -> str:
+        """e.g. ``mxdq_fp8e4m3_k32``."""
+        return f"mxdq_{self.elem.name}_k{self.block}" + (f"_s{self.stages}" if self.stages else "")
+
+    def describe(self) -> str:
+        return (f"mxdq [scale: E8M0, x: {self.block} x {self.elem.name}] -> y: {self.block} x "
+                f"float32 = X * x_i, rounding rne; latency {self.latency}")
 
 
 @dataclass(frozen=True)

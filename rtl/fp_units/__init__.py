@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from amaranth.lib import wiring
 
-from ..mx import MxDotSpec, MxQuantSpec
+from ..mx import MxDequantSpec, MxDotSpec, MxQuantSpec
 from ..spec import UnitSpec
 from .add import FpAdd
 from .cvt import FpCvt
@@ -22,11 +22,14 @@ UNIT_CLASSES = {"mul": FpMul, "add": FpAdd, "fma": FpFma, "cvt": FpCvt}
 
 
 def build(spec: "UnitSpec | MxQuantSpec | MxDotSpec") -> wiring.Component:
-    """The unit described by ``spec`` (ports: docs in :class:`FpUnit`, rtl/fp_units/mxq.py and
-    rtl/fp_units/dot.py)."""
+    """The unit described by ``spec`` (ports: docs in :class:`FpUnit`, rtl/fp_units/mxq.py,
+    mxdq.py and dot.py)."""
     if isinstance(spec, MxQuantSpec):
         from .mxq import MxQuantizer
         return MxQuantizer(spec)
+    if isinstance(spec, MxDequantSpec):
+        from .mxdq import MxDequantizer
+        return MxDequantizer(spec)
     if isinstance(spec, MxDotSpec):
         from .dot import MxDot
         return MxDot(spec)

@@ -32,10 +32,10 @@ from .decode import Decode
 from .mul import product
 from .rounder import FLAGS_WIDTH, Rounder
 
-__all__ = ["MxDot"]
+__all__ = ["MxDot", "decode_element"]
 
 
-def _decode_element(m: Module, code, elem: ElementFormat, name: str) -> Operand:
+def decode_element(m: Module, code, elem: ElementFormat, name: str) -> Operand:
     """An element as an exact operand: FP formats through the shared decoder; MXINT8 as
     sign-magnitude (|-128| = 128 needs all 8 bits) times 2^-6."""
     if not elem.twos_complement:
@@ -112,8 +112,8 @@ class MxDot(wiring.Component):
         #    exponent-field add per element pair).
         prods = []
         for i in range(n):
-            pa = _decode_element(m, self.a[i * wa:(i + 1) * wa], ea, f"dec_a{i}")
-            pb = _decode_element(m, self.b[i * wb:(i + 1) * wb], eb, f"dec_b{i}")
+            pa = decode_element(m, self.a[i * wa:(i + 1) * wa], ea, f"dec_a{i}")
+            pb = decode_element(m, self.b[i * wb:(i + 1) * wb], eb, f"dec_b{i}")
             prods.append(product(m, pa, pb))
         nonzero = [~p.zero for p in prods]
 

@@ -13,7 +13,7 @@ import pytest
 from rtl import cli
 from rtl.export import ports, write_export
 from rtl.lint import iverilog_read, verilator_lint, yosys_read
-from rtl.mx import MxDotSpec, MxQuantSpec, element_format
+from rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec, element_format
 from export.cases import unused_top_inputs   # tests/export: the scalar export checks
 
 E = "fpforge verilog: error: "
@@ -34,6 +34,8 @@ CASES = {
                              "--block", "4", "--rounding", "stochastic", "--sr-bits", "5"],
                             MxQuantSpec("mxint8", in_fmt="bfloat16", block=4,
                                         rounding="stochastic", sr_bits=5)),
+    "mxdq": (["--unit", "mxdq", "--format", "float32", "--in-format", "fp8e5m2", "--block", "4",
+              "--stages", "1"], MxDequantSpec("fp8e5m2", block=4, stages=1)),
     "dot": (["--unit", "dot", "--format", "float32", "--in-format", "fp8e4m3", "--n", "4"],
             MxDotSpec("fp8e4m3", n=4)),
     "dot-fixed-mixed": (["--unit", "dot", "--format", "bf16", "--a-format", "fp8e5m2",
@@ -142,9 +144,21 @@ ERRORS = {
                      E + "unit mxq takes --in-format (float32 or bfloat16), not "
                          "--a-format/--b-format"),
     "n with mxq": (Q + ["--n", "8"], E + "--n applies to unit dot only, not mxq"),
-    "block with dot": (D + ["--block", "8"], E + "--block applies to unit mxq only, not dot"),
+    "block with dot": (D + ["--block", "8"],
+                       E + "--block applies to units mxq and mxdq only, not dot"),
     "block with mul": (["verilog", "--unit", "mul", "--format", "fp8e4m3", "--block", "8"],
-                       E + "--block applies to unit mxq only, not mul"),
+                       E + "--block applies to units mxq and mxdq only, not mul"),
+    "scale rule with mxdq": (["verilog", "--unit", "mxdq", "--format", "float32", "--in-format",
+                              "fp4e2m1", "--scale-rule", "ceil"],
+                             E + "--scale-rule applies to unit mxq only, not mxdq"),
+    "mxdq output": (["verilog", "--unit", "mxdq", "--format", "bf16", "--in-format", "fp4e2m1"],
+                    E + "unit mxdq writes float32; --format must be float32, not 'bf16'"),
+    "mxdq element missing": (["verilog", "--unit", "mxdq", "--format", "float32"],
+                             E + "unit mxdq needs its element format: --in-format ELEM"),
+    "mxdq rounding": (["verilog", "--unit", "mxdq", "--format", "float32", "--in-format",
+                       "fp4e2m1", "--rounding", "rtz"],
+                      E + "unit mxdq rounds rne (exact unless float32 overflows or underflows); "
+                          "--rounding rtz does not apply"),
     "dot n": (D + ["--n", "12"], E + "dot length n must be one of 4, 8, 16, 32, not 12"),
     "dot element missing": (["verilog", "--unit", "dot", "--format", "float32"],
                             E + "unit dot needs its element format(s): --in-format ELEM (both "

@@ -19,8 +19,9 @@ from amaranth.lib.wiring import In, Out
 
 import golden
 from mx_refs import ELEMS, RULES, adversarial_blocks
+from rtl.fp_units.mxdq import MxDequantizer
 from rtl.fp_units.mxq import MxQuantizer
-from rtl.mx import MxQuantSpec
+from rtl.mx import MxDequantSpec, MxQuantSpec
 from rtl.options import UnitOptions
 from rtl_harness import pack, simulate_wide, unpack
 
@@ -183,6 +184,46 @@ def test_broken_variants_are_caught(monkeypatch):
                         lambda m, amax, fin, elem, rule: real(m, amax, fin, elem, "floor"))
     n, bad, _ = check_quantizers([MxQuantSpec("fp8e4m3", block=K, scale_rule="rceil")], x)
     assert 0 < bad < n
+
+
+# ----- dequantizer --------------------------------------------------------------------------------
+
+def check_dequantizer(spec, *, seed=0):
+    """Every (scale, element code) pair, k codes per vector under one scale, against
+    golden.mx_dequantize (float32 codes compared bit for bit). Returns (values, mismatches)."""
+    w, k = spec.elem.width, spec.block
+    rng = np.random.default_rng(seed)
+    codes = np.stack([rng.permutation(1 << w) for _ in range(256)])   # row s: every code once
+    assert (np.sort(codes, axis=1) == np.arange(1 << w)).all()
+    scales = np.repeat(np.arange(256), (1 << w) // k)
+    codes = codes.reshape(-1, k)                    # k codes per vector, all under scale s
+    out = simulate_wide(MxDequantizer(spec), {"scale": scales.tolist(),
+                                              "x": [pack(r, w) for r in codes]},
+                        name=spec.default_name, latency=spec.stages)
+    want = np.asarray(golden.mx_dequantize(scales[:, None].astype(np.uint8),
+                                           codes.astype(np.uint8), spec.elem, block=k))
+    want = want.view(np.uint32)
+    got = np.array([unpack(v, 32, k) for v in out["y"]], dtype=np.uint32)
+    return want.size, int((got != want).sum())
+
+
+@pytest.mark.parametrize("elem", [e if e in ("fp8e5m2", "fp4e2m1", "mxint8") else
+                                  pytest.param(e, marks=pytest.mark.slow) for e in ELEMS])
+def test_dequantizer_every_scale_and_code(elem):
+    """Each scale paired with every element code, 4 codes per vector: 65,536 values for 8-bit
+    elements."""
+    n, bad = check_dequantizer(MxDequantSpec(elem, block=4))
+    assert n >= 256 << ELEMENT_WIDTH[elem] and bad == 0, f"{bad} of {n} values differ"
+
+
+@pytest.mark.slow
+def test_dequantizer_pipelined():
+    n, bad = check_dequantizer(MxDequantSpec("fp8e4m3", block=4, stages=3), seed=1)
+    assert bad == 0, f"{bad} of {n} values differ"
+
+
+ELEMENT_WIDTH = {"fp8e4m3": 8, "fp8e5m2": 8, "fp6e3m2": 6, "fp6e2m3": 6, "fp4e2m1": 4,
+                 "mxint8": 8}
 
 
 # ----- slow tier ----------------------------------------------------------------------------------

@@ -1,0 +1,95 @@
+"""mxdq: the OCP MX dequantizer. Mirrors golden/mx.py ``mx_dequantize``.
+
+    scale, x (k element codes) -> decode each element -> exponent + (scale - 127)
+        -> the one Rounder into float32 (rne; exact unless it overflows or underflows)
+
+Ports (element i of a packed bus at bits [i*w +: w]):
+
+    scale  in   8              E8M0 code of X = 2^(scale - 127); 0xFF (NaN) makes the block NaN
+    x      in   k * elem_width element codes, element i at x[i*w +: w]
+    y      out  k * 32         float32 codes, element i at y[i*32 +: 32]
+
+Pipeline placement for ``stages`` = N, as the scalar units: cut 1 after the raw values, cut 2
+inside each rounder, cuts 3.. on the outputs.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..mx import E8M0_BIAS, E8M0_NAN, MxDequantSpec
+from .common import Raw, register
+from .dot import decode_element
+from .rounder import Rounder
+
+__all__ = ["MxDequantizer"]
+
+
+class MxDequantizer(wiring.Component):
+    """The MX dequantizer of an :class:`~rtl.mx.MxDequantSpec` (ports: module docstring)."""
+
+    def __init__(self, spec: MxDequantSpec):
+        if not isinstance(spec, MxDequantSpec):
+            raise TypeError(f"spec must be an MxDequantSpec, not {spec!r}")
+        self._spec = spec
+        members = {"scale": In(8), "x": In(spec.block * spec.elem.width)}
+        if spec.stages:
+            members["valid_i"] = In(1)
+        members["y"] = Out(spec.block * spec.out_fmt.width)
+        if spec.stages:
+            members["valid_o"] = Out(1)
+        super().__init__(members)
+
+    @property
+    def spec(self) -> MxDequantSpec:
+        return self._spec
+
+    @property
+    def latency(self) -> int:
+        return self._spec.stages
+
+    @property
+    def name(self) -> str:
+        return self._spec.default_name
+
+    def elaborate(self, platform):
+        m = Module()
+        spec = self._spec
+        k, elem, w = spec.block, spec.elem, spec.elem.width
+        scale_nan = Signal(name="scale_nan")
+        m.d.comb += scale_nan.eq(self.scale == E8M0_NAN)
+        ops, cut1 = [], {"nan_scale": scale_nan}
+        for i in range(k):
+            op = decode_element(m, self.x[i * w:(i + 1) * w], elem, f"dec_x{i}")
+            # X * P_i only moves the exponent: the scale code adds to the element's field.
+            e = Signal(unsigned(len(op.exp) + 9), name=f"exp{i}")
+            m.d.comb += e.eq(op.exp + self.scale)
+            ops.append(op)
+            cut1 |= {f"sign{i}": op.sign, f"exp{i}": e, f"sig{i}": op.sig, f"zero{i}": op.zero,
+                     f"inf{i}": op.inf, f"nan{i}": op.nan, f"invalid{i}": op.invalid}
+        p = register(m, spec.stages >= 1, "s1", cut1)
+        ys = []
+        for i, op in enumerate(ops):
+            lo, hi = op.exp_range
+            raw = Raw(sign=p[f"sign{i}"], exp=p[f"exp{i}"], off=op.off - E8M0_BIAS,
+                      sig=p[f"sig{i}"], width=op.width, exp_range=(lo, hi + E8M0_NAN),
+                      lz_max=op.lz_max, sticky=0, zero=p[f"zero{i}"],
+                      inf=p[f"inf{i}"], nan=p[f"nan{i}"] | p["nan_scale"],
+                      invalid=p[f"invalid{i}"])
+            rnd = Rounder(spec.out_fmt, spec.options, raw, register=spec.stages >= 2)
+            m.submodules[f"round_y{i}"] = rnd
+            ys.append(rnd.y)
+        out = {"y": Cat(*ys)}
+        for i in range(3, spec.stages + 1):
+            out = register(m, True, f"s{i}", out)
+        m.d.comb += self.y.eq(out["y"])
+        if spec.stages:
+            valid = self.valid_i
+            for i in range(spec.stages):
+                nxt = Signal(name=f"valid_s{i + 1}")
+                m.d.sync += nxt.eq(valid)
+                valid = nxt
+            m.d.comb += self.valid_o.eq(valid)
+        return m

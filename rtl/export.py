@@ -452,7 +452,8 @@ def _mx_parameters(spec) -> dict:
 
 
 MX_OPERATION = {
-    "mxq": "scale, y = MX quantize(x): X = 2^s by the scale rule, y_i = x_i / X rounded, saturating",
+    "mxq": "scale, y = MX quantize(x): X = 2^s by the scale rule, y_i = x_i / X rounded, "
+           "saturating",
     "mxdq": "y_i = X * x_i, X = 2^(scale - 127), rounded once into float32",
     "dot": "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)",
 }
@@ -513,7 +514,8 @@ def _mx_header(spec, name: str, table: list[Port], sc: dict) -> str:
             f"{spec.frac_bits}), docs/mx.md)"
         lines += [f"a element   {spec.elem_a.describe()}",
                   f"b element   {spec.elem_b.describe()}",
-                  f"n           {spec.n}; block scales {'on scale_a, scale_b' if spec.scaled else 'none'}",
+                  f"n           {spec.n}; block scales "
+                  f"{'on scale_a, scale_b' if spec.scaled else 'none'}",
                   f"accumulator {acc}",
                   f"y format    {spec.out_fmt.describe()}",
                   f"rounding    {prm['rounding']} ({prm['rounding_meaning']}), non-saturating"]

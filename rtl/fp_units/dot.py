@@ -21,37 +21,16 @@ result), cut 2 inside the rounder, cuts 3.. on the outputs.
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for, ceil_log2
 
-from ..mx import E8M0_BIAS, E8M0_NAN, MXINT8_FRAC_BITS, ElementFormat, MxDotSpec
+from ..mx import E8M0_BIAS, E8M0_NAN, MxDotSpec
 from ..options import Flag, Rounding
-from .common import Operand, Raw, register
-from .decode import Decode
+from .common import Raw, register
 from .mul import product
+from .mx_unit import MxUnit, decode_element
 from .rounder import FLAGS_WIDTH, Rounder
 
-__all__ = ["MxDot", "decode_element"]
-
-
-def decode_element(m: Module, code, elem: ElementFormat, name: str) -> Operand:
-    """An element as an exact operand: FP formats through the shared decoder; MXINT8 as
-    sign-magnitude (|-128| = 128 needs all 8 bits) times 2^-6."""
-    if not elem.twos_complement:
-        dec = Decode(elem.grid)
-        m.submodules[name] = dec
-        m.d.comb += dec.code.eq(code)
-        return Operand(sign=dec.sign, exp=dec.exp, off=dec.off, sig=dec.sig, width=dec.width,
-                       exp_range=dec.exp_range, lz_max=dec.lz_max, zero=dec.is_zero,
-                       inf=dec.is_inf, nan=dec.is_nan, invalid=dec.is_snan)
-    mag = Signal(8, name=f"{name}_mag")
-    m.d.comb += mag.eq(Mux(code[7], -code, code))
-    zero = Signal(name=f"{name}_zero")
-    m.d.comb += zero.eq(code == 0)
-    return Operand(sign=code[7], exp=Const(0, 1), off=-MXINT8_FRAC_BITS, sig=mag, width=8,
-                   exp_range=(0, 0), lz_max=7, zero=zero, inf=Const(0, 1), nan=Const(0, 1),
-                   invalid=Const(0, 1))
+__all__ = ["MxDot"]
 
 
 def _tree(m: Module, values: list, op, shape, name: str):
@@ -73,34 +52,17 @@ def _any(values):
     return Cat(*values).any()
 
 
-class MxDot(wiring.Component):
+class MxDot(MxUnit):
     """The MX dot-product unit of an :class:`~rtl.mx.MxDotSpec` (ports: module docstring)."""
 
-    def __init__(self, spec: MxDotSpec):
-        if not isinstance(spec, MxDotSpec):
-            raise TypeError(f"spec must be an MxDotSpec, not {spec!r}")
-        self._spec = spec
-        members = {"a": In(spec.n * spec.elem_a.width), "b": In(spec.n * spec.elem_b.width)}
+    spec_class = MxDotSpec
+
+    @staticmethod
+    def port_widths(spec):
+        inputs = {"a": spec.n * spec.elem_a.width, "b": spec.n * spec.elem_b.width}
         if spec.scaled:
-            members |= {"scale_a": In(8), "scale_b": In(8)}
-        if spec.stages:
-            members["valid_i"] = In(1)
-        members |= {"y": Out(spec.out_fmt.width), "flags": Out(FLAGS_WIDTH)}
-        if spec.stages:
-            members["valid_o"] = Out(1)
-        super().__init__(members)
-
-    @property
-    def spec(self) -> MxDotSpec:
-        return self._spec
-
-    @property
-    def latency(self) -> int:
-        return self._spec.stages
-
-    @property
-    def name(self) -> str:
-        return self._spec.default_name
+            inputs |= {"scale_a": 8, "scale_b": 8}
+        return inputs, {"y": spec.out_fmt.width, "flags": FLAGS_WIDTH}
 
     def elaborate(self, platform):
         m = Module()
@@ -172,13 +134,7 @@ class MxDot(wiring.Component):
         for i in range(3, spec.stages + 1):
             out = register(m, True, f"s{i}", out)
         m.d.comb += [self.y.eq(out["y"]), self.flags.eq(out["flags"])]
-        if spec.stages:
-            valid = self.valid_i
-            for i in range(spec.stages):
-                nxt = Signal(name=f"valid_s{i + 1}")
-                m.d.sync += nxt.eq(valid)
-                valid = nxt
-            m.d.comb += self.valid_o.eq(valid)
+        self.valid_chain(m)
         return m
 
     @staticmethod

@@ -16,43 +16,24 @@ inside each rounder, cuts 3.. on the outputs.
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Signal, unsigned
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
 
 from ..mx import E8M0_BIAS, E8M0_NAN, MxDequantSpec
 from .common import Raw, register
-from .dot import decode_element
+from .mx_unit import MxUnit, decode_element
 from .rounder import Rounder
 
 __all__ = ["MxDequantizer"]
 
 
-class MxDequantizer(wiring.Component):
+class MxDequantizer(MxUnit):
     """The MX dequantizer of an :class:`~rtl.mx.MxDequantSpec` (ports: module docstring)."""
 
-    def __init__(self, spec: MxDequantSpec):
-        if not isinstance(spec, MxDequantSpec):
-            raise TypeError(f"spec must be an MxDequantSpec, not {spec!r}")
-        self._spec = spec
-        members = {"scale": In(8), "x": In(spec.block * spec.elem.width)}
-        if spec.stages:
-            members["valid_i"] = In(1)
-        members["y"] = Out(spec.block * spec.out_fmt.width)
-        if spec.stages:
-            members["valid_o"] = Out(1)
-        super().__init__(members)
+    spec_class = MxDequantSpec
 
-    @property
-    def spec(self) -> MxDequantSpec:
-        return self._spec
-
-    @property
-    def latency(self) -> int:
-        return self._spec.stages
-
-    @property
-    def name(self) -> str:
-        return self._spec.default_name
+    @staticmethod
+    def port_widths(spec):
+        return ({"scale": 8, "x": spec.block * spec.elem.width},
+                {"y": spec.block * spec.out_fmt.width})
 
     def elaborate(self, platform):
         m = Module()
@@ -85,11 +66,5 @@ class MxDequantizer(wiring.Component):
         for i in range(3, spec.stages + 1):
             out = register(m, True, f"s{i}", out)
         m.d.comb += self.y.eq(out["y"])
-        if spec.stages:
-            valid = self.valid_i
-            for i in range(spec.stages):
-                nxt = Signal(name=f"valid_s{i + 1}")
-                m.d.sync += nxt.eq(valid)
-                valid = nxt
-            m.d.comb += self.valid_o.eq(valid)
+        self.valid_chain(m)
         return m

@@ -24,14 +24,13 @@ the raw elements, cut 2 inside each element rounder, cuts 3.. on the outputs.
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
 
 from ..formats import FloatFormat, Specials
 from ..mx import E8M0_BIAS, E8M0_NAN, SCALE_MAX, SCALE_MIN, ElementFormat, MxQuantSpec
 from ..options import Rounding, UnitOptions
 from .common import Raw, lzc, register
 from .decode import Decode
+from .mx_unit import MxUnit
 from .rounder import FLAGS_WIDTH, Rounder
 
 __all__ = ["MxQuantizer", "shared_exponent"]
@@ -103,37 +102,17 @@ def shared_exponent(m: Module, amax, in_fmt: FloatFormat, elem: ElementFormat, r
     return s
 
 
-class MxQuantizer(wiring.Component):
+class MxQuantizer(MxUnit):
     """The MX block quantizer of an :class:`~rtl.mx.MxQuantSpec` (ports: module docstring)."""
 
-    def __init__(self, spec: MxQuantSpec):
-        if not isinstance(spec, MxQuantSpec):
-            raise TypeError(f"spec must be an MxQuantSpec, not {spec!r}")
-        self._spec = spec
-        k = spec.block
-        members = {"x": In(k * spec.in_fmt.width)}
+    spec_class = MxQuantSpec
+
+    @staticmethod
+    def port_widths(spec):
+        inputs = {"x": spec.block * spec.in_fmt.width}
         if spec.has_rbits:
-            members["rbits"] = In(k * spec.sr_bits)
-        if spec.stages:
-            members["valid_i"] = In(1)
-        members["scale"] = Out(8)
-        members["y"] = Out(k * spec.elem.width)
-        members["flags"] = Out(FLAGS_WIDTH)
-        if spec.stages:
-            members["valid_o"] = Out(1)
-        super().__init__(members)
-
-    @property
-    def spec(self) -> MxQuantSpec:
-        return self._spec
-
-    @property
-    def latency(self) -> int:
-        return self._spec.stages
-
-    @property
-    def name(self) -> str:
-        return self._spec.default_name
+            inputs["rbits"] = spec.block * spec.sr_bits
+        return inputs, {"scale": 8, "y": spec.block * spec.elem.width, "flags": FLAGS_WIDTH}
 
     def elaborate(self, platform):
         m = Module()
@@ -210,12 +189,5 @@ class MxQuantizer(wiring.Component):
         m.d.comb += [self.scale.eq(out["scale"]), self.y.eq(out["y"]),
                      self.flags.eq(out["flags"])]
         assert len(Cat(*codes)) == k * w_el
-
-        if spec.stages:
-            valid = self.valid_i
-            for i in range(spec.stages):
-                nxt = Signal(name=f"valid_s{i + 1}")
-                m.d.sync += nxt.eq(valid)
-                valid = nxt
-            m.d.comb += self.valid_o.eq(valid)
+        self.valid_chain(m)
         return m

@@ -106,6 +106,15 @@ VERILATOR_ARGS = ["--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MUL
                   "--x-assign", "fast", "--x-initial", "fast"]
 
 
+# Icarus: Verilog-2005, not the runner's -g2012. Yosys's Verilog starts every ``always @*``
+# block at time 0 through a trigger register declared with an initializer (``reg trig = 0;``);
+# under 2005 rules that initializer is an event, under SystemVerilog rules (-g2012) it is not,
+# so a block whose inputs never change afterwards (a flag that is constant for the format, a
+# register that keeps its init value) keeps x forever: the "x bits from pipelined units" in the
+# lane harness (regression: tests/sim/test_benches.py::test_pipelined_back_to_back_and_bubbles).
+ICARUS_ARGS = ["-g2005"]
+
+
 def build(cfg: BenchConfig, sim: str | None = None, *, waves: bool | None = None) -> Path:
     """Emit the harness Verilog and build it for ``sim``; returns the build directory."""
     sim = simulator(sim)
@@ -124,10 +133,15 @@ def build(cfg: BenchConfig, sim: str | None = None, *, waves: bool | None = None
         vlt = build_dir / "public.vlt"
         vlt.write_text(f'`verilator_config\npublic_flat_rw -module "{h.name}" -var "*"\n')
         sources.append(cocotb_runner.VerilatorControlFile(vlt))
+    args = VERILATOR_ARGS if sim == "verilator" else ICARUS_ARGS
+    # The runners rebuild when a source changed, not when the flags did: a stamp tells.
+    stamp = build_dir / "build_args.json"
+    flags_changed = not stamp.exists() or stamp.read_text() != json.dumps(args)
     r = _runner(sim)
     r.build(sources=sources, hdl_toplevel=h.name, build_dir=build_dir, timescale=("1ns", "1ps"),
-            waves=waves, build_args=VERILATOR_ARGS if sim == "verilator" else [],
+            waves=waves, build_args=args, always=flags_changed,
             log_file=build_dir / "build.log")
+    stamp.write_text(json.dumps(args))
     (build_dir / "toplevel").write_text(h.name)
     return build_dir
 

@@ -115,7 +115,7 @@ E = "fpforge verilog: error: "
 ERRORS = {
     "unknown unit": (["verilog", "--unit", "div", "--format", "fp8e4m3"],
                      E + "argument --unit: invalid choice: 'div' (choose from 'mul', 'add', "
-                         "'fma', 'cvt')"),
+                         "'fma', 'cvt', 'mxq', 'mxdq', 'dot')"),
     "unknown format": (["verilog", "--unit", "mul", "--format", "fp9"],
                        E + f"unknown format 'fp9'; {valid_forms()}"),
     "unknown in-format": (BASE + ["--in-format", "float8_e4m3fnx"],

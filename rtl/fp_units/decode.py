@@ -8,9 +8,10 @@ bias into one constant, so no per-operand bias adder is built.
 
 from __future__ import annotations
 
-from amaranth.hdl import Elaboratable, Module, Signal
+from amaranth.hdl import Cat, Const, Elaboratable, Module, Signal
 
 from ..formats import FloatFormat, Specials
+from .common import lzc, signed_for
 
 __all__ = ["Decode"]
 
@@ -23,16 +24,23 @@ class Decode(Elaboratable):
     ``is_snan``. Static facts for the units: ``off`` (weight of sig's LSB is exp + off),
     ``exp_range`` (values of ``exp`` for finite nonzero codes), ``lz_max`` (leading zeros a nonzero
     ``sig`` can have: M with subnormals, else 0).
+
+    With ``normalize`` (for units that treat zeros by ``is_zero`` alone, like mul) every sig
+    has its hidden bit set: a subnormal's significand is shifted up to it and its exponent
+    lowered to match (``exp`` is then signed, down to 1 - M; ``lz_max`` 0), and a zero's
+    significand and exponent are left undefined. The multiplier then sees a constant top bit,
+    and the M-bit leading-zero count per operand is cheaper than counting the leading zeros of
+    the product.
     """
 
-    def __init__(self, fmt: FloatFormat):
+    def __init__(self, fmt: FloatFormat, *, normalize: bool = False):
         if not isinstance(fmt, FloatFormat):
             raise TypeError(f"fmt must be a FloatFormat, not {fmt!r}")
         self.fmt = fmt
         M = fmt.man_bits
+        self.normalize = normalize and M > 0 and fmt.specials is not Specials.FNU
         self.code = Signal(fmt.width, name="code")
         self.sign = Signal(name="sign")
-        self.exp = Signal(fmt.exp_bits, name="exp")
         self.sig = Signal(M + 1, name="sig")
         self.is_zero = Signal(name="is_zero")
         self.is_inf = Signal(name="is_inf")
@@ -46,6 +54,12 @@ class Decode(Elaboratable):
             self.off = -fmt.bias - M
             self.exp_range = (1, fmt.max_finite_code >> M)
         self.lz_max = M if fmt.has_subnormals else 0
+        if self.normalize and fmt.has_subnormals:
+            self.exp_range = (1 - M, self.exp_range[1])
+            self.lz_max = 0
+            self.exp = Signal(signed_for(*self.exp_range), name="exp")
+        else:
+            self.exp = Signal(fmt.exp_bits, name="exp")
 
     def elaborate(self, platform):
         m = Module()
@@ -73,7 +87,17 @@ class Decode(Elaboratable):
             m.d.comb += [self.exp.eq(e), self.sig.eq(1)]
         else:
             normal = e != 0
-            if fmt.has_subnormals:
+            if self.normalize and fmt.has_subnormals:
+                # The count sees the hidden bit: 0 for normals, 1 + the fraction's leading
+                # zeros for subnormals.
+                zero = ~normal & (f == 0)
+                lz, _ = lzc(m, Cat(f, normal), "sub_lzc")
+                m.d.comb += [self.exp.eq((e | ~normal) - lz),
+                             self.sig.eq(Cat((Cat(f, normal) << lz)[:M], Const(1, 1)))]
+            elif self.normalize:
+                zero = ~normal
+                m.d.comb += [self.exp.eq(e), self.sig.eq(Cat(f, Const(1, 1)))]
+            elif fmt.has_subnormals:
                 # A subnormal has the exponent of field 1 and no hidden bit; a zero has sig 0.
                 zero = ~normal & (f == 0)
                 m.d.comb += [self.exp.eq(e | ~normal), self.sig.eq(f | (normal << M))]

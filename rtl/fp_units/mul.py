@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Module, Signal
 
-from .common import Operand, Raw
+from .common import Operand, Raw, signed_for, unsigned_for
 from .unit import FpUnit
 
 __all__ = ["FpMul", "product"]
@@ -12,8 +12,10 @@ __all__ = ["FpMul", "product"]
 
 def product(m: Module, a: Operand, b: Operand) -> Operand:
     """The exact product of two decoded operands (also the first half of fma)."""
+    exp_range = (a.exp_range[0] + b.exp_range[0], a.exp_range[1] + b.exp_range[1])
     sig = Signal(a.width + b.width, name="prod_sig")
-    exp = Signal(max(len(a.exp), len(b.exp)) + 1, name="prod_exp")
+    exp = Signal(signed_for(*exp_range) if exp_range[0] < 0 else unsigned_for(exp_range[1]),
+                 name="prod_exp")
     m.d.comb += [sig.eq(a.sig * b.sig), exp.eq(a.exp + b.exp)]
     invalid_op = (a.inf & b.zero) | (a.zero & b.inf)        # 0 x inf
     nan = a.nan | b.nan | invalid_op
@@ -21,7 +23,7 @@ def product(m: Module, a: Operand, b: Operand) -> Operand:
     lz_max = min(a.lz_max + b.lz_max + 1, a.width + b.width - 1)
     return Operand(sign=a.sign ^ b.sign, exp=exp, off=a.off + b.off, sig=sig,
                    width=a.width + b.width,
-                   exp_range=(a.exp_range[0] + b.exp_range[0], a.exp_range[1] + b.exp_range[1]),
+                   exp_range=exp_range,
                    lz_max=lz_max, zero=a.zero | b.zero, inf=(a.inf | b.inf) & ~nan, nan=nan,
                    invalid=invalid_op | a.invalid | b.invalid)
 
@@ -30,6 +32,10 @@ class FpMul(FpUnit):
     """``y = a * b`` with one rounding into the output format."""
 
     unit = "mul"
+
+    # Operands with their hidden bit set: a constant top bit for the multiplier, zeros handled
+    # by is_zero alone, and a product with at most one leading zero (the rounder's one shift).
+    normalized_operands = True
 
     def core(self, m, ops):
         p = product(m, *ops)

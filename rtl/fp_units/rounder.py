@@ -10,7 +10,9 @@ How it works, in hardware terms:
    the shift is clamped (by a marker bit ORed in before the count) so that the top bit weighs at
    least 2^emin, and a value so small that even its top bit lies below 2^emin is shifted *right*
    instead. Either way the top bit of the window is then the hidden bit of the result (1:
-   normal, 0: subnormal).
+   normal, 0: subnormal). A sig with at most one leading zero (a product of normalized
+   operands) skips the count: normalizing and denormalizing are then one right shift whose
+   amount comes from the exponent and the top bit.
 2. *Window.* The top M+1 bits are kept, G more bits below them are kept exactly (G = the random
    bits of stochastic rounding, else 2: the round bit and one more for tininess after rounding),
    and everything further down ORs into ``sticky``.
@@ -84,23 +86,27 @@ class Rounder(Elaboratable):
             t_lo, t_hi = raw.exp_range[0] + top - emin, raw.exp_range[1] + top - emin
             t = Signal(signed_for(t_lo, t_hi), name="t")
             m.d.comb += t.eq(raw.exp + (top - emin))
-        if raw.lz_max > 0 and clamp:
+        # A nonzero sig has its leading one among its top Z = lz_max + 1 bits: only they are
+        # counted, and a left shift never exceeds lz_max.
+        Z = min(raw.lz_max + 1, W)
+        one_shift = clamp and raw.lz_max <= 1
+        if one_shift:
+            lz = None
+        elif raw.lz_max > 0 and clamp:
             # The subnormal floor as a marker bit t places below the top: the leading-zero
             # count of (sig | marker) is min(lz, t), the clamped left shift, with no compare and
             # mux after the count (t < 0: marker on top, no left shift).
-            t_sat = Signal(bits_for(W), name="t_sat")
-            marker = Signal(W, name="floor_marker")
-            m.d.comb += [t_sat.eq(Mux(t < 0, 0, Mux(t > W, W, t))),
-                         marker.eq(Const(1 << (W - 1), W + 1) >> t_sat)]
-            lz, _ = lzc(m, sig | marker, "lzc")
-            all_zero = Signal(name="sig_zero")
-            m.d.comb += all_zero.eq(sig == 0)
+            t_sat = Signal(bits_for(Z), name="t_sat")
+            marker = Signal(Z, name="floor_marker")
+            m.d.comb += [t_sat.eq(Mux(t < 0, 0, Mux(t > Z, Z, t))),
+                         marker.eq(Const(1 << (Z - 1), Z + 1) >> t_sat)]
+            lz, _ = lzc(m, sig[W - Z:] | marker, "lzc")
         elif raw.lz_max > 0:
-            lz, all_zero = lzc(m, sig, "lzc")
+            lz, _ = lzc(m, sig[W - Z:], "lzc")
         else:
-            lz, all_zero = Const(0, 1), ~sig[W - 1]
+            lz = Const(0, 1)
         if raw.cancels:
-            vanished = all_zero & ~raw.sticky
+            vanished = (sig == 0) & ~raw.sticky
             is_zero = raw.zero | vanished
             # An exact zero sum of opposite signs is +0, or -0 when rounding down (IEEE 6.3).
             rdn = Const(int(mode.rdn), 1) if isinstance(mode.rdn, bool) else mode.rdn
@@ -108,43 +114,69 @@ class Rounder(Elaboratable):
         else:
             is_zero, zero_sign = raw.zero, raw.sign
 
-        right = Const(0, 1)
-        s = lz if raw.lz_max else Const(0, 1)
-        if clamp:
-            rel = Signal(unsigned(bits_for(max(t_hi, 0))), name="exp_rel")  # top bit vs emin
-            m.d.comb += rel.eq(Mux(t < 0, 0, t - s))
+        # exp_field0 + field_add (or + the window's top bit, with the floor clamped late) is the
+        # exponent field of the window's top bit, biased, minus one: the hidden bit adds it back,
+        # so normal and subnormal codes share one formula.
+        win2 = Signal(L, name="window")
+        st2 = Signal(name="sticky")
+        if one_shift:
+            # At most one leading zero: whether the result is subnormal, and by how much, is
+            # known from t and the top bit alone, so normalizing and denormalizing are one right
+            # shift of sig (with a zero below it) by a = 1 - t, or by the top bit's complement
+            # above the floor; the field is max(t + 1 - lz, 0) above the floor's.
+            lead = sig[W - 1] if raw.lz_max else Const(1, 1)
+            field_lo, field_hi = emin + bias - 1, t_hi + emin + bias
+            field_add = 0
+            e1 = Signal(signed_for(t_lo, t_hi + 1), name="exp_lead")
+            exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
+            m.d.comb += [e1.eq(t + lead),
+                         exp_field0.eq(Mux(e1 < 0, 0, e1) + (emin + bias - 1))]
+            pad = max(1, L - W + 1)
+            Wv = W + pad                                 # sig with zeros below it
+            A = L + 1                                    # every bit below the window
+            a = Signal(bits_for(A), name="rshift")
             if t_lo < 0:
-                right = Signal(bits_for(L), name="rshift")
-                m.d.comb += right.eq(Mux(t < -L, L, Mux(t < 0, -t, 0)))
-            # exp_field = biased exponent of the window's top bit - 1 (+ hidden bit, later).
-            field_lo, field_hi = emin + bias - 1, t_hi + emin + bias - 1
-            exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
-            m.d.comb += exp_field0.eq(rel + (emin + bias - 1))
+                m.d.comb += a.eq(Mux(t > 0, lead, Mux(t < 1 - A, A, 1 - t)))
+            else:
+                m.d.comb += a.eq(Mux(t > 0, lead, 1))
+            ext = Signal(A + Wv, name="rshifted")
+            m.d.comb += ext.eq(Cat(Const(0, A + pad), sig) >> a)
+            cut = A + Wv - 1 - L
+            m.d.comb += [win2.eq(ext[cut:cut + L]), st2.eq(raw.sticky | (ext[:cut] != 0))]
         else:
-            field_lo, field_hi = E_lo + bias - 1, E_hi + bias - 1
-            exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
-            m.d.comb += exp_field0.eq(raw.exp + (top + bias - 1) - s)
+            right = Const(0, 1)
+            s = lz
+            field_add = 1
+            if clamp:
+                rel = Signal(unsigned(bits_for(max(t_hi, 0))), name="exp_rel")  # top bit vs emin
+                m.d.comb += rel.eq(Mux(t < 0, 0, t - s))
+                if t_lo < 0:
+                    right = Signal(bits_for(L), name="rshift")
+                    m.d.comb += right.eq(Mux(t < -L, L, Mux(t < 0, -t, 0)))
+                field_lo, field_hi = emin + bias - 1, t_hi + emin + bias - 1
+                exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
+                m.d.comb += exp_field0.eq(rel + (emin + bias - 1))
+            else:
+                field_lo, field_hi = E_lo + bias - 1, E_hi + bias - 1
+                exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
+                m.d.comb += exp_field0.eq(raw.exp + (top + bias - 1) - s)
 
-        norm = Signal(W, name="norm")
-        m.d.comb += norm.eq((sig << s)[:W] if raw.lz_max else sig)
+            norm = Signal(W, name="norm")
+            m.d.comb += norm.eq((sig << s)[:W] if raw.lz_max else sig)
 
-        # ---- 2. Window ------------------------------------------------------------------------
-        if W >= L:
-            win = norm[W - L:]
-            sticky = raw.sticky | (norm[:W - L] != 0) if W > L else raw.sticky
-        else:
-            win = Cat(Const(0, L - W), norm)
-            sticky = raw.sticky
-        if isinstance(right, Signal):
-            ext = Signal(2 * L, name="rshifted")
-            m.d.comb += ext.eq(Cat(Const(0, L), win) >> right)
-            win2 = Signal(L, name="window")
-            st2 = Signal(name="sticky")
-            m.d.comb += [win2.eq(ext[L:]), st2.eq(sticky | (ext[:L] != 0))]
-        else:
-            win2 = Signal(L, name="window")
-            st2 = Signal(name="sticky")
-            m.d.comb += [win2.eq(win), st2.eq(sticky)]
+            # ---- 2. Window --------------------------------------------------------------------
+            if W >= L:
+                win = norm[W - L:]
+                sticky = raw.sticky | (norm[:W - L] != 0) if W > L else raw.sticky
+            else:
+                win = Cat(Const(0, L - W), norm)
+                sticky = raw.sticky
+            if isinstance(right, Signal):
+                ext = Signal(2 * L, name="rshifted")
+                m.d.comb += ext.eq(Cat(Const(0, L), win) >> right)
+                m.d.comb += [win2.eq(ext[L:]), st2.eq(sticky | (ext[:L] != 0))]
+            else:
+                m.d.comb += [win2.eq(win), st2.eq(sticky)]
 
         stage = dict(sign=raw.sign, zero=is_zero, zero_sign=zero_sign, inf=raw.inf, nan=raw.nan,
                      invalid=raw.invalid, exp_field0=exp_field0, win=win2, sticky=st2)
@@ -169,7 +201,8 @@ class Rounder(Elaboratable):
             R = G
             sr_carry = (win[:R] + p["rbits"][:R])[R]
         exp_field = Signal(signed_for(field_lo, field_hi + 1), name="exp_field")
-        m.d.comb += exp_field.eq(p["exp_field0"] + (hidden if clamp else 1))
+        late_hidden = clamp and not one_shift
+        m.d.comb += exp_field.eq(p["exp_field0"] + (hidden if late_hidden else field_add))
         # Parity is the LSB of the code: of the fraction, or of the exponent when M == 0 (E8M0).
         parity = win[G] if M else exp_field[0]
         inc = mode.increment(sign, parity, rnd, below, sr_carry)

@@ -26,6 +26,8 @@ class FpUnit(wiring.Component):
     """Base of the floating-point units. Subclasses set ``unit`` and implement ``core``."""
 
     unit: str = ""
+    # Decode ``normalize``: the core takes operands with the hidden bit set (zeros by flag).
+    normalized_operands: bool = False
 
     def __init__(self, spec: UnitSpec):
         if not isinstance(spec, UnitSpec):
@@ -68,7 +70,7 @@ class FpUnit(wiring.Component):
         spec = self._spec
         ops = []
         for port, fmt in zip(spec.operands, spec.in_fmts):
-            dec = Decode(fmt)
+            dec = Decode(fmt, normalize=self.normalized_operands)
             m.submodules[f"dec_{port}_{fmt.ident}"] = dec
             m.d.comb += dec.code.eq(getattr(self, port))
             ops.append(Operand(sign=dec.sign, exp=dec.exp, off=dec.off, sig=dec.sig,

@@ -120,6 +120,9 @@ class Row:
     core_ge: float | None = None
     area_vs_core: float | None = None
     delay_vs_core: float | None = None
+    # Yosys's technology-free estimate (stat -tech cmos on the generic gates): how much logic
+    # the generator emits, free of ABC's non-monotonic area mapping.
+    transistors: int | None = None
 
 
 def _short(fmt: FloatFormat) -> str:
@@ -161,6 +164,7 @@ def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpg
             row.ge, row.area_um2 = r.asic.ge, r.asic.area_um2
             row.delay_ps, row.delay_slow_ps = r.asic.delay_ps, r.asic.delay_slow_ps
             row.cells, row.depth = r.asic.cells, r.generic.depth
+            row.transistors = r.generic.transistors
             if core is not None:
                 row.core, row.core_ge = core.name, core.asic.ge
             row.area_vs_core, row.delay_vs_core = r.area_vs_core, r.delay_vs_core

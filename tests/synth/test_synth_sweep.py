@@ -1,7 +1,7 @@
 """Physics sanity on real synthesis figures, the sweep's outputs, and the command lines' errors.
 
 One small sweep (module-scoped: seven units and their cores) feeds every figure test: wider
-formats cost more, flushing subnormals never costs area, every figure is positive.
+formats cost more, flushing subnormals never costs area or logic, every figure is positive.
 """
 
 import csv
@@ -38,6 +38,7 @@ def test_every_case_synthesised_with_positive_figures(swept):
     for r in rows.values():
         assert r.status == "ok", r
         assert r.ge > 0 and r.area_um2 > 0 and r.delay_ps > 0 and r.cells > 0 and r.depth > 0
+        assert r.transistors > 0
         assert r.delay_slow_ps >= r.delay_ps
     for r in rows.values():
         if r.unit == "mul":
@@ -53,26 +54,46 @@ def test_wider_multiplier_costs_more_area(swept):
 @pytest.mark.parametrize("fmt, unit", FTZ_CASES)
 def test_flushing_subnormals_never_adds_area(swept, fmt, unit):
     rows, _, _ = swept
-    assert rows[(fmt, unit, "ftz")].ge <= rows[(fmt, unit, "default")].ge
+    default, ftz = rows[(fmt, unit, "default")], rows[(fmt, unit, "ftz")]
+    assert ftz.transistors <= default.transistors
+    assert ftz.ge <= default.ge
 
 
-# Measured with the generator of commit c0af7bc: ftz add maps *larger* than the default add in
-# these formats (fp8e5m2 396.7 vs 372.0 GE, bf16 887 vs 847, fp16 941 vs 906; docs/synth). Not
-# strict while the rounder is being reworked: a fix shows as XPASS in the -ra summary.
-FTZ_ADD_COSTS_MORE = pytest.mark.xfail(strict=False, reason="ftz add maps larger than the "
-                                       "default add here (reported to the RTL owner)")
+WIDE_FTZ_CASES = [(f, u) for f in ("fp8e5m2", "bf16", "fp16") for u in ("mul", "add")]
+
+
+@pytest.fixture(scope="module")
+def swept_wide(tmp_path_factory):
+    cases = [sw.Case(resolve(f), u, v) for f, u in WIDE_FTZ_CASES for v in ("default", "ftz")]
+    rows, _, _ = sw.sweep(cases, out_dir=tmp_path_factory.mktemp("sweep_wide"), jobs=2)
+    return {(r.short, r.unit, r.variant): r for r in rows}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt, unit", WIDE_FTZ_CASES)
+def test_flushing_subnormals_never_adds_logic_wide(swept_wide, fmt, unit):
+    """The generator's side: flushing never emits more logic (Yosys's technology-free
+    transistor estimate of the generic gates)."""
+    default, ftz = swept_wide[(fmt, unit, "default")], swept_wide[(fmt, unit, "ftz")]
+    assert ftz.transistors <= default.transistors
+
+
+# ABC's area mapping is not monotonic: with one generic netlist per variant and less logic in
+# the ftz one (test above), the mapped ftz add still comes out larger for bf16 and fp16
+# (generator of this commit: bf16 823 vs 795 GE, fp16 941 vs 843 GE; hierarchical mapping of
+# the same Verilog puts fp16 at 800 vs 791 um^2, the ftz decoder's masking). Not strict: a
+# mapping that lands the other way shows as XPASS in the -ra summary.
+FTZ_ADD_MAPS_LARGER = pytest.mark.xfail(strict=False, reason="ABC maps the ftz add larger "
+                                        "than the default one although its logic is smaller")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt, unit", [
-    ("fp8e5m2", "mul"), pytest.param("fp8e5m2", "add", marks=FTZ_ADD_COSTS_MORE),
-    ("bf16", "mul"), pytest.param("bf16", "add", marks=FTZ_ADD_COSTS_MORE),
-    ("fp16", "mul"), pytest.param("fp16", "add", marks=FTZ_ADD_COSTS_MORE)])
-def test_flushing_subnormals_never_adds_area_wide(tmp_path, fmt, unit):
-    rows, _, _ = sw.sweep([sw.Case(resolve(fmt), unit, v) for v in ("default", "ftz")],
-                          out_dir=tmp_path, jobs=2)
-    default, ftz = rows
-    assert (default.variant, ftz.variant) == ("default", "ftz")
+    ("fp8e5m2", "mul"), ("fp8e5m2", "add"), ("bf16", "mul"),
+    pytest.param("bf16", "add", marks=FTZ_ADD_MAPS_LARGER),
+    ("fp16", "mul"), pytest.param("fp16", "add", marks=FTZ_ADD_MAPS_LARGER)])
+def test_flushing_subnormals_never_adds_area_wide(swept_wide, fmt, unit):
+    default, ftz = swept_wide[(fmt, unit, "default")], swept_wide[(fmt, unit, "ftz")]
     assert ftz.ge <= default.ge
 
 

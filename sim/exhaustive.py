@@ -5,11 +5,13 @@
 The input space (all operand codes; 2^32 pairs for a 16-bit add) is cut into N contiguous
 shards; each runs in its own simulator process on one shared build. The default engine is the
 native Verilator loop (:mod:`sim.bench.native`: operands and results as raw bytes through pipes,
-~20x the cocotb bench's rate on a 16-bit unit); ``--engine cocotb`` runs the cocotb bench
-instead (Verilator or Icarus; the only engine that can see x bits). A progress bar follows the shards'
-progress files; at the end each shard's vectors and mismatches are listed, merged, and the
-figure of merit printed: vectors per second over the whole run. The merged summary is written
-to ``build/sim/exhaustive/<unit name>.json``. Exit status 1 when any vector mismatched.
+more than 10x the cocotb bench's rate on a 16-bit unit); ``--engine cocotb`` runs the cocotb bench
+instead (Verilator or Icarus; the only engine that can see x bits). A progress bar follows the
+shards' progress files; at the end each shard's vectors and mismatches are listed, merged, and
+the figures of merit printed: vectors per second over the whole run, and per CPU second (what
+an idle machine would see per core; on a shared one wall time mostly measures the others). The
+merged summary is written to ``build/sim/exhaustive/<unit name>.json``. Exit status 1 when any
+vector mismatched.
 """
 
 from __future__ import annotations

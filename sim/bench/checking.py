@@ -8,12 +8,15 @@ decoded mismatch reports) is this module.
 
 from __future__ import annotations
 
+import json
+import os
+
 import numpy as np
 
 from rtl.spec import UnitSpec
 from sim.bench.report import bit_exact, mismatch_lines
 
-__all__ = ["golden_expected", "Checker"]
+__all__ = ["golden_expected", "Checker", "write_json"]
 
 
 def golden_expected(spec: UnitSpec, inputs: dict, batch: int) -> tuple[np.ndarray, np.ndarray]:
@@ -56,3 +59,14 @@ class Checker:
                 self.lines += mismatch_lines(self.spec, {k: v[sel] for k, v in inputs.items()},
                                              exp_y[sel], exp_flags[sel], y[sel], flags[sel],
                                              index0 + sel, room)
+
+
+def write_json(path: str, data: dict):
+    """Write ``data`` to ``path`` (nothing when empty) atomically: the exhaustive driver's
+    progress bar reads these files while the bench writes them."""
+    if not path:
+        return
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1)
+    os.replace(tmp, path)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.bench.checking import Checker, golden_expected
+from sim.bench.checking import Checker, golden_expected, write_json
 from sim.bench.config import BenchConfig
 from sim.bench.faults import make_unit
 from sim.bench.harness import Lane, port_widths
@@ -234,7 +234,7 @@ def run(cfg: BenchConfig, exe: Path) -> dict:
             now = time.perf_counter()
             if now - last > 1.0:
                 last = now
-                _write_json(cfg.progress_path, {"vectors": checker.vectors,
+                write_json(cfg.progress_path, {"vectors": checker.vectors,
                                                 "mismatches": checker.mismatches,
                                                 "elapsed_s": now - t0})
     finally:
@@ -242,21 +242,13 @@ def run(cfg: BenchConfig, exe: Path) -> dict:
     if error:
         raise error[0]
     elapsed = time.perf_counter() - t0
-    _write_json(cfg.progress_path, {"vectors": checker.vectors, "mismatches": checker.mismatches,
+    write_json(cfg.progress_path, {"vectors": checker.vectors, "mismatches": checker.mismatches,
                                     "elapsed_s": elapsed, "done": True})
     summary = {"spec": spec.default_name, "describe": spec.describe(), "seed": cfg.seed,
                "stimulus": cfg.stimulus, "fault": cfg.fault, "vectors": checker.vectors,
                "mismatches": checker.mismatches, "first_mismatches": checker.lines,
                "elapsed_s": elapsed, "vectors_per_s": checker.vectors / max(elapsed, 1e-9),
-               "golden_s": golden_s[0], "simulator_cpu_s": sim_cpu_s, "lanes": L, "engine": "native", "log": str(exe.parent)}
-    _write_json(cfg.report_path, summary)
+               "golden_s": golden_s[0], "simulator_cpu_s": sim_cpu_s, "lanes": L,
+               "engine": "native", "log": str(exe.parent)}
+    write_json(cfg.report_path, summary)
     return summary
-
-
-def _write_json(path: str, data: dict):
-    if not path:
-        return
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1)
-    os.replace(tmp, path)

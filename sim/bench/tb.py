@@ -16,7 +16,6 @@ JSON in ``FPFORGE_BENCH``; a JSON summary is written to ``report_path`` at the e
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import threading
@@ -31,7 +30,7 @@ from cocotb.triggers import Timer
 from sim.bench.config import ENV_VAR, BenchConfig
 from sim.bench.harness import Harness, port_widths
 from sim.bench.packing import from_binstr, to_binstr
-from sim.bench.checking import Checker, golden_expected
+from sim.bench.checking import Checker, golden_expected, write_json
 from sim.bench.report import header
 from sim.bench.stimulus import generate
 
@@ -173,15 +172,6 @@ class Monitor:
         return read_binstr(self.y), read_binstr(self.flags)
 
 
-def _write_json(path: str, data: dict):
-    if not path:
-        return
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1)
-    os.replace(tmp, path)
-
-
 @cocotb.test()
 async def bench(dut):
     cfg = BenchConfig.from_json(os.environ[ENV_VAR])
@@ -228,7 +218,7 @@ async def bench(dut):
         now = time.perf_counter()
         if now - last > 1.0:
             last = now
-            _write_json(cfg.progress_path, {"vectors": checker.vectors,
+            write_json(cfg.progress_path, {"vectors": checker.vectors,
                                             "mismatches": checker.mismatches,
                                             "elapsed_s": now - t0})
     elapsed = time.perf_counter() - t0
@@ -238,10 +228,10 @@ async def bench(dut):
                "elapsed_s": elapsed, "vectors_per_s": checker.vectors / max(elapsed, 1e-9),
                "golden_s": golden_s, "waited_for_reference_s": wait_s, "simulator_s": sim_s,
                "lanes": cfg.lanes, "steps": cfg.steps}
-    _write_json(cfg.progress_path, {"vectors": checker.vectors,
+    write_json(cfg.progress_path, {"vectors": checker.vectors,
                                     "mismatches": checker.mismatches, "elapsed_s": elapsed,
                                     "done": True})
-    _write_json(cfg.report_path, summary)
+    write_json(cfg.report_path, summary)
     log.info("%d vectors in %.1f s (%.0f vectors/s; golden model %.1f s, waited for it %.1f s), "
              "%d mismatches", checker.vectors, elapsed, summary["vectors_per_s"], golden_s,
              wait_s, checker.mismatches)

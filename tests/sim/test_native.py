@@ -1,6 +1,7 @@
 """The native Verilator engine (``sim.bench.native``): its top module and, with a simulator,
 that it checks a unit exhaustively and catches a broken one."""
 
+import json
 import shutil
 
 import pytest
@@ -70,3 +71,16 @@ def test_native_engine_catches_a_broken_unit():
     s = _run(UnitSpec.create("mul", "fp8e4m3"), 4096, fault="rtz-instead")
     assert s["mismatches"] > 0
     assert "expected y=" in s["first_mismatches"][1] and "rounding=rne" in s["first_mismatches"][0]
+
+
+@pytest.mark.slow
+@needs_verilator
+def test_exhaustive_driver_runs_native_shards(capsys):
+    from sim import exhaustive
+    status = exhaustive.main(["--format", "fp8e4m3", "--unit", "mul", "--shards", "2"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    merged = json.loads((exhaustive.OUT / "fp_mul_e4m3fn_rne.json").read_text())
+    assert (merged["engine"], merged["vectors"], merged["mismatches"]) == ("native", 65536, 0)
+    assert merged["complete"] and set(merged["per_shard"]) == {"0", "1"} and merged["cpu_s"] > 0
+    assert "M vectors per CPU second" in out

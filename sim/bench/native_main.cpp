@@ -3,8 +3,9 @@
 // stdin:  blocks of [uint32 steps][each input port: steps x LANES codes, CONTAINER bytes each]
 //         (steps == 0 ends the run)
 // stdout: per block, each output port: steps x LANES codes, in step order.
-// One clock cycle per step; the outputs of step s are read LATENCY - 1 cycles after the edge
-// that takes its inputs, and the last inputs are held while the pipeline drains.
+// LATENCY 0 (a combinational unit): one eval() per step. Otherwise one clock cycle per step; the
+// outputs of step s are read LATENCY - 1 cycles after the edge that takes its inputs, and the
+// last inputs are held while the pipeline drains.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -48,14 +49,15 @@ int main(int argc, char** argv) {
         FOR_OUTPUTS(RESIZE)
 #define READ(port, bytes) if (!read_exact(port##_buf.data(), port##_buf.size())) return 1;
         FOR_INPUTS(READ)
-        for (uint32_t t = 0; t < steps + LATENCY - 1; t++) {
+        const uint32_t delay = LATENCY ? LATENCY : 1;   // steps from inputs to outputs read
+        for (uint32_t t = 0; t < steps + delay - 1; t++) {
             const size_t s = t < steps ? t : steps - 1;
             // The wide ports are little-endian words, lane 0 lowest: a row of codes as is.
 #define DRIVE(port, bytes) memcpy(&top->port, port##_buf.data() + s * port##_row, port##_row);
             FOR_INPUTS(DRIVE)
-            tick(top.get());
-            if (t + 1 >= LATENCY) {
-                const size_t o = t + 1 - LATENCY;
+            if (LATENCY) tick(top.get()); else top->eval();
+            if (t + 1 >= delay) {
+                const size_t o = t + 1 - delay;
 #define SAMPLE(port, bytes) memcpy(port##_buf.data() + o * port##_row, &top->port, port##_row);
                 FOR_OUTPUTS(SAMPLE)
             }

@@ -32,9 +32,10 @@ def test_top_puts_each_lane_on_constant_slices():
     text = top._top()
     assert "input [23:0] a;" in text and "input [23:0] rm;" in text
     assert ".a(a[16 +: 6])" in text and ".rm(rm[8 +: 3])" in text
+    assert ".clk(" not in text    # combinational: the bare unit, no output register
     assert "assign flags[16 +: 8] = {3'd0, flags_2};" in text
     assert top.ports_header().splitlines() == [
-        "#define LANES 3", "#define LATENCY 1",
+        "#define LANES 3", "#define LATENCY 0",
         "#define FOR_INPUTS(X) X(a, 1) X(b, 1) X(rm, 1)",
         "#define FOR_OUTPUTS(X) X(y, 1) X(flags, 1)"]
 
@@ -42,6 +43,7 @@ def test_top_puts_each_lane_on_constant_slices():
 def test_pipelined_latency_reaches_the_loop():
     top = native.NativeTop(UnitSpec.create("mul", "fp8e4m3", stages=2), 4)
     assert "#define LATENCY 2" in top.ports_header()
+    assert ".clk(clk), .rst(rst), .valid_i(1'b1)" in top._top()
 
 
 needs_verilator = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler")

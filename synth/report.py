@@ -120,7 +120,10 @@ def table(records: list[SynthRecord], title: str = "fpforge synthesis"):
 
 def print_table(records: list[SynthRecord], *, header: dict, console=None) -> None:
     from rich.console import Console
+    # Piped output (make in CI, a log) has no terminal width: do not squeeze to 80 columns.
     console = console or Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 120)
     console.print(table(records))
     for k, v in header.items():
         console.print(f"[bold]{k}[/]: {v}", highlight=False)

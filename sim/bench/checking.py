@@ -16,7 +16,7 @@ import numpy as np
 from rtl.spec import UnitSpec
 from sim.bench.report import bit_exact, mismatch_lines
 
-__all__ = ["golden_expected", "Checker", "write_json"]
+__all__ = ["golden_expected", "Checker", "progress_record", "summary_record", "write_json"]
 
 
 def golden_expected(spec: UnitSpec, inputs: dict, batch: int) -> tuple[np.ndarray, np.ndarray]:
@@ -59,6 +59,23 @@ class Checker:
                 self.lines += mismatch_lines(self.spec, {k: v[sel] for k, v in inputs.items()},
                                              exp_y[sel], exp_flags[sel], y[sel], flags[sel],
                                              index0 + sel, room)
+
+
+def progress_record(checker: Checker, elapsed_s: float, done: bool = False) -> dict:
+    """What a progress file holds (the exhaustive driver's progress bar reads it)."""
+    record = {"vectors": checker.vectors, "mismatches": checker.mismatches,
+              "elapsed_s": elapsed_s}
+    return {**record, "done": True} if done else record
+
+
+def summary_record(checker: Checker, cfg, elapsed_s: float, **extra) -> dict:
+    """A bench run's JSON summary: what ran, what was found, how fast; ``extra`` per engine."""
+    spec = checker.spec
+    return {"spec": spec.default_name, "describe": spec.describe(), "seed": cfg.seed,
+            "stimulus": cfg.stimulus, "fault": cfg.fault, "vectors": checker.vectors,
+            "mismatches": checker.mismatches, "first_mismatches": checker.lines,
+            "elapsed_s": elapsed_s,
+            "vectors_per_s": checker.vectors / max(elapsed_s, 1e-9), **extra}
 
 
 def write_json(path: str, data: dict):

@@ -40,7 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.bench.checking import Checker, golden_expected, write_json
+from sim.bench.checking import (Checker, golden_expected, progress_record, summary_record,
+                                 write_json)
 from sim.bench.config import BenchConfig
 from sim.bench.faults import make_unit
 from sim.bench.harness import Lane, port_widths
@@ -239,21 +240,15 @@ def run(cfg: BenchConfig, exe: Path) -> dict:
             now = time.perf_counter()
             if now - last > 1.0:
                 last = now
-                write_json(cfg.progress_path, {"vectors": checker.vectors,
-                                                "mismatches": checker.mismatches,
-                                                "elapsed_s": now - t0})
+                write_json(cfg.progress_path, progress_record(checker, now - t0))
     finally:
         sim_cpu_s = sim.close()
     if error:
         raise error[0]
     elapsed = time.perf_counter() - t0
-    write_json(cfg.progress_path, {"vectors": checker.vectors, "mismatches": checker.mismatches,
-                                    "elapsed_s": elapsed, "done": True})
-    summary = {"spec": spec.default_name, "describe": spec.describe(), "seed": cfg.seed,
-               "stimulus": cfg.stimulus, "fault": cfg.fault, "vectors": checker.vectors,
-               "mismatches": checker.mismatches, "first_mismatches": checker.lines,
-               "elapsed_s": elapsed, "vectors_per_s": checker.vectors / max(elapsed, 1e-9),
-               "golden_s": golden_s[0], "simulator_cpu_s": sim_cpu_s, "lanes": L,
-               "engine": "native", "log": str(exe.parent)}
+    write_json(cfg.progress_path, progress_record(checker, elapsed, done=True))
+    summary = summary_record(checker, cfg, elapsed, golden_s=golden_s[0],
+                             simulator_cpu_s=sim_cpu_s, lanes=L, engine="native",
+                             log=str(exe.parent))
     write_json(cfg.report_path, summary)
     return summary

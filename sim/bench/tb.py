@@ -30,7 +30,8 @@ from cocotb.triggers import Timer
 from sim.bench.config import ENV_VAR, BenchConfig
 from sim.bench.harness import Harness, port_widths
 from sim.bench.packing import from_binstr, to_binstr
-from sim.bench.checking import Checker, golden_expected, write_json
+from sim.bench.checking import (Checker, golden_expected, progress_record, summary_record,
+                                 write_json)
 from sim.bench.report import header
 from sim.bench.stimulus import generate
 
@@ -218,19 +219,12 @@ async def bench(dut):
         now = time.perf_counter()
         if now - last > 1.0:
             last = now
-            write_json(cfg.progress_path, {"vectors": checker.vectors,
-                                            "mismatches": checker.mismatches,
-                                            "elapsed_s": now - t0})
+            write_json(cfg.progress_path, progress_record(checker, now - t0))
     elapsed = time.perf_counter() - t0
-    summary = {"spec": spec.default_name, "describe": spec.describe(), "seed": cfg.seed,
-               "stimulus": cfg.stimulus, "fault": cfg.fault, "vectors": checker.vectors,
-               "mismatches": checker.mismatches, "first_mismatches": checker.lines,
-               "elapsed_s": elapsed, "vectors_per_s": checker.vectors / max(elapsed, 1e-9),
-               "golden_s": golden_s, "waited_for_reference_s": wait_s, "simulator_s": sim_s,
-               "lanes": cfg.lanes, "steps": cfg.steps}
-    write_json(cfg.progress_path, {"vectors": checker.vectors,
-                                    "mismatches": checker.mismatches, "elapsed_s": elapsed,
-                                    "done": True})
+    summary = summary_record(checker, cfg, elapsed, golden_s=golden_s,
+                             waited_for_reference_s=wait_s, simulator_s=sim_s,
+                             lanes=cfg.lanes, steps=cfg.steps)
+    write_json(cfg.progress_path, progress_record(checker, elapsed, done=True))
     write_json(cfg.report_path, summary)
     log.info("%d vectors in %.1f s (%.0f vectors/s; golden model %.1f s, waited for it %.1f s), "
              "%d mismatches", checker.vectors, elapsed, summary["vectors_per_s"], golden_s,

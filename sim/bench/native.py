@@ -14,7 +14,7 @@ wide ports, every code in a byte-sized container (8, 16 or 32 bits). A pipelined
 the same :class:`~sim.bench.harness.Lane` the cocotb harness uses and the C++ loop
 (``native_main.cpp``) clocks it once per step; a combinational unit is instantiated bare and
 evaluated once per step, without the harness's output register (one ``eval()`` instead of a
-clock edge's two, measured ~25 % faster for fp16 add).
+clock edge's two: the simulator ran fp16 add about twice as fast, docs/verification.md).
 What stays the same as the cocotb bench: the stimulus, the golden model in fixed-size batches
 (:func:`~sim.bench.checking.golden_expected`), the in-order :class:`~sim.bench.checking.Checker`
 with its decoded reports, the progress file and the JSON summary. What is lost: Verilator is

@@ -49,7 +49,7 @@ def test_mixed_operand_formats(tmp_path):
 @pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
 def test_every_rounding_mode_in_every_format(pair, tmp_path):
     """Issue 3's acceptance matrix: every unit x every format of <= 16 bits (and float32 as a
-    cvt source) x every rounding mode; tests/rtl/test_matrix.py runs the quick check on it."""
+    cvt source) x every rounding mode; tests/rtl/test_rtl_matrix.py runs the quick check on it."""
     _check([spec(*pair, rounding=r) for r in ROUNDINGS], tmp_path)
 
 

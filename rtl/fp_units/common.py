@@ -10,7 +10,8 @@ from amaranth.utils import ceil_log2
 
 from ..options import Rounding, UnitOptions
 
-__all__ = ["Raw", "Operand", "lzc", "register", "Mode", "signed_for", "unsigned_for"]
+__all__ = ["Raw", "Operand", "lzc", "register", "valid_chain", "Mode", "signed_for",
+           "unsigned_for"]
 
 
 def signed_for(lo: int, hi: int):
@@ -152,6 +153,17 @@ class Mode:
                  (self.rdn, sign)]
         return _or_of((val if sel else None) if isinstance(sel, bool) else sel & val
                       for sel, val in terms)
+
+
+def valid_chain(m: Module, valid_i: Value, valid_o: Value, stages: int) -> None:
+    """``valid_o`` = ``valid_i`` delayed by ``stages`` clock cycles (cleared by reset); every
+    pipelined unit's valid signals go through this one chain."""
+    valid = valid_i
+    for i in range(stages):
+        nxt = Signal(name=f"valid_s{i + 1}")
+        m.d.sync += nxt.eq(valid)
+        valid = nxt
+    m.d.comb += valid_o.eq(valid)
 
 
 def _or_of(terms):

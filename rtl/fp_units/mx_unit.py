@@ -8,7 +8,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..mx import MXINT8_FRAC_BITS, ElementFormat
-from .common import Operand
+from .common import Operand, valid_chain
 from .decode import Decode
 
 __all__ = ["MxUnit", "decode_element"]
@@ -23,8 +23,9 @@ class MxUnit(wiring.Component):
 
     @staticmethod
     def port_widths(spec) -> tuple[dict, dict]:
-        """({input: width}, {output: width}) of the data ports, in documentation order."""
-        raise NotImplementedError
+        """({input: width}, {output: width}) of the data ports, in documentation order; every
+        MX unit class defines it."""
+        raise TypeError("an MX unit class must define port_widths(spec)")
 
     def __init__(self, spec):
         if not isinstance(spec, self.spec_class):
@@ -53,14 +54,8 @@ class MxUnit(wiring.Component):
 
     def valid_chain(self, m: Module):
         """valid_o = valid_i delayed by the latency (cleared by reset)."""
-        if not self._spec.stages:
-            return
-        valid = self.valid_i
-        for i in range(self._spec.stages):
-            nxt = Signal(name=f"valid_s{i + 1}")
-            m.d.sync += nxt.eq(valid)
-            valid = nxt
-        m.d.comb += self.valid_o.eq(valid)
+        if self._spec.stages:
+            valid_chain(m, self.valid_i, self.valid_o, self._spec.stages)
 
 
 def decode_element(m: Module, code, elem: ElementFormat, name: str) -> Operand:

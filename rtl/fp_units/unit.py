@@ -10,12 +10,12 @@ the data and is cleared by reset.
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..spec import UnitSpec
-from .common import Operand, Raw, register
+from .common import Operand, Raw, register, valid_chain
 from .decode import Decode
 from .rounder import FLAGS_WIDTH, Rounder
 
@@ -99,10 +99,5 @@ class FpUnit(wiring.Component):
         m.d.comb += [self.y.eq(out["y"]), self.flags.eq(out["flags"])]
 
         if spec.stages:
-            valid = self.valid_i
-            for i in range(spec.stages):
-                nxt = Signal(name=f"valid_s{i + 1}")
-                m.d.sync += nxt.eq(valid)
-                valid = nxt
-            m.d.comb += self.valid_o.eq(valid)
+            valid_chain(m, self.valid_i, self.valid_o, spec.stages)
         return m

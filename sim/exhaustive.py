@@ -93,7 +93,7 @@ def main(argv=None) -> int:
     cfg0 = BenchConfig.create(spec, [["exhaustive", {"start": 0, "stop": 1}]], **base)
     t_build = time.perf_counter()
     if engine == "native":
-        os.environ.update(runner._jax_env())    # before the golden model imports JAX
+        os.environ.update(runner._bench_env())    # before the golden model imports JAX
         build_dir = native.build(cfg0)
         run_shard = lambda i: native.run(cfgs[i], build_dir)   # noqa: E731
     else:

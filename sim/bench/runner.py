@@ -146,11 +146,15 @@ def build(cfg: BenchConfig, sim: str | None = None, *, waves: bool | None = None
     return build_dir
 
 
-def _jax_env() -> dict:
-    """The golden model inside a simulator process: CPU only, one XLA thread (the simulator
+def _bench_env() -> dict:
+    """The simulator process's environment. The golden model: CPU only, one XLA thread (the simulator
     and the other shards or pytest workers have the other cores), compilations cached on disk
     (every bench of the same spec compiles the same program)."""
     env = {"JAX_PLATFORMS": "cpu",
+           # cocotb 2 otherwise runs pytest's assertion rewriter over every module the bench
+           # imports, JAX included: 14 of 16 s of an 8-bit exhaustive bench (measured). The
+           # bench raises its own decoded AssertionErrors and needs no rewriting.
+           "COCOTB_REWRITE_ASSERTION_FILES": "",
            "JAX_COMPILATION_CACHE_DIR": str(ROOT / "build" / "jax-cache")}
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_cpu_multi_thread_eigen" not in flags:
@@ -195,7 +199,7 @@ def run(cfg: BenchConfig, sim: str | None = None, *, waves: bool | None = None,
     try:
         r.test(test_module="sim.bench.tb", hdl_toplevel=(build_dir / "toplevel").read_text(),
                hdl_toplevel_lang="verilog", build_dir=build_dir, test_dir=test_dir, waves=waves,
-               extra_env={ENV_VAR: cfg.to_json(), "PYTHONPATH": str(ROOT), **_jax_env()},
+               extra_env={ENV_VAR: cfg.to_json(), "PYTHONPATH": str(ROOT), **_bench_env()},
                results_xml=str(xml), log_file=test_dir / "sim.log")
     except SystemExit:
         pass    # the runner exits when a cocotb test failed: the summary says why

@@ -15,6 +15,8 @@
                     [--rounding R] [--stages N] [--name TOP] (-o OUT.v | --out-dir DIR)
     fpforge synth --format FMT [--unit U] [--rounding R] [--stages N] [--saturate]
                   [--no-subnormals] [--liberty PATH] [--out DIR] [--pnr]
+    fpforge synth --format ELEM --unit mxq|mxdq|dot [--block K] [--scale-rule R] [--n N]
+                  [--accum exact|fixed] [--frac-bits F]        (FMT: the MX element format)
     fpforge formats
 
 Bad parameters give one line on stderr that names what is valid, and exit status 2; no file is
@@ -107,8 +109,14 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("synth", help="area / timing proxies with Yosys",
                        description="Synthesise mul, add, fma and cvt (from float32) in FMT, or "
-                                   "one --unit, and report area and timing proxies.")
-    _spec_arguments(s, unit_required=False)
+                                   "one --unit, and report area and timing proxies. For the MX "
+                                   "units (mxq, mxdq, dot) FMT is the element format.")
+    _spec_arguments(s, unit_required=False, units=UNITS + MX_UNITS)
+    s.add_argument("--block", type=int, metavar="K", help="mxq, mxdq: block size (default 32)")
+    s.add_argument("--scale-rule", choices=SCALE_RULES, help="mxq: shared-exponent rule")
+    s.add_argument("--n", type=int, metavar="N", help="dot: vector length (default 32)")
+    s.add_argument("--accum", choices=ACCUMULATORS, help="dot: accumulation contract")
+    s.add_argument("--frac-bits", type=int, metavar="F", help="dot --accum fixed: fraction bits")
     s.add_argument("--liberty", metavar="PATH", help="a liberty file instead of fpforge's cells")
     s.add_argument("--out", metavar="DIR", help="where the run folder goes (default build/synth)")
     s.add_argument("--pnr", action="store_true",
@@ -218,6 +226,9 @@ def _cmd_synth(args) -> int:
     argv += ["--liberty", args.liberty] if args.liberty else []
     argv += ["--out", args.out] if args.out else []
     argv += ["--pnr"] if args.pnr else []
+    for dest in ("block", "scale_rule", "n", "accum", "frac_bits"):
+        if getattr(args, dest) is not None:
+            argv += ["--" + dest.replace("_", "-"), str(getattr(args, dest))]
     return synth_main(argv)
 
 

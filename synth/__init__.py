@@ -20,7 +20,7 @@ from rtl.spec import UnitSpec
 
 from .flow import (TARGETS, Job, JobResult, Library, SynthError, own_library, run_job,
                    user_library, yosys_version)
-from .records import Design, SynthRecord, core_design, core_formats, unit_design
+from .records import Design, SynthRecord, core_design, core_formats, design_for
 
 __all__ = ["run", "run_designs", "default_specs", "new_run_dir", "SynthRecord", "SynthError",
            "Design", "DEFAULT_OUT_DIR", "DEFAULT_JOBS"]
@@ -44,16 +44,25 @@ def new_run_dir(out_dir: Path, tag: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{stamp}-{safe}-", dir=out_dir))
 
 
-def run(specs: list[UnitSpec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAULT_JOBS,
+def _format_tag(spec) -> str:
+    """The format part of a run directory's name: the output format, or the MX element."""
+    if isinstance(spec, UnitSpec):
+        return spec.out_fmt.ident
+    elem = getattr(spec, "elem", None) or spec.elem_a
+    return elem.name
+
+
+def run(specs: list, liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAULT_JOBS,
         fpga=True, cores=True, run_dir=None, pnr=False) -> list[SynthRecord]:
-    """Synthesise every spec (and, for mul/fma, its bare integer core) and report.
+    """Synthesise every spec -- UnitSpec or an MX spec (rtl.mx) -- and, for mul/fma, its bare
+    integer core, and report.
 
     ``liberty``: a user's liberty file instead of fpforge's own cells (then no delay figures).
     ``pnr``: also place and route every unit on iCE40 and ECP5 for its Fmax (synth/pnr.py).
     Returns units first, then cores. Raises SynthError (with log tail and rerun command).
     """
     specs = list(specs)
-    designs = [unit_design(s) for s in specs]
+    designs = [design_for(s) for s in specs]
     if cores:
         seen = set()
         for s in specs:
@@ -63,7 +72,7 @@ def run(specs: list[UnitSpec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DE
                 if d.name not in seen:
                     seen.add(d.name)
                     designs.append(d)
-    tag = "_".join(sorted({s.out_fmt.ident for s in specs})) or "designs"
+    tag = "_".join(sorted({_format_tag(s) for s in specs})) or "designs"
     return run_designs(designs, liberty=liberty, out_dir=out_dir, jobs=jobs, fpga=fpga,
                        run_dir=run_dir, tag=tag, pnr=pnr)
 
@@ -96,7 +105,7 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     work = [Job(t, (run_dir / f"fpga_{t}").resolve(), tuple((d.name, vpaths[d.name])
                                                          for d in designs)) for t in targets]
     work += [Job("asic", (run_dir / d.name / "asic").resolve(), ((d.name, vpaths[d.name]),),
-                 library) for d in designs]
+                 library, share=d.share) for d in designs]
     start = time.monotonic()
     results: dict[tuple, JobResult] = {}
     errors: list[SynthError] = []

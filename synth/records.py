@@ -11,7 +11,8 @@ from .core import core_name, core_verilog
 from .flow import AsicFigures, FpgaFigures, GenericFigures
 from .pnr import PnrFigures
 
-__all__ = ["Design", "SynthRecord", "unit_design", "core_design", "core_formats"]
+__all__ = ["Design", "SynthRecord", "unit_design", "mx_design", "design_for", "core_design",
+           "core_formats"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Design:
     unit: str | None = None
     stages: int = 0
     core: str | None = None     # name of the reference core design, if any
+    share: bool = True          # Yosys resource sharing (flow.asic_script: off for MX units)
 
 
 def core_formats(spec: UnitSpec):
@@ -47,6 +49,38 @@ def unit_design(spec: UnitSpec) -> Design:
     return Design(spec.default_name, text, "unit", spec.describe(), formats,
                   spec.options.describe(), spec.unit, spec.stages,
                   core_name(*core) if core else None)
+
+
+def mx_design(spec) -> Design:
+    """A block-scaled unit (rtl.mx: MxQuantSpec, MxDequantSpec, MxDotSpec). Its reference is no
+    integer core: the report compares MX units with each other (scale rule, accumulator)."""
+    from amaranth.back import verilog
+    from rtl.fp_units import build
+    from rtl.mx import MxDequantSpec, MxQuantSpec
+
+    text = verilog.convert(build(spec), name=spec.default_name, emit_src=False)
+    if isinstance(spec, MxQuantSpec):
+        formats = (("x", f"{spec.block} x {spec.in_fmt.describe()}"), ("scale", "E8M0"),
+                   ("y", f"{spec.block} x {spec.elem.describe()}"))
+        options = f"scale rule {spec.scale_rule}, {spec.options.describe()}"
+    elif isinstance(spec, MxDequantSpec):
+        formats = (("scale", "E8M0"), ("x", f"{spec.block} x {spec.elem.describe()}"),
+                   ("y", f"{spec.block} x {spec.out_fmt.describe()}"))
+        options = spec.options.describe()
+    else:
+        formats = (("a", f"{spec.n} x {spec.elem_a.describe()}"),
+                   ("b", f"{spec.n} x {spec.elem_b.describe()}"),
+                   ("y", spec.out_fmt.describe()))
+        options = (f"accumulator {spec.accum}"
+                   + (f" ({spec.frac_bits} fraction bits)" if spec.accum == "fixed" else "")
+                   + f", {'scaled' if spec.scaled else 'no scales'}, {spec.options.describe()}")
+    return Design(spec.default_name, text, "unit", spec.describe(), formats, options, spec.unit,
+                  spec.stages, share=False)
+
+
+def design_for(spec) -> Design:
+    """The Design of any unit spec: scalar (UnitSpec) or block-scaled (rtl.mx)."""
+    return unit_design(spec) if isinstance(spec, UnitSpec) else mx_design(spec)
 
 
 def core_design(fmt_a, fmt_b=None) -> Design:

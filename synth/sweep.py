@@ -8,12 +8,17 @@ options cost (what ``make sweep`` calls).
 Cases: each format x each unit (mul, add, fma in the format; cvt from float32) with the default
 options (rne, subnormals kept, non-saturating), plus option variants -- subnormals flushed (ftz),
 saturating, dynamic rounding (``rm`` input), stochastic rounding (``rbits`` input) -- on a few
-formats. A combination the generator rejects is skipped and listed with its reason. Verilog is
+formats; and the block-scaled (OCP MX) units per element format -- the quantizer under each
+scale rule, the dequantizer, the dot product under each accumulator -- at a small block and
+vector length (``--mx-block``, ``--mx-n``; default 8) so the sweep stays short: the scale rule
+costs the same logic per block whatever k is, and the element logic grows with k.
+A combination the generator rejects is skipped and listed with its reason. Verilog is
 generated in worker processes and every Yosys run is its own process (``--jobs`` of each at
 once); the FPGA runs are off unless ``--fpga``.
 
 Writes into a fresh run directory under ``--out``: ``sweep.csv`` (one row per case),
-``sweep.md`` (tables), ``area.png``, ``delay.png``, ``variants.png``, plus the per-design JSON,
+``sweep.md`` (tables), ``area.png``, ``delay.png``, ``variants.png``, ``mx.png``, plus the
+per-design JSON,
 ``report.md`` and Yosys files of :func:`synth.run_designs`.
 """
 
@@ -32,13 +37,16 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from rtl.formats import FloatFormat, FormatError, catalog_formats, resolve
+from rtl.mx import (ELEMENT_FORMATS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec,
+                    element_format)
 from rtl.options import OptionError
 from rtl.spec import UNITS, UnitSpec
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError, new_run_dir, run_designs
-from .records import Design, core_design, core_formats, unit_design
+from .records import Design, core_design, core_formats, design_for
 
-__all__ = ["Case", "Row", "VARIANTS", "cases", "sweep", "write_csv", "markdown", "plot", "main"]
+__all__ = ["Case", "MxCase", "Row", "VARIANTS", "MX_VARIANTS", "cases", "mx_cases", "sweep",
+           "write_csv", "markdown", "plot", "main"]
 
 CVT_FROM = "float32"
 # Option variants: name -> UnitSpec.create keyword arguments. "default" is the base case.
@@ -52,8 +60,15 @@ VARIANTS = {
 VARIANT_FORMATS = ("fp8e4m3", "fp16", "bf16")
 VARIANT_UNITS = ("mul", "add")
 # The files that decide the generated hardware (the CLI and export do not).
-HARDWARE_SOURCES = ("rtl/fp_units", "rtl/formats.py", "rtl/options.py", "rtl/spec.py")
-REPORT_FILES = ("sweep.md", "sweep.csv", "area.png", "delay.png", "variants.png")
+HARDWARE_SOURCES = ("rtl/fp_units", "rtl/formats.py", "rtl/options.py", "rtl/spec.py",
+                    "rtl/mx.py")
+REPORT_FILES = ("sweep.md", "sweep.csv", "area.png", "delay.png", "variants.png", "mx.png")
+# MX variants per unit: the quantizer's scale rules, the dot product's accumulators.
+MX_VARIANTS = {"mxq": SCALE_RULES, "mxdq": ("default",),
+               "dot": ("exact", "fixed24", "fixed8")}
+MX_UNITS = tuple(MX_VARIANTS)
+MX_BLOCK = 8
+MX_N = 8
 
 
 @dataclass(frozen=True)
@@ -73,6 +88,47 @@ class Case:
     def label(self) -> str:
         return f"{self.fmt.name} {self.unit} {self.variant}"
 
+    @property
+    def row_format(self) -> tuple[str, str, int]:
+        """(format, short name, bits) of the case's row."""
+        return self.fmt.name, _short(self.fmt), self.fmt.width
+
+
+@dataclass(frozen=True)
+class MxCase:
+    """One block-scaled unit to synthesise: element format, unit, variant (scale rule or
+    accumulator), block size k and dot length N."""
+
+    elem: str
+    unit: str
+    variant: str
+    block: int = MX_BLOCK
+    n: int = MX_N
+
+    def spec(self):
+        if self.unit == "mxq":
+            return MxQuantSpec(self.elem, block=self.block, scale_rule=self.variant)
+        if self.unit == "mxdq":
+            return MxDequantSpec(self.elem, block=self.block)
+        if self.variant == "exact":
+            return MxDotSpec(self.elem, n=self.n)
+        return MxDotSpec(self.elem, n=self.n, accum="fixed",
+                         frac_bits=int(self.variant.removeprefix("fixed")))
+
+    @property
+    def label(self) -> str:
+        return f"{self.elem} {self.unit} {self.variant}"
+
+    @property
+    def row_format(self) -> tuple[str, str, int]:
+        return self.elem, self.elem, element_format(self.elem).width
+
+
+def mx_cases(elems=tuple(ELEMENT_FORMATS), units=MX_UNITS, block=MX_BLOCK, n=MX_N) -> list[MxCase]:
+    """Every element format x MX unit x its variants."""
+    return [MxCase(element_format(e).name, u, v, block, n) for e in elems for u in units
+            for v in MX_VARIANTS[u]]
+
 
 def cases(formats, units=UNITS, variant_formats=VARIANT_FORMATS, variant_units=VARIANT_UNITS,
           variants=tuple(VARIANTS)) -> list[Case]:
@@ -83,15 +139,15 @@ def cases(formats, units=UNITS, variant_formats=VARIANT_FORMATS, variant_units=V
     return list(dict.fromkeys(out))
 
 
-def _design(case: Case) -> tuple[Case, Design | None, str | None]:
+def _design(case) -> tuple:
     """In a worker process: the case's Verilog, or why the generator rejects it."""
     try:
-        return case, unit_design(case.spec()), None
+        return case, design_for(case.spec()), None
     except (FormatError, OptionError, ValueError) as err:
         return case, None, f"{type(err).__name__}: {' '.join(str(err).split())}"
 
 
-def designs_for(cases_: list[Case], jobs: int) -> list[tuple[Case, Design | None, str | None]]:
+def designs_for(cases_: list, jobs: int) -> list[tuple]:
     """Generate every case's Verilog, ``jobs`` Python processes at a time (Amaranth's own
     Yosys makes each conversion take seconds)."""
     with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=get_context("spawn")) as pool:
@@ -132,9 +188,10 @@ def _short(fmt: FloatFormat) -> str:
     return names[0] if names else base
 
 
-def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpga=False,
+def sweep(cases_: list, *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpga=False,
           liberty=None, run_dir=None) -> tuple[list[Row], Path, dict]:
-    """Synthesise every case (and the integer cores of the mul / fma cases); one Row per case."""
+    """Synthesise every case (Case or MxCase, and the integer cores of the mul / fma cases);
+    one Row per case."""
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(out_dir, "sweep")
     start = time.monotonic()
     load0 = os.getloadavg()
@@ -156,7 +213,7 @@ def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpg
     by_name = {r.name: r for r in records}
     rows = []
     for case, design, reason in built:
-        row = Row(case.fmt.name, _short(case.fmt), case.fmt.width, case.unit, case.variant,
+        row = Row(*case.row_format, case.unit, case.variant,
                   design.name if design else "", "ok" if design else "skipped", reason or "")
         if design is not None:
             r = by_name[design.name]
@@ -179,6 +236,9 @@ def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpg
             "yosys": records[0].tools.get("yosys", "") if records else "",
             "amaranth": records[0].tools.get("amaranth", "") if records else "",
             "rtl": rtl}
+    mx = [c for c in cases_ if isinstance(c, MxCase)]
+    if mx:
+        meta |= {"mx block": mx[0].block, "mx n": mx[0].n}
     return rows, run_dir, meta
 
 
@@ -239,6 +299,8 @@ def _pct(new, base) -> str:
 
 
 def markdown(rows: list[Row], meta: dict) -> str:
+    mx_rows = [r for r in rows if r.unit in MX_UNITS]
+    rows = [r for r in rows if r.unit not in MX_UNITS]
     units = list(dict.fromkeys(r.unit for r in rows))
     base = {(r.format, r.unit): r for r in rows if r.variant == "default"}
     fmts = list(dict.fromkeys(r.format for r in rows if r.variant == "default"))
@@ -261,9 +323,10 @@ def markdown(rows: list[Row], meta: dict) -> str:
            "exponent add), the floor any multiplier pays. Treat ps as relative, and "
            "differences below about 10 % as noise: ABC's area mapping is not monotonic (a unit "
            "with less logic can map larger).", "",
-           "![area](area.png)", "", "![delay](delay.png)", "",
-           "| format | bits | " + " | ".join(f"{u} GE / ps" for u in units) + " | mul core GE |",
-           "|---|---:|" + "---:|" * (len(units) + 1)]
+           "![area](area.png)", "", "![delay](delay.png)", ""]
+    if units:
+        out += ["| format | bits | " + " | ".join(f"{u} GE / ps" for u in units) +
+                " | mul core GE |", "|---|---:|" + "---:|" * (len(units) + 1)]
     for f in fmts:
         any_row = base[next((f, u) for u in units if (f, u) in base)]
         core = base.get((f, "mul"))
@@ -290,13 +353,43 @@ def markdown(rows: list[Row], meta: dict) -> str:
             out.append(f"| {r.format} | {r.unit} | {r.variant} | {r.ge:.0f} | {ps} | "
                        f"{_pct(r.ge, b.ge if b else None)} | "
                        f"{_pct(r.delay_ps, b.delay_ps if b else None)} |")
-    skipped = [r for r in rows if r.status != "ok"]
+    if mx_rows:
+        out += mx_markdown(mx_rows, meta)
+    skipped = [r for r in rows + mx_rows if r.status != "ok"]
     out += ["", "## Skipped combinations", ""]
     out += [f"- {r.format} {r.unit} ({r.variant}): {r.reason}" for r in skipped] or \
         ["None: the generator accepted every combination."]
     out += ["", "Figures per case, with cells and logic depth: `sweep.csv`. Regenerate with "
             "`make sweep` (`python -m synth.sweep`).", ""]
     return "\n".join(out)
+
+
+def mx_markdown(rows: list[Row], meta: dict) -> list[str]:
+    """The block-scaled units: one row per element format, a column per unit and variant."""
+    cols = [(u, v) for u in MX_UNITS for v in MX_VARIANTS[u]
+            if any(r.unit == u and r.variant == v for r in rows)]
+    by = {(r.format, r.unit, r.variant): r for r in rows}
+    elems = list(dict.fromkeys(r.format for r in rows))
+    block, n = meta.get("mx block", MX_BLOCK), meta.get("mx n", MX_N)
+    out = ["", "## Block-scaled (OCP MX) units", "",
+           f"Per element format, GE / ps. *mxq*: quantizer of a block of k = {block} float32 "
+           "values into one E8M0 scale + k elements (rne, saturating), under each scale rule "
+           "(floor: OCP MX v1.0 6.3; ceil; rceil: NVIDIA's 2^ceil(log2(amax / max_elem)); even: "
+           f"floor after rounding amax to the element's precision). *mxdq*: dequantizer of k = "
+           f"{block} elements to float32. *dot*: N = {n} element products with their two E8M0 "
+           "scales into float32, rne; *exact*: exact sum, one rounding; *fixedF*: products "
+           "truncated to F fraction bits below the largest, then one rounding (docs/mx.md). "
+           "The OCP block is k = 32: the per-block scale logic stays, the per-element logic "
+           "grows 4x (`python -m synth --units mxq --format ELEM` for k = 32).", "",
+           "![mx](mx.png)", "",
+           "| element | bits | " + " | ".join(f"{u} {v}" if v != "default" else u
+                                             for u, v in cols) + " |",
+           "|---|---:|" + "---:|" * len(cols)]
+    for e in elems:
+        width = next(r.width for r in rows if r.format == e)
+        out.append(f"| {e} | {width} | " +
+                   " | ".join(_cell(by.get((e, u, v))) for u, v in cols) + " |")
+    return out
 
 
 def plot(rows: list[Row], directory: Path) -> list[Path]:
@@ -306,12 +399,16 @@ def plot(rows: list[Row], directory: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     directory = Path(directory)
+    mx_rows = [r for r in rows if r.unit in MX_UNITS and r.status == "ok"]
+    rows = [r for r in rows if r.unit not in MX_UNITS]
+    paths = [plot_mx(mx_rows, directory)] if mx_rows else []
     base = [r for r in rows if r.variant == "default"]
+    if not base:
+        return paths
     fmts = list(dict.fromkeys(r.format for r in base))
     units = list(dict.fromkeys(r.unit for r in base))
     by = {(r.format, r.unit): r for r in base}
     colors = dict(zip(UNITS, ("tab:blue", "tab:orange", "tab:green", "tab:purple")))
-    paths = []
     for key, title, ylabel in (("ge", "Area by format and unit", "area (GE, log scale)"),
                                ("delay_ps", "Critical path by format and unit",
                                 "delay (ps, fixed-delay NanGate45 cells)")):
@@ -390,6 +487,41 @@ def plot(rows: list[Row], directory: Path) -> list[Path]:
     return paths
 
 
+def plot_mx(rows: list[Row], directory: Path) -> Path:
+    """mx.png: area per element format of each MX unit and variant (grouped bars)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = [(u, v) for u in MX_UNITS for v in MX_VARIANTS[u]
+            if any(r.unit == u and r.variant == v for r in rows)]
+    elems = list(dict.fromkeys(r.format for r in rows))
+    by = {(r.format, r.unit, r.variant): r for r in rows}
+    fig, ax = plt.subplots(figsize=(12, 5.2), dpi=100)
+    width = 0.8 / max(1, len(cols))
+    cmap = plt.get_cmap("tab10")
+    for i, (u, v) in enumerate(cols):
+        xs, ys = [], []
+        for j, e in enumerate(elems):
+            r = by.get((e, u, v))
+            if r is not None and r.ge is not None:
+                xs.append(j + (i - (len(cols) - 1) / 2) * width)
+                ys.append(r.ge)
+        ax.bar(xs, ys, width, label=u if v == "default" else f"{u} {v}", color=cmap(i))
+    ax.set_xticks(range(len(elems)))
+    ax.set_xticklabels(elems)
+    ax.set_ylabel("area (GE)")
+    ax.set_title("Block-scaled units by element format (quantizer per scale rule, dot per "
+                 "accumulator)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(ncol=4, fontsize=8, loc="upper left")
+    fig.tight_layout()
+    path = Path(directory) / "mx.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
 def _short_of(rows, fmt_name) -> str:
     return next(r.short for r in rows if r.format == fmt_name)
 
@@ -412,6 +544,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--variant-units", default=",".join(VARIANT_UNITS))
     p.add_argument("--variants", default=",".join(v for v in VARIANTS if v != "default"),
                    help=f"from {', '.join(v for v in VARIANTS if v != 'default')}")
+    p.add_argument("--mx-elements", default=",".join(ELEMENT_FORMATS),
+                   help="MX element formats whose block-scaled units are swept ('' for none)")
+    p.add_argument("--mx-units", default=",".join(MX_UNITS))
+    p.add_argument("--mx-block", type=int, default=MX_BLOCK,
+                   help=f"MX block size k of the swept quantizers (default {MX_BLOCK})")
+    p.add_argument("--mx-n", type=int, default=MX_N,
+                   help=f"vector length N of the swept dot units (default {MX_N})")
     p.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS,
                    help="Python and Yosys processes at a time")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT_DIR)
@@ -435,9 +574,17 @@ def _check_names(args) -> list[Case]:
         raise OptionError(f"unknown variant {bad[0]!r}; valid: {', '.join(VARIANTS)}")
     if not fmts or not units:
         raise OptionError("no format or no unit selected")
+    mx_units = _names(args.mx_units)
+    bad = [u for u in mx_units if u not in MX_UNITS]
+    if bad:
+        raise OptionError(f"unknown MX unit {bad[0]!r}; valid: {', '.join(MX_UNITS)}")
+    mx = mx_cases([element_format(e).name for e in _names(args.mx_elements)], mx_units,
+                  args.mx_block, args.mx_n)
+    if mx:      # a bad --mx-block / --mx-n fails here, before any work
+        MxQuantSpec("fp8e4m3", block=args.mx_block), MxDotSpec("fp8e4m3", n=args.mx_n)
     return cases([resolve(f) for f in fmts], units,
                  [resolve(f) for f in _names(args.variant_formats)],
-                 _names(args.variant_units), variants)
+                 _names(args.variant_units), variants) + mx
 
 
 def main(argv=None) -> int:

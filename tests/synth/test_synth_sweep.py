@@ -117,7 +117,7 @@ def test_report_files(swept, tmp_path):
 def test_rejected_combination_is_skipped_with_reason(monkeypatch):
     def reject(spec):
         raise OptionError(f"unit {spec.unit} cannot do that")
-    monkeypatch.setattr(sw, "unit_design", reject)
+    monkeypatch.setattr(sw, "design_for", reject)
     case, design, reason = sw._design(sw.Case(resolve("fp8e4m3"), "mul", "ftz"))
     assert design is None and reason == "OptionError: unit mul cannot do that"
 

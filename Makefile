@@ -23,6 +23,7 @@ IN_FORMAT  ?=
 NAME       ?=
 LIBERTY    ?=
 PNR        ?= 0
+FPGA       ?= 1
 # MX units (UNIT=mxq|mxdq|dot; FORMAT is the element format): empty = the unit's default.
 BLOCK      ?=
 SCALE_RULE ?=
@@ -44,7 +45,7 @@ help:
 	@echo "make verify         the full cocotb matrix (hours; SIM=icarus|verilator keeps one simulator)"
 	@echo "make verify-exhaustive FORMAT=fp16 UNIT=add [SHARDS=N | SHARD=i/N]   all 2^32 input pairs"
 	@echo "make verilog FORMAT=fp8e4m3 UNIT=mul [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
-	@echo "make synth FORMAT=fp8e4m3 [UNIT= ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1]"
+	@echo "make synth FORMAT=fp8e4m3 [UNIT= ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0]"
 	@echo "make synth FORMAT=fp4e2m1 UNIT=mxq|mxdq|dot [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS=]   MX units"
 	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG)"
 	@echo "make bench-ppa      area/delay against CELLS.md reference points and the targets"
@@ -94,7 +95,7 @@ verify-exhaustive:
 SYNTH_UNITS = $(if $(filter command line environment,$(origin UNIT)),$(UNIT),mul,add,fma,cvt)
 SYNTH_ARGS  = --format $(FORMAT) --units $(SYNTH_UNITS) --rounding $(ROUNDING) --stages $(STAGES) \
               $(if $(filter 1,$(SATURATE)),--saturate) $(if $(filter 0,$(SUBNORMALS)),--ftz) \
-              $(if $(LIBERTY),--liberty $(LIBERTY)) $(if $(filter-out 0,$(PNR)),--pnr) \
+              $(if $(LIBERTY),--liberty $(LIBERTY)) $(if $(filter-out 0,$(PNR)),--pnr) $(if $(filter 0,$(FPGA)),--no-fpga) \
               $(if $(BLOCK),--block $(BLOCK)) $(if $(SCALE_RULE),--scale-rule $(SCALE_RULE)) \
               $(if $(N),--n $(N)) $(if $(ACCUM),--accum $(ACCUM)) $(if $(FRAC_BITS),--frac-bits $(FRAC_BITS))
 

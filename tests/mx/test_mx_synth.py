@@ -64,3 +64,18 @@ def test_sweep_command_line_rejects_bad_mx_options(capsys):
     err = capsys.readouterr().err.splitlines()
     assert err == ["error: block must be an integer 1..256, not 0",
                    "error: unknown MX unit 'nope'; valid: mxq, mxdq, dot"]
+
+
+def test_make_synth_passes_the_mx_variables():
+    import subprocess
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(["make", "-n", "synth", "FORMAT=fp4e2m1", "UNIT=dot", "N=8",
+                          "ACCUM=fixed", "FRAC_BITS=8", "FPGA=0"], cwd=root, check=True,
+                         capture_output=True, text=True).stdout
+    assert "--units dot" in out and "--n 8 --accum fixed --frac-bits 8" in out
+    assert "--no-fpga" in out and "--block" not in out and "--scale-rule" not in out
+    plain = subprocess.run(["make", "-n", "synth", "FORMAT=fp4e2m1", "UNIT=mxq", "BLOCK=16",
+                            "SCALE_RULE=rceil"], cwd=root, check=True, capture_output=True,
+                           text=True).stdout
+    assert "--block 16 --scale-rule rceil" in plain and "--no-fpga" not in plain

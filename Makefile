@@ -33,6 +33,8 @@ FRAC_BITS  ?=
 SIM        ?=
 SHARDS     ?= $(JOBS)
 SHARD      ?=
+VERIFY_FORMATS ?=
+comma := ,
 
 .PHONY: help setup test test-all bench-golden bench-mx verilog synth sweep bench-ppa verify verify-exhaustive
 
@@ -42,7 +44,8 @@ help:
 	@echo "make test-all       every test, including the slow sweeps"
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
 	@echo "make bench-mx       golden MX quantization throughput against torchao (needs pip install -e '.[mxref]')"
-	@echo "make verify         the full cocotb matrix (hours; SIM=icarus|verilator keeps one simulator)"
+	@echo "make verify         the full cocotb matrix (hours; SIM=icarus|verilator keeps one simulator;"
+	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
 	@echo "make verify-exhaustive FORMAT=fp16 UNIT=add [SHARDS=N | SHARD=i/N]   all 2^32 input pairs"
 	@echo "make verilog FORMAT=fp8e4m3 UNIT=mul [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
 	@echo "make synth FORMAT=fp8e4m3 [UNIT= ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0]"
@@ -83,7 +86,8 @@ verilog:
 
 # Verification (docs/verification.md).
 verify:
-	SIM=$(SIM) $(PY) -m pytest -q -n $(JOBS) -m slow tests/sim --junitxml=build/verify-results.xml
+	SIM=$(SIM) VERIFY_FORMATS=$(VERIFY_FORMATS) $(PY) -m pytest -q -n $(JOBS) -m slow tests/sim \
+	  --junitxml=build/verify-results$(if $(VERIFY_FORMATS),-$(subst $(comma),_,$(VERIFY_FORMATS))).xml
 
 verify-exhaustive:
 	SIM=$(SIM) $(PY) -m sim.exhaustive --format $(FORMAT) --unit $(UNIT) --rounding $(ROUNDING) \

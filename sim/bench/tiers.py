@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 
-from rtl.formats import catalog_formats
+from rtl.formats import FormatError, catalog_formats, resolve
 from rtl.options import Rounding
 from rtl.spec import UnitSpec
 
 from .config import BenchConfig
 
-__all__ = ["stimulus_for", "config_for", "geometry", "case_id", "simulators", "FULL_MODES"]
+__all__ = ["stimulus_for", "config_for", "geometry", "case_id", "simulators", "FULL_MODES",
+           "full_matrix", "verify_formats"]
 
 SAMPLE = 1 << 16          # fma 8-bit sample, and random part of the 16-bit tier
 FULL_MODES = tuple(m.value for m in Rounding)
@@ -71,11 +72,26 @@ def simulators() -> list[str]:
     return [sim] if sim else ["icarus", "verilator"]
 
 
-def full_matrix() -> list[UnitSpec]:
-    """Every unit x every catalog format of <= 16 bits x every rounding mode x saturating or
-    not x subnormals kept or flushed x 0 and 2 stages (``make verify``)."""
+def verify_formats(names: str | None = None) -> list:
+    """The formats of ``make verify``: every catalog format of <= 16 bits, or those of
+    ``names`` (comma-separated, e.g. ``VERIFY_FORMATS=fp8e4m3,fp16``), in catalog order."""
+    every = catalog_formats(16)
+    if not names or not names.strip():
+        return every
+    wanted = {resolve(n).with_subnormals(True) for n in names.split(",") if n.strip()}
+    unknown = wanted - set(every)
+    if unknown:
+        raise FormatError(f"make verify covers the catalog formats of <= 16 bits "
+                          f"({', '.join(f.name for f in every)}), not "
+                          f"{', '.join(sorted(f.name for f in unknown))}")
+    return [f for f in every if f in wanted]
+
+
+def full_matrix(formats=None) -> list[UnitSpec]:
+    """Every unit x every catalog format of <= 16 bits (or ``formats``) x every rounding mode x
+    saturating or not x subnormals kept or flushed x 0 and 2 stages (``make verify``)."""
     specs = []
-    for fmt in catalog_formats(16):
+    for fmt in catalog_formats(16) if formats is None else formats:
         for unit in ("mul", "add", "fma", "cvt"):
             for rounding in FULL_MODES:
                 for saturate in (False, True):

@@ -1,12 +1,15 @@
 """The full matrix (``make verify``): every unit x catalog format of <= 16 bits x rounding mode x
 saturating x subnormals kept/flushed x 0 and 2 stages, each with its coverage tier."""
 
+import os
+
 import pytest
 
 from sim.bench import runner
-from sim.bench.tiers import case_id, config_for, full_matrix
+from sim.bench.tiers import case_id, config_for, full_matrix, verify_formats
 
-SPECS = full_matrix()
+# make verify VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part of the matrix.
+SPECS = full_matrix(verify_formats(os.environ.get("VERIFY_FORMATS")))
 
 
 @pytest.mark.slow

@@ -13,6 +13,8 @@ from fractions import Fraction
 import numpy as np
 
 from rtl.formats import CATALOG, FloatFormat
+# Stimulus the cocotb bench shares (sim/ must not import tests/): re-exported for the MX tests.
+from sim.bench.mx_stimulus import adversarial_blocks, finite_codes  # noqa: F401
 
 os.environ.setdefault("TORCHINDUCTOR_DISABLE", "1")
 
@@ -228,85 +230,6 @@ def quantize_block_exact(vals, elem: str, rule: str):
     return s + 127, codes
 
 
-# ----- adversarial blocks -----------------------------------------------------------------------
-
-def _max_elem(elem) -> float:
-    return 127 / 64 if elem == "mxint8" else float(GRID[elem].max_finite)
-
-
-def _man_bits(elem) -> int:
-    return 6 if elem == "mxint8" else GRID[elem].man_bits
-
-
-def adversarial_blocks(elem: str, rng, k: int = 32, per_class: int = 24) -> dict:
-    """Named classes of float32 blocks (each an array (per_class, k)) that probe the scale rules
-    and the element rounding. All values are exact float32 numbers (built with ldexp)."""
-    M, emax, mx = _man_bits(elem), EMAX[elem], _max_elem(elem)
-    f32 = np.float32
-
-    def signs(shape):
-        return np.where(rng.random(shape) < 0.5, -1.0, 1.0)
-
-    def body(exps):
-        # random values a few binades below the block's top, mixed signs
-        n = (per_class, k)
-        return signs(n) * np.ldexp(1 + rng.integers(0, 1 << 23, n) / 2**23,
-                                   exps[:, None] - rng.integers(0, 12, n))
-
-    def with_amax(amax):
-        exps = np.floor(np.log2(amax)).astype(int)
-        b = body(exps)
-        b = np.clip(b, -amax[:, None], amax[:, None])
-        pos = rng.integers(0, k, per_class)
-        b[np.arange(per_class), pos] = amax * signs(per_class)
-        return b
-
-    ks = rng.integers(-100, 100, per_class)
-    out = {}
-    out["pow2_amax"] = with_amax(np.ldexp(1.0, ks))
-    out["below_pow2"] = with_amax(np.ldexp(1 - 2.0**-24, ks))
-    out["above_pow2"] = with_amax(np.ldexp(1 + 2.0**-23, ks))
-    out["at_max_elem"] = with_amax(np.ldexp(mx, ks))
-    out["above_max_elem"] = with_amax(np.ldexp(mx, ks) * (1 + 2.0**-23))
-    # even: amax at / just below the tie where rounding to M+1 bits carries into the exponent
-    tie = 2 - 2.0 ** -(M + 1)
-    out["even_tie"] = with_amax(np.ldexp(tie, ks))
-    out["below_even_tie"] = with_amax(np.ldexp(tie - 2.0**-23, ks))
-    # element ties: odd multiples of half a grid step at random binades, amax pinning the scale
-    s = rng.integers(-60, 60, per_class)
-    lo = (1 - (1 << (len(bin(int(EMAX[elem]))) - 1)) if elem == "mxint8" else GRID[elem].emin)
-    j = rng.integers(min(lo, emax) - M, emax - M + 1, (per_class, k))
-    t = signs((per_class, k)) * np.ldexp(2 * rng.integers(0, 1 << (M + 1), (per_class, k)) + 1,
-                                         j - 1 + s[:, None])
-    t = np.clip(t, -np.ldexp(1.0, emax + s)[:, None], np.ldexp(1.0, emax + s)[:, None])
-    t[:, 0] = np.ldexp(1.0, emax + s)
-    out["element_ties"] = t
-    # subnormal elements: values far below amax (element subnormals and float32 subnormals)
-    b = with_amax(np.ldexp(1.0, rng.integers(-30, 30, per_class)))
-    b[:, 1::2] = np.ldexp(signs((per_class, k // 2)) * rng.integers(1, 64, (per_class, k // 2)),
-                          rng.integers(-40, -8, (per_class, k // 2)) + np.floor(
-                              np.log2(np.abs(b[:, :1]))).astype(int))
-    out["subnormal_elems"] = b
-    fs = np.ldexp(rng.integers(1, 1 << 23, (per_class, k)).astype(np.float64), -149) * \
-        signs((per_class, k))
-    fs[:, 0] = np.ldexp(1.0, rng.integers(-126, -100, per_class))
-    out["f32_subnormals_in_block"] = fs
-    z = np.zeros((per_class, k))
-    z[::2] = -0.0
-    z[1::2, 3] = -0.0
-    out["all_zero"] = z
-    h = body(np.full(per_class, -20)) * 1e-3
-    h[:, 5] = signs(per_class) * np.ldexp(1.5, rng.integers(60, 127, per_class))
-    out["single_huge"] = h
-    out["near_f32_max"] = with_amax(np.ldexp(2 - 2.0**-23, np.full(per_class, 127)))
-    # blocks whose scale is 2^-127 (E8M0 code 0) but whose elements are not all zero
-    # (floor(log2 amax) <= emax - 128 keeps every rule's exponent at or below -127)
-    out["tiny_scale"] = with_amax(np.ldexp(1.0 + rng.integers(0, 7, per_class) / 8,
-                                           rng.integers(-149, emax - 127, per_class)))
-    return {name: v.astype(f32) for name, v in out.items()}
-
-
-
 # ----- dot product reference --------------------------------------------------------------------
 
 NX, UF, OF, NV = 1, 2, 4, 16
@@ -377,12 +300,3 @@ def dot_reference(a, b, elem_a, elem_b, scale_a=127, scale_b=127, *, out_fmt, ac
     flags = (NX if inexact or lost else 0) | (OF if overflow else 0) | \
         (UF if tiny and inexact else 0)
     return code, flags
-
-
-def finite_codes(elem: str) -> np.ndarray:
-    """Every element code that is a finite number."""
-    if elem == "mxint8":
-        return np.arange(256)
-    g = GRID[elem]
-    return np.array([c for c in range(1 << g.width) if g.classify(c) not in
-                     ("nan", "snan", "inf")])

@@ -7,8 +7,6 @@ both accumulators and pipelining.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 from amaranth.hdl import Module
@@ -16,16 +14,13 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 import golden
-from mx_refs import ELEMS, finite_codes
+from mx_refs import ELEMS
 from rtl.fp_units.dot import MxDot
-from rtl.mx import MxDotSpec, element_format
+from rtl.mx import MxDotSpec
 from rtl.options import UnitOptions
 from rtl_harness import pack, simulate_wide
-from test_mx_dot import vectors
-
-SPECIALS = {  # codes that are not finite numbers, per element format
-    "fp8e4m3": [0x7F, 0xFF], "fp8e5m2": [0x7C, 0xFC, 0x7D, 0x7E, 0xFF],
-}
+# The row generators live with the cocotb bench's stimulus (sim/ must not import tests/).
+from sim.bench.mx_stimulus import mixed_rows, pair_rows
 
 
 class DotBank(wiring.Component):
@@ -53,45 +48,6 @@ class DotBank(wiring.Component):
             if s.scaled:
                 m.d.comb += [d.scale_a.eq(self.scale_a), d.scale_b.eq(self.scale_b)]
         return m
-
-
-def special_rows(ea, eb, n, rows, seed):
-    """inf / NaN elements (where the format has them), zeros of both signs, NaN scales."""
-    rng = np.random.default_rng(seed)
-    ca, cb = finite_codes(ea), finite_codes(eb)
-    a = rng.choice(ca, (rows, n)).astype(np.uint8)
-    b = rng.choice(cb, (rows, n)).astype(np.uint8)
-    za = 0x80 if ea == "mxint8" else element_format(ea).grid.sign_mask
-    zb = 0x80 if eb == "mxint8" else element_format(eb).grid.sign_mask
-    q = rows // 4
-    # all-zero rows with random zero signs (MXINT8 has one zero)
-    a[:q] = np.where(rng.random((q, n)) < 0.5, 0, za if ea != "mxint8" else 0)
-    b[:q] = np.where(rng.random((q, n)) < 0.5, 0, zb if eb != "mxint8" else 0)
-    a[:q // 2, :] = za if ea != "mxint8" else 0
-    for col, (elem, arr) in enumerate(((ea, a), (eb, b))):
-        sp = SPECIALS.get(elem)
-        if sp:
-            arr[q:3 * q, col] = rng.choice(sp, 2 * q)
-            arr[q:2 * q:3, col + 1] = 0                           # 0 x inf
-    sa = rng.integers(110, 145, rows).astype(np.uint8)
-    sb = rng.integers(110, 145, rows).astype(np.uint8)
-    sa[3 * q::5] = 0xFF
-    return a, b, sa, sb
-
-
-def pair_rows(ea, eb, n, seed):
-    """Every (a_0, b_0) pair of element codes, the other n - 1 products random and small."""
-    rng = np.random.default_rng(seed)
-    wa, wb = element_format(ea).width, element_format(eb).width
-    pairs = np.array(list(itertools.product(range(1 << wa), range(1 << wb))))
-    rows = len(pairs)
-    a = rng.choice(finite_codes(ea)[:16], (rows, n)).astype(np.uint8)
-    b = rng.choice(finite_codes(eb)[:16], (rows, n)).astype(np.uint8)
-    a[:, 0], b[:, 0] = pairs[:, 0], pairs[:, 1]
-    a[rows // 2:, 1:] = 0                                          # the pair alone
-    sa = np.full(rows, 127, np.uint8)
-    sb = rng.integers(120, 135, rows).astype(np.uint8)
-    return a, b, sa, sb
 
 
 def check_dots(specs, a, b, sa, sb, *, component=None, latency=0):
@@ -127,13 +83,6 @@ def check_dots(specs, a, b, sa, sb, *, component=None, latency=0):
 def assert_exact(specs, rows, **kw):
     n, bad, shown = check_dots(specs, *rows, **kw)
     assert n > 0 and bad == 0, f"{bad} of {n} dot products differ:\n" + "\n".join(shown)
-
-
-def mixed_rows(ea, eb, n, seed, rows=96):
-    """Random finite codes, cancelling rows, extreme scales (mx test vectors) and specials."""
-    r1 = vectors(ea, eb, n, rows, seed)
-    r2 = special_rows(ea, eb, n, rows // 2, seed + 1)
-    return tuple(np.concatenate([x, y]) for x, y in zip(r1, r2))
 
 
 # ----- quick tier ---------------------------------------------------------------------------------

@@ -1,0 +1,180 @@
+"""The MX units (mxq, mxdq, dot) in the cocotb bench, against the golden model, bit for bit.
+
+Every case on both simulators (``SIM=icarus`` or ``SIM=verilator`` keeps one); the unit's own
+Verilog is the top level (sim/bench/mx_runner.py). Quick tier: mxq fp8e4m3 k=32 (random,
+inf/NaN, every adversarial class), mxq fp4e2m1 k=32 rceil through a 2-stage pipeline with
+bubbles, mxdq fp8e4m3 k=4 under a slice of the scales, dot fp8e4m3 n=8 exact and fixed, and
+deliberately wrong units that must be reported. Slow tier (``-m slow``): every element format x
+every scale rule at k=32, bfloat16 input, stochastic rounding, dot every element-format pair at
+n=32, mxdq every (scale, code) pair of every element format, pipelines with bubbles.
+"""
+
+import itertools
+import re
+
+import pytest
+
+from rtl.mx import ELEMENT_FORMATS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
+from sim.bench import mx_runner
+from sim.bench.mx_stimulus import MxBenchConfig, generate
+from sim.bench.tiers import simulators
+
+ELEMS = tuple(ELEMENT_FORMATS)
+MXQ = [["random", {"count": 64}], ["nonfinite", {"count": 16}], ["adversarial", {"per_class": 4}]]
+MXQ_SLOW = [["random", {"count": 128}], ["nonfinite", {"count": 32}],
+            ["adversarial", {"per_class": 8}]]
+DOT = [["random", {"count": 192}], ["specials", {"count": 64}]]
+# Scale codes of the quick mxdq slice: float32 subnormal and zero results at the bottom,
+# overflow at the top, the NaN scale, and plain ones between.
+QUICK_SCALES = [0, 1, 2, 10, 20, 100, 127, 128, 200, 230, 253, 254, 255]
+
+
+def run(spec, stimulus, sim, **kw):
+    cfg = MxBenchConfig.create(spec, stimulus, **kw)
+    result = mx_runner.run(cfg, sim)
+    vectors = len(next(iter(generate(spec, cfg.stimulus, cfg.seed).values())))
+    return result, vectors
+
+
+def check(spec, stimulus, sim, **kw):
+    result, vectors = run(spec, stimulus, sim, **kw)
+    if not result.ok:
+        pytest.fail(result.explain(), pytrace=False)
+    assert result["mismatches"] == 0 and result["vectors"] == vectors > 0
+    return result
+
+
+def ident(spec):
+    return spec.default_name
+
+
+# ----- quick tier ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sim", simulators())
+@pytest.mark.parametrize("spec,stimulus", [
+    (MxQuantSpec("fp8e4m3"), MXQ),
+    (MxDequantSpec("fp8e4m3", block=4), [["pairs", {"scales": QUICK_SCALES}]]),
+    (MxDotSpec("fp8e4m3", n=8), DOT),
+    (MxDotSpec("fp8e4m3", n=8, accum="fixed", frac_bits=8), DOT),
+], ids=[
+    "mxq_fp8e4m3_k32_floor", "mxdq_fp8e4m3_k4", "mxdot_fp8e4m3_n8_exact",
+    "mxdot_fp8e4m3_n8_fixed8"])
+def test_combinational(spec, stimulus, sim):
+    check(spec, stimulus, sim, seed=5)
+
+
+@pytest.mark.parametrize("sim", simulators())
+def test_pipelined_quantizer_with_bubbles(sim):
+    spec = MxQuantSpec("fp4e2m1", scale_rule="rceil", stages=2)
+    result = check(spec, MXQ, sim, seed=6, bubbles=0.3)
+    # valid_i was low on some cycles (garbage on x), and every vector still came out in order
+    assert result["cycles"] > result["vectors"]
+
+
+# ----- the bench can fail -------------------------------------------------------------------------
+
+def run_fault(spec, stimulus, fault):
+    result, vectors = run(spec, stimulus, simulators()[0], seed=7, fault=fault, max_report=4)
+    assert not result.ok and result["vectors"] == vectors
+    return result
+
+
+def test_quantizer_rounding_ties_away_is_reported():
+    """Elements rounded ties-away where the spec says rne: only ties differ (element_ties)."""
+    result = run_fault(MxQuantSpec("fp8e4m3", block=8), MXQ, "rna-instead")
+    assert 0 < result["mismatches"] < result["vectors"]
+    lines = result["first_mismatches"]
+    assert lines[0].startswith("#") and "x=[0x" in lines[0]
+    assert any(line.lstrip().startswith("y: ") and "elements differ" in line for line in lines)
+
+
+def test_dot_forced_inexact_is_reported():
+    result = run_fault(MxDotSpec("fp8e4m3", n=8), DOT, "force-inexact")
+    # exact results are the ones that differ; inexact ones already carry NX
+    assert 0 < result["mismatches"] < result["vectors"]
+    flag_lines = [x for x in result["first_mismatches"] if x.lstrip().startswith("flags:")]
+    assert flag_lines and all("got 0x" in x and "NX" in x.split("got")[1] for x in flag_lines)
+
+
+def test_dequantizer_format_mix_up_is_reported():
+    """The fp8e5m2 dequantizer where the spec says fp8e4m3: NaN-scale blocks agree (all NaN)."""
+    spec = MxDequantSpec("fp8e4m3", block=4)
+    result = run_fault(spec, [["pairs", {"scales": [127, 255]}]], "other-element-format")
+    assert 0 < result["mismatches"] < result["vectors"]
+    # float32 results decoded: hex code, value, class
+    assert re.match(r"    y: [1-4] of 4 elements differ: \[[0-3]\] expected 0x[0-9a-f]{8} "
+                    r"\([^)]+, (zero|subnormal|normal|inf|nan)\) got 0x[0-9a-f]{8} \(",
+                    result["first_mismatches"][1])
+
+
+def test_unknown_fault_is_rejected():
+    with pytest.raises(ValueError, match="unknown MX fault 'nope'; valid: force-inexact"):
+        mx_runner.build(MxBenchConfig.create(MxDotSpec("fp8e4m3", n=4), DOT, fault="nope"),
+                        simulators()[0])
+
+
+# ----- slow tier ----------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", simulators())
+@pytest.mark.parametrize("rule", SCALE_RULES)
+@pytest.mark.parametrize("elem", ELEMS)
+def test_every_format_and_rule(elem, rule, sim):
+    check(MxQuantSpec(elem, scale_rule=rule), MXQ_SLOW, sim, seed=11)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", simulators())
+@pytest.mark.parametrize("elem,rule", list(zip(ELEMS, itertools.cycle(SCALE_RULES))))
+def test_bfloat16_input(elem, rule, sim):
+    check(MxQuantSpec(elem, in_fmt="bfloat16", scale_rule=rule), MXQ_SLOW, sim, seed=12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", simulators())
+@pytest.mark.parametrize("elem", ELEMS)
+def test_stochastic(elem, sim):
+    check(MxQuantSpec(elem, scale_rule="rceil", rounding="stochastic"), MXQ_SLOW, sim, seed=13)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", simulators())
+def test_stochastic_pipelined_bfloat16(sim):
+    spec = MxQuantSpec("fp6e3m2", in_fmt="bfloat16", scale_rule="even", rounding="stochastic",
+                       sr_bits=4, stages=3)
+    check(spec, MXQ_SLOW, sim, seed=14, bubbles=0.4)
+
+
+DOT_PAIRS = list(itertools.product(ELEMS, ELEMS))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", simulators())
+@pytest.mark.parametrize("ea,eb", DOT_PAIRS, ids=[f"{a}x{b}" for a, b in DOT_PAIRS])
+def test_dot_every_pair_n32(ea, eb, sim):
+    check(MxDotSpec(ea, eb, n=32), [["random", {"count": 256}], ["specials", {"count": 128}]],
+          sim, seed=15)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", simulators())
+def test_dot_every_code_pair_pipelined(sim):
+    """Every (a_0, b_0) code pair of fp4 x fp6, fixed accumulator, 2 stages with bubbles."""
+    spec = MxDotSpec("fp4e2m1", "fp6e2m3", n=8, accum="fixed", frac_bits=4, stages=2)
+    result = check(spec, [["pairs", {}]], sim, seed=16, bubbles=0.25)
+    assert result["vectors"] == 16 * 64
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", simulators())
+@pytest.mark.parametrize("elem", ELEMS)
+def test_dequantizer_every_scale_and_code(elem, sim):
+    result = check(MxDequantSpec(elem, block=4), [["pairs", {}]], sim, seed=17)
+    assert result["vectors"] * 4 == 256 << ELEMENT_FORMATS[elem].width
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", simulators())
+def test_dequantizer_pipelined(sim):
+    check(MxDequantSpec("fp4e2m1", block=32, stages=3), [["pairs", {}]], sim, seed=18,
+          bubbles=0.3)

@@ -16,7 +16,8 @@ import numpy as np
 from rtl.spec import UnitSpec
 from sim.bench.report import bit_exact, mismatch_lines
 
-__all__ = ["golden_expected", "Checker", "progress_record", "summary_record", "write_json"]
+__all__ = ["golden_expected", "Checker", "progress_record", "summary_record", "write_json",
+           "raise_on_failure"]
 
 
 def golden_expected(spec: UnitSpec, inputs: dict, batch: int) -> tuple[np.ndarray, np.ndarray]:
@@ -59,6 +60,17 @@ class Checker:
                 self.lines += mismatch_lines(self.spec, {k: v[sel] for k, v in inputs.items()},
                                              exp_y[sel], exp_flags[sel], y[sel], flags[sel],
                                              index0 + sel, room)
+
+
+def raise_on_failure(checker, name: str, seed: int):
+    """End a bench: fail with the decoded first mismatches, or when nothing was checked.
+    ``checker``: anything with ``vectors``, ``mismatches`` and report ``lines``."""
+    if checker.mismatches:
+        raise AssertionError(f"{checker.mismatches} of {checker.vectors} vectors mismatch "
+                             f"({name}, seed {seed}); first ones:\n" +
+                             "\n".join(checker.lines))
+    if checker.vectors == 0:
+        raise AssertionError("the stimulus produced no vectors")
 
 
 def progress_record(checker: Checker, elapsed_s: float, done: bool = False) -> dict:

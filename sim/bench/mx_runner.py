@@ -26,19 +26,16 @@ from importlib import metadata
 from pathlib import Path
 
 from amaranth.back import verilog
-from cocotb_tools import runner as cocotb_runner
-from cocotb_tools.check_results import get_results
 
 from rtl.fp_units import build as build_unit
 from rtl.fp_units.dot import MxDot
 from rtl.fp_units.mxdq import MxDequantizer
 from rtl.fp_units.mxq import MxQuantizer
 from rtl.options import Flag
-from sim.bench.config import ENV_VAR
 from sim.bench.faults import ForcedFlag
 from sim.bench.mx_stimulus import MxBenchConfig, port_layout, spec_from_dict
-from sim.bench.runner import (BUILD_ROOT, ICARUS_ARGS, ROOT, VERILATOR_ARGS, BenchResult,
-                              _bench_env, _runner, simulator, waves_requested)
+from sim.bench.runner import (BUILD_ROOT, ROOT, BenchResult, build_top, run_test, simulator,
+                              waves_requested)
 
 __all__ = ["build", "run", "FAULTS"]
 
@@ -120,25 +117,7 @@ def build(cfg: MxBenchConfig, sim: str | None = None, *, waves: bool | None = No
     waves = waves_requested() if waves is None else waves
     name, text = _verilog(json.dumps(cfg.spec, sort_keys=True), cfg.fault)
     build_dir = BUILD_ROOT / sim / f"mx_{name}_{cfg.design_key()}{'_waves' if waves else ''}"
-    build_dir.mkdir(parents=True, exist_ok=True)
-    src = build_dir / f"{name}.v"
-    if not src.exists() or src.read_text() != text:
-        src.write_text(text)
-    sources = [src]
-    if sim == "verilator":      # only the top's ports VPI-visible (runner.Verilator)
-        vlt = build_dir / "public.vlt"
-        vlt.write_text(f'`verilator_config\npublic_flat_rw -module "{name}" -var "*"\n')
-        sources.append(cocotb_runner.VerilatorControlFile(vlt))
-    args = VERILATOR_ARGS if sim == "verilator" else ICARUS_ARGS
-    # The runners rebuild when a source changed, not when the flags did: a stamp tells.
-    stamp = build_dir / "build_args.json"
-    flags_changed = not stamp.exists() or stamp.read_text() != json.dumps(args)
-    _runner(sim).build(sources=sources, hdl_toplevel=name, build_dir=build_dir,
-                       timescale=("1ns", "1ps"), waves=waves, build_args=args,
-                       always=flags_changed, log_file=build_dir / "build.log")
-    stamp.write_text(json.dumps(args))
-    (build_dir / "toplevel").write_text(name)
-    return build_dir
+    return build_top(sim, build_dir, name, text, waves)
 
 
 def run(cfg: MxBenchConfig, sim: str | None = None, *, waves: bool | None = None,
@@ -153,19 +132,4 @@ def run(cfg: MxBenchConfig, sim: str | None = None, *, waves: bool | None = None
     test_dir.mkdir(parents=True)
     report = test_dir / "summary.json"
     cfg = replace(cfg, report_path=str(report))
-    xml = test_dir / "results.xml"
-    try:
-        _runner(sim).test(
-            test_module="sim.bench.mx_tb", hdl_toplevel=(build_dir / "toplevel").read_text(),
-            hdl_toplevel_lang="verilog", build_dir=build_dir, test_dir=test_dir, waves=waves,
-            extra_env={ENV_VAR: cfg.to_json(), "PYTHONPATH": str(ROOT), **_bench_env()},
-            results_xml=str(xml), log_file=test_dir / "sim.log")
-    except SystemExit:
-        pass    # the runner exits when a cocotb test failed: the summary says why
-    result = BenchResult(json.loads(report.read_text()) if report.exists() else {})
-    result["results_xml"] = str(xml)
-    result["log"] = str(test_dir / "sim.log")
-    failures = get_results(xml) if xml.exists() else (0, 1)
-    if failures[1] and not result.get("mismatches"):
-        result["failed"] = f"the cocotb test failed without a mismatch report; see {result['log']}"
-    return result
+    return run_test(sim, build_dir, test_dir, "sim.bench.mx_tb", cfg.to_json(), report, waves)

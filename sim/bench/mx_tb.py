@@ -29,7 +29,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, Timer
 
-from sim.bench.checking import write_json
+from sim.bench.checking import raise_on_failure, write_json
 from sim.bench.config import ENV_VAR
 from sim.bench.mx_reference import MxChecker, expected, output_formats
 from sim.bench.mx_stimulus import MxBenchConfig, generate, port_layout
@@ -160,9 +160,4 @@ async def mx_bench(dut):
         "vectors_per_s": checker.vectors / max(sim_s, 1e-9)})
     dut._log.info("%d vectors in %.1f s (golden model %.1f s, simulation %.1f s), %d mismatches",
                   checker.vectors, elapsed, golden_s, sim_s, checker.mismatches)
-    if checker.mismatches:
-        raise AssertionError(f"{checker.mismatches} of {checker.vectors} vectors mismatch "
-                             f"({spec.default_name}, seed {cfg.seed}); first ones:\n" +
-                             "\n".join(checker.lines))
-    if checker.vectors == 0:
-        raise AssertionError("the stimulus produced no vectors")
+    raise_on_failure(checker, spec.default_name, cfg.seed)

@@ -32,7 +32,8 @@ from sim.bench.config import ENV_VAR, BenchConfig
 from sim.bench.faults import make_unit
 from sim.bench.harness import Harness
 
-__all__ = ["run", "build", "simulator", "BUILD_ROOT", "verilator_version", "BenchResult"]
+__all__ = ["run", "build", "build_top", "run_test", "simulator", "BUILD_ROOT", "verilator_version",
+           "BenchResult"]
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_ROOT = ROOT / "build" / "sim"
@@ -123,26 +124,30 @@ def build(cfg: BenchConfig, sim: str | None = None, *, waves: bool | None = None
     h = Harness(spec, cfg.lanes, cfg.steps, make_unit=make_unit(cfg.fault))
     tag = f"{h.name}{'_' + cfg.fault if cfg.fault else ''}_{cfg.design_key()}"
     build_dir = BUILD_ROOT / sim / (tag + ("_waves" if waves else ""))
+    return build_top(sim, build_dir, h.name, h.verilog(), waves)
+
+
+def build_top(sim: str, build_dir: Path, top: str, text: str, waves: bool) -> Path:
+    """Write the Verilog ``text`` of module ``top`` into ``build_dir`` (untouched when equal, so
+    the runner does not rebuild) and build it for ``sim``; returns ``build_dir``."""
     build_dir.mkdir(parents=True, exist_ok=True)
-    src = build_dir / f"{h.name}.v"
-    text = h.verilog()
+    src = build_dir / f"{top}.v"
     if not src.exists() or src.read_text() != text:
         src.write_text(text)
     sources = [src]
     if sim == "verilator":
         vlt = build_dir / "public.vlt"
-        vlt.write_text(f'`verilator_config\npublic_flat_rw -module "{h.name}" -var "*"\n')
+        vlt.write_text(f'`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n')
         sources.append(cocotb_runner.VerilatorControlFile(vlt))
     args = VERILATOR_ARGS if sim == "verilator" else ICARUS_ARGS
     # The runners rebuild when a source changed, not when the flags did: a stamp tells.
     stamp = build_dir / "build_args.json"
     flags_changed = not stamp.exists() or stamp.read_text() != json.dumps(args)
-    r = _runner(sim)
-    r.build(sources=sources, hdl_toplevel=h.name, build_dir=build_dir, timescale=("1ns", "1ps"),
-            waves=waves, build_args=args, always=flags_changed,
-            log_file=build_dir / "build.log")
+    _runner(sim).build(sources=sources, hdl_toplevel=top, build_dir=build_dir,
+                       timescale=("1ns", "1ps"), waves=waves, build_args=args,
+                       always=flags_changed, log_file=build_dir / "build.log")
     stamp.write_text(json.dumps(args))
-    (build_dir / "toplevel").write_text(h.name)
+    (build_dir / "toplevel").write_text(top)
     return build_dir
 
 
@@ -194,13 +199,21 @@ def run(cfg: BenchConfig, sim: str | None = None, *, waves: bool | None = None,
     progress = Path(cfg.progress_path) if cfg.progress_path else test_dir / "progress.json"
     cfg = BenchConfig(**{**json.loads(cfg.to_json()), "report_path": str(report),
                          "progress_path": str(progress)})
-    r = _runner(sim)
+    return run_test(sim, build_dir, test_dir, "sim.bench.tb", cfg.to_json(), report, waves)
+
+
+def run_test(sim: str, build_dir: Path, test_dir: Path, test_module: str, config_json: str,
+             report: Path, waves: bool) -> BenchResult:
+    """Run the cocotb ``test_module`` on a built design with its configuration (JSON, in
+    ``FPFORGE_BENCH``); the bench writes its summary to ``report``, returned here."""
     xml = test_dir / "results.xml"
     try:
-        r.test(test_module="sim.bench.tb", hdl_toplevel=(build_dir / "toplevel").read_text(),
-               hdl_toplevel_lang="verilog", build_dir=build_dir, test_dir=test_dir, waves=waves,
-               extra_env={ENV_VAR: cfg.to_json(), "PYTHONPATH": str(ROOT), **_bench_env()},
-               results_xml=str(xml), log_file=test_dir / "sim.log")
+        _runner(sim).test(test_module=test_module,
+                          hdl_toplevel=(build_dir / "toplevel").read_text(),
+                          hdl_toplevel_lang="verilog", build_dir=build_dir, test_dir=test_dir,
+                          waves=waves, extra_env={ENV_VAR: config_json, "PYTHONPATH": str(ROOT),
+                                                  **_bench_env()},
+                          results_xml=str(xml), log_file=test_dir / "sim.log")
     except SystemExit:
         pass    # the runner exits when a cocotb test failed: the summary says why
     result = BenchResult(json.loads(report.read_text()) if report.exists() else {})

@@ -30,8 +30,8 @@ from cocotb.triggers import Timer
 from sim.bench.config import ENV_VAR, BenchConfig
 from sim.bench.harness import Harness, port_widths
 from sim.bench.packing import from_binstr, to_binstr
-from sim.bench.checking import (Checker, golden_expected, progress_record, summary_record,
-                                 write_json)
+from sim.bench.checking import (Checker, golden_expected, progress_record, raise_on_failure,
+                                 summary_record, write_json)
 from sim.bench.report import header
 from sim.bench.stimulus import generate
 
@@ -229,9 +229,4 @@ async def bench(dut):
     log.info("%d vectors in %.1f s (%.0f vectors/s; golden model %.1f s, waited for it %.1f s), "
              "%d mismatches", checker.vectors, elapsed, summary["vectors_per_s"], golden_s,
              wait_s, checker.mismatches)
-    if checker.mismatches:
-        raise AssertionError(f"{checker.mismatches} of {checker.vectors} vectors mismatch "
-                             f"({spec.default_name}, seed {cfg.seed}); first ones:\n" +
-                             "\n".join(checker.lines))
-    if checker.vectors == 0:
-        raise AssertionError("the stimulus produced no vectors")
+    raise_on_failure(checker, spec.default_name, cfg.seed)

@@ -24,8 +24,7 @@ from rtl.fp_units.mxq import MxQuantizer
 from rtl.mx import MxDequantSpec, MxQuantSpec
 from rtl.options import UnitOptions
 from rtl_harness import pack, simulate_wide, unpack
-
-NAN_PATTERNS = (0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0x7F80_0001, 0xFFFF_FFFF)  # inf, sNaN..
+from sim.bench.mx_stimulus import nonfinite_blocks, random_blocks
 
 
 class Bank(wiring.Component):
@@ -54,20 +53,6 @@ class Bank(wiring.Component):
             if s.has_rbits:
                 m.d.comb += q.rbits.eq(self.rbits)
         return m
-
-
-def random_blocks(rng, rows, k, spread=40):
-    return (rng.standard_normal((rows, k)) *
-            np.exp2(rng.integers(-spread, spread, (rows, 1)))).astype(np.float32)
-
-
-def nonfinite_blocks(rng, rows, k):
-    """Random blocks with one inf or NaN (quiet or signalling, either sign) somewhere."""
-    bits = random_blocks(rng, rows, k).view(np.uint32).copy()
-    pos = rng.integers(0, k, rows)
-    bits[np.arange(rows), pos] = np.array(NAN_PATTERNS, np.uint32)[np.arange(rows) %
-                                                                  len(NAN_PATTERNS)]
-    return bits.view(np.float32)
 
 
 def test_blocks(elem: str, k: int, seed: int, per_class: int = 4, rows: int = 32):

@@ -1,6 +1,7 @@
 """The MX units (mxq, mxdq, dot) in the cocotb bench, against the golden model, bit for bit.
 
-Every case on both simulators (``SIM=icarus`` or ``SIM=verilator`` keeps one); the unit's own
+Every case on both simulators (``SIM=icarus`` or ``SIM=verilator`` keeps one; the quick
+combinational cases run on Verilator in the slow tier only); the unit's own
 Verilog is the top level (sim/bench/mx_runner.py). Quick tier: mxq fp8e4m3 k=32 (random,
 inf/NaN, every adversarial class), mxq fp4e2m1 k=32 rceil through a 2-stage pipeline with
 bubbles, mxdq fp8e4m3 k=4 under a slice of the scales, dot fp8e4m3 n=8 exact and fixed, and
@@ -50,7 +51,13 @@ def ident(spec):
 
 # ----- quick tier ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("sim", simulators())
+# A cold Verilator build of an MX unit takes 35-80 s (CI builds every one cold): the
+# combinational cases run on Verilator in the slow tier, the pipelined one in both tiers.
+QUICK_SIMS = [pytest.param(s, marks=pytest.mark.slow) if s == "verilator" else s
+              for s in simulators()]
+
+
+@pytest.mark.parametrize("sim", QUICK_SIMS)
 @pytest.mark.parametrize("spec,stimulus", [
     (MxQuantSpec("fp8e4m3"), MXQ),
     (MxDequantSpec("fp8e4m3", block=4), [["pairs", {"scales": QUICK_SCALES}]]),

@@ -25,7 +25,7 @@ from amaranth.back import verilog
 from amaranth.hdl import Shape
 from amaranth.lib import wiring
 
-__all__ = ["simulate", "simulate_spec", "SimulationError", "BUILD_ROOT"]
+__all__ = ["simulate", "simulate_spec", "pack", "unpack", "SimulationError", "BUILD_ROOT"]
 
 BACKENDS = ("iverilog", "verilator")
 BUILD_ROOT = Path(__file__).resolve().parent.parent / "build" / "vectors"
@@ -86,21 +86,38 @@ def _testbench(top: str, ins, outs, n: int, latency: int) -> str:
     return "\n".join(lines)
 
 
-def _write_hex(path: Path, values: np.ndarray, width: int):
+def _write_hex(path: Path, values, width: int):
     digits = max(1, (width + 3) // 4)
     mask = (1 << width) - 1
+    if width > 64:      # packed buses (MX units): Python ints
+        path.write_text("".join(f"{int(v) & mask:0{digits}x}\n" for v in values))
+        return
     v = np.asarray(values).astype(np.uint64) & np.uint64(mask)
     path.write_text("\n".join(np.char.mod(f"%0{digits}x", v)) + "\n")
 
 
-def _read_hex(path: Path, n: int) -> np.ndarray:
+def _read_hex(path: Path, n: int, width: int = 32) -> np.ndarray:
     words = [line.strip() for line in path.read_text().splitlines()
              if line.strip() and not line.lstrip().startswith("//")]
     if len(words) < n:
         raise SimulationError(f"{path.name}: {len(words)} values for {n} vectors")
     if any("x" in w.lower() or "z" in w.lower() for w in words[:n]):
         raise SimulationError(f"{path.name}: undefined (x/z) outputs")
-    return np.array([int(w, 16) for w in words[:n]], dtype=np.uint32)
+    return np.array([int(w, 16) for w in words[:n]], dtype=np.uint32 if width <= 32 else object)
+
+
+def pack(values, width: int) -> int:
+    """One packed bus value: element i of ``values`` at bits [i*width +: width]."""
+    out, mask = 0, (1 << width) - 1
+    for i, v in enumerate(values):
+        out |= (int(v) & mask) << (i * width)
+    return out
+
+
+def unpack(word: int, width: int, count: int) -> list[int]:
+    """The ``count`` elements of ``width`` bits of a packed bus value (inverse of pack)."""
+    mask = (1 << width) - 1
+    return [(int(word) >> (i * width)) & mask for i in range(count)]
 
 
 def _verilator_main(top: str, ins, outs, latency: int) -> str:
@@ -218,7 +235,7 @@ def simulate(component: wiring.Component, inputs: dict[str, np.ndarray], *, name
         log = _run([_tool("vvp"), "-n", "sim.vvp"], work)
         if "ERROR" in log:
             raise SimulationError(log.strip())
-        return {p: _read_hex(work / f"out_{p}.hex", n) for p, _ in outs if p != "valid_o"}
+        return {p: _read_hex(work / f"out_{p}.hex", n, w) for p, w in outs if p != "valid_o"}
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)

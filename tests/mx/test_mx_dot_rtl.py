@@ -18,9 +18,9 @@ from mx_refs import ELEMS
 from rtl.fp_units.dot import MxDot
 from rtl.mx import MxDotSpec
 from rtl.options import UnitOptions
-from rtl_harness import pack, simulate_wide
 # The row generators live with the cocotb bench's stimulus (sim/ must not import tests/).
 from sim.bench.mx_stimulus import mixed_rows, pair_rows
+from sim.vectors import pack, simulate
 
 
 class DotBank(wiring.Component):
@@ -58,7 +58,7 @@ def check_dots(specs, a, b, sa, sb, *, component=None, latency=0):
     if s0.scaled:
         inputs |= {"scale_a": [int(v) for v in sa], "scale_b": [int(v) for v in sb]}
     dut = component if component is not None else DotBank(specs)
-    out = simulate_wide(dut, inputs, name=s0.default_name if component is not None else
+    out = simulate(dut, inputs, name=s0.default_name if component is not None else
                         f"bank_{s0.default_name}", latency=latency)
     bad, shown = 0, []
     for j, s in enumerate(specs):

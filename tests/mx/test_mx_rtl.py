@@ -23,8 +23,8 @@ from rtl.fp_units.mxdq import MxDequantizer
 from rtl.fp_units.mxq import MxQuantizer
 from rtl.mx import MxDequantSpec, MxQuantSpec
 from rtl.options import UnitOptions
-from rtl_harness import pack, simulate_wide, unpack
 from sim.bench.mx_stimulus import nonfinite_blocks, random_blocks
+from sim.vectors import pack, simulate, unpack
 
 
 class Bank(wiring.Component):
@@ -81,7 +81,7 @@ def check_quantizers(specs, x, rbits=None, *, component=None, latency=0):
     if s0.has_rbits:
         inputs["rbits"] = [pack(r, s0.sr_bits) for r in rbits]
     dut = component if component is not None else Bank(specs)
-    out = simulate_wide(dut, inputs, name=f"bank_{s0.default_name}" if component is None else
+    out = simulate(dut, inputs, name=f"bank_{s0.default_name}" if component is None else
                         s0.default_name, latency=latency)
     bad, shown = 0, []
     for j, s in enumerate(specs):
@@ -183,7 +183,7 @@ def check_dequantizer(spec, *, seed=0):
     assert (np.sort(codes, axis=1) == np.arange(1 << w)).all()
     scales = np.repeat(np.arange(256), (1 << w) // k)
     codes = codes.reshape(-1, k)                    # k codes per vector, all under scale s
-    out = simulate_wide(MxDequantizer(spec), {"scale": scales.tolist(),
+    out = simulate(MxDequantizer(spec), {"scale": scales.tolist(),
                                               "x": [pack(r, w) for r in codes]},
                         name=spec.default_name, latency=spec.stages)
     want = np.asarray(golden.mx_dequantize(scales[:, None].astype(np.uint8),

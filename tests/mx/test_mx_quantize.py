@@ -73,7 +73,7 @@ def _tiers():
             yield pytest.param(elem, rule, 16, marks=pytest.mark.slow)
 
 
-@pytest.mark.parametrize("elem,rule,per_class", _tiers())
+@pytest.mark.parametrize("elem,rule,per_class", list(_tiers()))
 def test_quantize(elem, rule, per_class):
     """Seeded random blocks and every adversarial class (mx_refs.adversarial_blocks), float32.
 

@@ -30,14 +30,10 @@ import os
 import sys
 
 from .formats import CATALOG, SHORT_NAMES, FormatError, resolve
-from .mx import ACCUMULATORS, DOT_SIZES, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
+from .mx import (ACCUMULATORS, DOT_SIZES, MX_OPTIONS, MX_UNITS, SCALE_RULES, MxDequantSpec,
+                 MxDotSpec, MxQuantSpec)
 from .options import OptionError, Rounding
 from .spec import UNITS, UnitSpec
-
-MX_UNITS = ("mxq", "mxdq", "dot")
-# Options that only the MX units take, with the unit(s) each applies to.
-MX_OPTIONS = {"block": ("mxq", "mxdq"), "scale_rule": ("mxq",), "n": ("dot",),
-              "accum": ("dot",), "frac_bits": ("dot",), "scales": ("dot",)}
 
 __all__ = ["main"]
 

@@ -15,11 +15,17 @@ from .options import OptionError, Rounding, UnitOptions
 
 __all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", "ACCUMULATORS",
            "E8M0_BIAS", "E8M0_NAN", "SCALE_MIN", "SCALE_MAX", "MXINT8_FRAC_BITS", "IN_FORMATS",
-           "DOT_SIZES", "FRAC_BITS_RANGE", "MxQuantSpec", "MxDequantSpec", "MxDotSpec"]
+           "DOT_SIZES", "FRAC_BITS_RANGE", "MX_UNITS", "MX_OPTIONS", "MxQuantSpec", "MxDequantSpec",
+           "MxDotSpec"]
 
 E8M0_BIAS = 127
 E8M0_NAN = 0xFF
 SCALE_MIN, SCALE_MAX = -127, 127     # exponents E8M0 holds (0xFF is NaN)
+MX_UNITS = ("mxq", "mxdq", "dot")      # quantizer, dequantizer, dot product
+# Command-line options only the MX units take (argparse dest -> the units that take it): the
+# command lines (fpforge, python -m synth) accept them for those units only.
+MX_OPTIONS = {"block": ("mxq", "mxdq"), "scale_rule": ("mxq",), "n": ("dot",),
+              "accum": ("dot",), "frac_bits": ("dot",), "scales": ("dot",)}
 SCALE_RULES = ("floor", "ceil", "rceil", "even")
 ACCUMULATORS = ("exact", "fixed")
 MXINT8_FRAC_BITS = 6                 # MXINT8 value = int8 * 2^-6

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from rtl.formats import FormatError
 from rtl.options import OptionError
-from rtl.mx import ACCUMULATORS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
+from rtl.mx import (ACCUMULATORS, MX_OPTIONS, MX_UNITS, SCALE_RULES, MxDequantSpec, MxDotSpec,
+                    MxQuantSpec)
 from rtl.spec import UNITS, UnitSpec
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError, run
@@ -64,15 +65,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-MX_UNITS = ("mxq", "mxdq", "dot")
-MX_OPTIONS = {"block": ("mxq", "mxdq"), "scale_rule": ("mxq",), "n": ("dot",),
-              "accum": ("dot",), "frac_bits": ("dot",)}
-
-
 def mx_spec(unit: str, elem: str, args):
     """The MX unit ``unit`` with elements in ``elem``, from the MX options of ``args``."""
-    kw = {dest: getattr(args, dest) for dest, units in MX_OPTIONS.items()
-          if unit in units and getattr(args, dest) is not None}
+    # (--no-scales is export-only: synthesis reports the scaled dot unit)
+    kw = {dest: getattr(args, dest, None) for dest, units in MX_OPTIONS.items()
+          if unit in units and getattr(args, dest, None) is not None}
     if args.saturate or args.ftz:
         raise OptionError(f"--saturate and --ftz do not apply to unit {unit} (mxq elements "
                           f"always saturate; MX results keep subnormals)")
@@ -99,7 +96,7 @@ def specs_from_args(args) -> list:
     if unknown:
         raise OptionError(f"unknown unit {unknown[0]!r}; valid: {', '.join(UNITS + MX_UNITS)}")
     for dest, applies in MX_OPTIONS.items():
-        if getattr(args, dest) is not None and not set(applies) & set(units):
+        if getattr(args, dest, None) is not None and not set(applies) & set(units):
             raise OptionError(f"--{dest.replace('_', '-')} applies to units "
                               f"{' and '.join(applies)} only, not {','.join(units)}")
     for fmt in fmts:

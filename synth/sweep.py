@@ -37,7 +37,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from rtl.formats import FloatFormat, FormatError, catalog_formats, resolve
-from rtl.mx import (ELEMENT_FORMATS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec,
+from rtl.mx import (ELEMENT_FORMATS, MX_UNITS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec,
                     element_format)
 from rtl.options import OptionError
 from rtl.spec import UNITS, UnitSpec
@@ -66,7 +66,6 @@ REPORT_FILES = ("sweep.md", "sweep.csv", "area.png", "delay.png", "variants.png"
 # MX variants per unit: the quantizer's scale rules, the dot product's accumulators.
 MX_VARIANTS = {"mxq": SCALE_RULES, "mxdq": ("default",),
                "dot": ("exact", "fixed24", "fixed8")}
-MX_UNITS = tuple(MX_VARIANTS)
 MX_BLOCK = 8
 MX_N = 8
 

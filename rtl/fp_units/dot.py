@@ -58,11 +58,11 @@ class MxDot(MxUnit):
     spec_class = MxDotSpec
 
     @staticmethod
-    def port_widths(spec):
-        inputs = {"a": spec.n * spec.elem_a.width, "b": spec.n * spec.elem_b.width}
+    def port_layout(spec):
+        inputs = {"a": (spec.n, spec.elem_a.width), "b": (spec.n, spec.elem_b.width)}
         if spec.scaled:
-            inputs |= {"scale_a": 8, "scale_b": 8}
-        return inputs, {"y": spec.out_fmt.width, "flags": FLAGS_WIDTH}
+            inputs |= {"scale_a": (1, 8), "scale_b": (1, 8)}
+        return inputs, {"y": (1, spec.out_fmt.width), "flags": (1, FLAGS_WIDTH)}
 
     def elaborate(self, platform):
         m = Module()

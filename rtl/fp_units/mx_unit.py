@@ -15,17 +15,23 @@ __all__ = ["MxUnit", "decode_element"]
 
 
 class MxUnit(wiring.Component):
-    """Base of the MX units: the ports a subclass's ``port_widths`` names, plus ``valid_i`` /
+    """Base of the MX units: the ports a subclass's ``port_layout`` names, plus ``valid_i`` /
     ``valid_o`` when pipelined (``clk`` and ``rst`` come with the sync domain); the spec
     read-only."""
 
     spec_class: type = type(None)
 
     @staticmethod
-    def port_widths(spec) -> tuple[dict, dict]:
-        """({input: width}, {output: width}) of the data ports, in documentation order; every
-        MX unit class defines it."""
-        raise TypeError("an MX unit class must define port_widths(spec)")
+    def port_layout(spec) -> tuple[dict, dict]:
+        """({input: (count, width)}, {output: (count, width)}) of the data ports, in
+        documentation order: a port is ``count`` packed codes of ``width`` bits (element i at
+        bits [i*width +: width]); every MX unit class defines it."""
+        raise TypeError("an MX unit class must define port_layout(spec)")
+
+    @classmethod
+    def port_widths(cls, spec) -> tuple[dict, dict]:
+        """({input: bits}, {output: bits}) of the data ports."""
+        return tuple({p: c * w for p, (c, w) in group.items()} for group in cls.port_layout(spec))
 
     def __init__(self, spec):
         if not isinstance(spec, self.spec_class):

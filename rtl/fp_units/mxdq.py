@@ -31,9 +31,9 @@ class MxDequantizer(MxUnit):
     spec_class = MxDequantSpec
 
     @staticmethod
-    def port_widths(spec):
-        return ({"scale": 8, "x": spec.block * spec.elem.width},
-                {"y": spec.block * spec.out_fmt.width})
+    def port_layout(spec):
+        return ({"scale": (1, 8), "x": (spec.block, spec.elem.width)},
+                {"y": (spec.block, spec.out_fmt.width)})
 
     def elaborate(self, platform):
         m = Module()

@@ -108,11 +108,12 @@ class MxQuantizer(MxUnit):
     spec_class = MxQuantSpec
 
     @staticmethod
-    def port_widths(spec):
-        inputs = {"x": spec.block * spec.in_fmt.width}
+    def port_layout(spec):
+        inputs = {"x": (spec.block, spec.in_fmt.width)}
         if spec.has_rbits:
-            inputs["rbits"] = spec.block * spec.sr_bits
-        return inputs, {"scale": 8, "y": spec.block * spec.elem.width, "flags": FLAGS_WIDTH}
+            inputs["rbits"] = (spec.block, spec.sr_bits)
+        return inputs, {"scale": (1, 8), "y": (spec.block, spec.elem.width),
+                        "flags": (1, FLAGS_WIDTH)}
 
     def elaborate(self, platform):
         m = Module()

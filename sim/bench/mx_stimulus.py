@@ -3,7 +3,7 @@
 A vector is one row of codes per input port: a block of k codes for ``x`` / ``rbits`` / ``a`` /
 ``b`` and a single code for ``scale`` / ``scale_a`` / ``scale_b``. Stimulus is a dict
 ``{port: (vectors, count) uint32}``, element i of a vector in column i (the unit's bits
-[i*w +: w]). :func:`port_layout` gives each port's (count, width).
+[i*w +: w]). ``rtl.fp_units.mx_port_layout`` gives each port's (count, width).
 
 Parts (``[name, params]`` in :class:`MxBenchConfig.stimulus`, run in order):
 
@@ -28,7 +28,7 @@ import numpy as np
 from rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec, element_format
 from sim.bench.config import BenchConfig
 
-__all__ = ["MxBenchConfig", "port_layout", "generate", "adversarial_blocks", "finite_codes",
+__all__ = ["MxBenchConfig", "generate", "adversarial_blocks", "finite_codes",
            "cancelling_rows", "special_rows", "pair_rows", "mixed_rows", "SPEC_CLASSES"]
 
 SPEC_CLASSES = {"mxq": MxQuantSpec, "mxdq": MxDequantSpec, "dot": MxDotSpec}
@@ -64,23 +64,6 @@ class MxBenchConfig(BenchConfig):
     @property
     def unit_spec(self):
         return spec_from_dict(self.spec)
-
-
-def port_layout(spec) -> tuple[dict, dict]:
-    """({input: (count, width)}, {output: (count, width)}) of the unit's data ports; count x
-    width is the port's width in ``port_widths(spec)`` of rtl/fp_units (the runner checks)."""
-    if spec.unit == "mxq":
-        ins = {"x": (spec.block, spec.in_fmt.width)}
-        if spec.has_rbits:
-            ins["rbits"] = (spec.block, spec.sr_bits)
-        return ins, {"scale": (1, 8), "y": (spec.block, spec.elem.width), "flags": (1, 5)}
-    if spec.unit == "mxdq":
-        return ({"scale": (1, 8), "x": (spec.block, spec.elem.width)},
-                {"y": (spec.block, spec.out_fmt.width)})
-    ins = {"a": (spec.n, spec.elem_a.width), "b": (spec.n, spec.elem_b.width)}
-    if spec.scaled:
-        ins |= {"scale_a": (1, 8), "scale_b": (1, 8)}
-    return ins, {"y": (1, spec.out_fmt.width), "flags": (1, 5)}
 
 
 def generate(spec, stimulus: list, seed: int) -> dict[str, np.ndarray]:

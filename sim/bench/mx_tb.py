@@ -29,10 +29,11 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, Timer
 
+from rtl.fp_units import mx_port_layout
 from sim.bench.checking import raise_on_failure, write_json
 from sim.bench.config import ENV_VAR
 from sim.bench.mx_reference import MxChecker, expected, output_formats
-from sim.bench.mx_stimulus import MxBenchConfig, generate, port_layout
+from sim.bench.mx_stimulus import MxBenchConfig, generate
 from sim.bench.packing import from_binstr, to_binstr
 from sim.bench.tb import read_binstr, write_binstr
 
@@ -128,7 +129,7 @@ async def run_combinational(dut, rows: dict, outputs) -> dict:
 async def mx_bench(dut):
     cfg = MxBenchConfig.from_json(os.environ[ENV_VAR])
     spec = cfg.unit_spec
-    layout = port_layout(spec)
+    layout = mx_port_layout(spec)
     dut._log.info("bench %s\n    %s\n    stimulus %s, seed %d, bubbles %.2f%s",
                   spec.default_name, spec.describe(), cfg.stimulus, cfg.seed, cfg.bubbles,
                   f", FAULT INJECTED: {cfg.fault}" if cfg.fault else "")

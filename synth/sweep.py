@@ -18,8 +18,7 @@ once); the FPGA runs are off unless ``--fpga``.
 
 Writes into a fresh run directory under ``--out``: ``sweep.csv`` (one row per case),
 ``sweep.md`` (tables), ``area.png``, ``delay.png``, ``variants.png``, ``mx.png``, plus the
-per-design JSON,
-``report.md`` and Yosys files of :func:`synth.run_designs`.
+per-design JSON, ``report.md`` and Yosys files of :func:`synth.run_designs`.
 """
 
 from __future__ import annotations
@@ -37,8 +36,8 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from rtl.formats import FloatFormat, FormatError, catalog_formats, resolve
-from rtl.mx import (ELEMENT_FORMATS, MX_UNITS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec,
-                    element_format)
+from rtl.mx import (ELEMENT_FORMATS, MX_UNITS, SCALE_RULES, MxDequantSpec, MxDotSpec,
+                    MxQuantSpec, element_format)
 from rtl.options import OptionError
 from rtl.spec import UNITS, UnitSpec
 
@@ -123,7 +122,8 @@ class MxCase:
         return self.elem, self.elem, element_format(self.elem).width
 
 
-def mx_cases(elems=tuple(ELEMENT_FORMATS), units=MX_UNITS, block=MX_BLOCK, n=MX_N) -> list[MxCase]:
+def mx_cases(elems=tuple(ELEMENT_FORMATS), units=MX_UNITS, block=MX_BLOCK,
+             n=MX_N) -> list[MxCase]:
     """Every element format x MX unit x its variants."""
     return [MxCase(element_format(e).name, u, v, block, n) for e in elems for u in units
             for v in MX_VARIANTS[u]]

@@ -152,9 +152,9 @@ def build_top(sim: str, build_dir: Path, top: str, text: str, waves: bool) -> Pa
 
 
 def _bench_env() -> dict:
-    """The simulator process's environment. The golden model: CPU only, one XLA thread (the simulator
-    and the other shards or pytest workers have the other cores), compilations cached on disk
-    (every bench of the same spec compiles the same program)."""
+    """The simulator process's environment. The golden model: CPU only, one XLA thread (the
+    simulator and the other shards or pytest workers have the other cores), compilations cached
+    on disk (every bench of the same spec compiles the same program)."""
     env = {"JAX_PLATFORMS": "cpu",
            # cocotb 2 otherwise runs pytest's assertion rewriter over every module the bench
            # imports, JAX included: 14 of 16 s of an 8-bit exhaustive bench (measured). The

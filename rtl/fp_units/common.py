@@ -35,10 +35,13 @@ class Operand:
     width: int
     exp_range: tuple[int, int]  # values of exp for nonzero sig
     lz_max: int                # leading zeros of a nonzero sig
-    zero: Value                # the value is zero (sig is 0 then)
+    zero: Value                # the value is zero (sig is 0 then, unless not sig_cleared)
     inf: Value                 # infinity (not NaN)
     nan: Value                 # NaN (including invalid operations)
     invalid: Value             # raise invalid
+    # False: a zero's sig is undefined (a flushed subnormal's fraction, a normalized zero), and
+    # a consumer that adds sigs must gate it out by ``zero``.
+    sig_cleared: bool = True
 
     @property
     def top_range(self) -> tuple[int, int]:

@@ -20,10 +20,10 @@ class Decode(Elaboratable):
     """Decoder of one operand in ``fmt`` (which already says whether subnormals are flushed).
 
     Outputs (signals): ``sign``, ``exp`` (unsigned, ``fmt.exp_bits`` wide), ``sig`` (``P`` =
-    M+1 bits, hidden bit included, 0 for every zero), ``is_zero``, ``is_inf``, ``is_nan``,
-    ``is_snan``. Static facts for the units: ``off`` (weight of sig's LSB is exp + off),
-    ``exp_range`` (values of ``exp`` for finite nonzero codes), ``lz_max`` (leading zeros a nonzero
-    ``sig`` can have: M with subnormals, else 0).
+    M+1 bits, hidden bit included, 0 for every zero unless ``sig_cleared`` says otherwise),
+    ``is_zero``, ``is_inf``, ``is_nan``, ``is_snan``. Static facts for the units: ``off``
+    (weight of sig's LSB is exp + off), ``exp_range`` (values of ``exp`` for finite nonzero
+    codes), ``lz_max`` (leading zeros a nonzero ``sig`` can have: M with subnormals, else 0).
 
     With ``normalize`` (for units that treat zeros by ``is_zero`` alone, like mul) every sig
     has its hidden bit set: a subnormal's significand is shifted up to it and its exponent
@@ -31,9 +31,12 @@ class Decode(Elaboratable):
     significand and exponent are left undefined. The multiplier then sees a constant top bit,
     and the M-bit leading-zero count per operand is cheaper than counting the leading zeros of
     the product.
+
+    With ``clear_flushed=False`` (for units that gate zeros in a select they have anyway, like
+    the adder) a flushed subnormal keeps its fraction in ``sig``: ``is_zero`` alone says zero.
     """
 
-    def __init__(self, fmt: FloatFormat, *, normalize: bool = False):
+    def __init__(self, fmt: FloatFormat, *, normalize: bool = False, clear_flushed: bool = True):
         if not isinstance(fmt, FloatFormat):
             raise TypeError(f"fmt must be a FloatFormat, not {fmt!r}")
         self.fmt = fmt
@@ -54,6 +57,10 @@ class Decode(Elaboratable):
             self.off = -fmt.bias - M
             self.exp_range = (1, fmt.max_finite_code >> M)
         self.lz_max = M if fmt.has_subnormals else 0
+        # Whether sig is 0 for every zero (Operand.sig_cleared): not for a normalized zero, nor
+        # for a flushed subnormal when the unit gates zeros itself (``clear_flushed=False``).
+        self.clear_flushed = clear_flushed
+        self.sig_cleared = not self.normalize and (fmt.has_subnormals or clear_flushed or M == 0)
         if self.normalize and fmt.has_subnormals:
             self.exp_range = (1 - M, self.exp_range[1])
             self.lz_max = 0
@@ -102,9 +109,10 @@ class Decode(Elaboratable):
                 zero = ~normal & (f == 0)
                 m.d.comb += [self.exp.eq(e | ~normal), self.sig.eq(f | (normal << M))]
             else:
-                # Denormals are zero: the significand is cleared so adders need no zero mux.
+                # Denormals are zero: the significand is cleared (M AND gates), unless the unit
+                # gates zeros in a select it has anyway (the adder's; sig_cleared is then False).
                 zero = ~normal
-                fm = f & normal.replicate(M) if M else f
+                fm = f & normal.replicate(M) if M and self.clear_flushed else f
                 m.d.comb += [self.exp.eq(e), self.sig.eq(fm | (normal << M))]
             # In fnuz the sign-only code is the NaN, not a negative zero.
             m.d.comb += self.is_zero.eq(zero & ~self.is_nan if sp is Specials.FNUZ else zero)

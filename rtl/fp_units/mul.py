@@ -25,7 +25,8 @@ def product(m: Module, a: Operand, b: Operand) -> Operand:
                    width=a.width + b.width,
                    exp_range=exp_range,
                    lz_max=lz_max, zero=a.zero | b.zero, inf=(a.inf | b.inf) & ~nan, nan=nan,
-                   invalid=invalid_op | a.invalid | b.invalid)
+                   invalid=invalid_op | a.invalid | b.invalid,
+                   sig_cleared=a.sig_cleared and b.sig_cleared)
 
 
 class FpMul(FpUnit):

@@ -28,6 +28,9 @@ class FpUnit(wiring.Component):
     unit: str = ""
     # Decode ``normalize``: the core takes operands with the hidden bit set (zeros by flag).
     normalized_operands: bool = False
+    # False: the core gates zero operands itself, so the decoders leave a flushed subnormal's
+    # fraction in sig (Operand.sig_cleared) instead of clearing it.
+    decoders_clear_flushed: bool = True
 
     def __init__(self, spec: UnitSpec):
         if not isinstance(spec, UnitSpec):
@@ -70,13 +73,14 @@ class FpUnit(wiring.Component):
         spec = self._spec
         ops = []
         for port, fmt in zip(spec.operands, spec.in_fmts):
-            dec = Decode(fmt, normalize=self.normalized_operands)
+            dec = Decode(fmt, normalize=self.normalized_operands,
+                         clear_flushed=self.decoders_clear_flushed)
             m.submodules[f"dec_{port}_{fmt.ident}"] = dec
             m.d.comb += dec.code.eq(getattr(self, port))
             ops.append(Operand(sign=dec.sign, exp=dec.exp, off=dec.off, sig=dec.sig,
                                width=dec.width, exp_range=dec.exp_range, lz_max=dec.lz_max,
                                zero=dec.is_zero, inf=dec.is_inf, nan=dec.is_nan,
-                               invalid=dec.is_snan))
+                               invalid=dec.is_snan, sig_cleared=dec.sig_cleared))
         raw = self.core(m, ops)
 
         # Cut 1: after the exact core.

@@ -82,9 +82,9 @@ def test_flushing_subnormals_never_adds_logic_wide(swept_wide, fmt, unit):
 # the ftz one (test above), the mapped ftz fp16 add still comes out larger (generator of this
 # commit: 884 vs 843 GE; before the adder gated flushed operands in its select instead of
 # clearing them in the decoders, bf16 823 vs 795 and fp16 941 vs 843). For scale: four
-# equivalent rewrites of the fp8e4m3 multiplier (same function, other adder/compare shapes)
-# mapped to 306-373 GE against 327. Not strict: a mapping that lands the other way shows as
-# XPASS in the -ra summary.
+# rewrites of the fp8e4m3 multiplier (same function, other product/compare shapes) mapped to
+# 306-373 GE against 327 (the 306 one is the generator's now). Not strict: a mapping that
+# lands the other way shows as XPASS in the -ra summary.
 FTZ_ADD_MAPS_LARGER = pytest.mark.xfail(strict=False, reason="ABC maps the ftz fp16 add larger "
                                         "than the default one although its logic is smaller")
 

@@ -44,7 +44,7 @@ help:
 	@echo "make test-all       every test, including the slow sweeps"
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
 	@echo "make bench-mx       golden MX quantization throughput against torchao (needs pip install -e '.[mxref]')"
-	@echo "make verify         the full cocotb matrix (hours; SIM=icarus|verilator keeps one simulator;"
+	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
 	@echo "make verify-exhaustive FORMAT=fp16 UNIT=add [SHARDS=N | SHARD=i/N]   all 2^32 input pairs"
 	@echo "make verilog FORMAT=fp8e4m3 UNIT=mul [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"

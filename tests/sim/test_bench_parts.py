@@ -11,7 +11,7 @@ from sim.bench.packing import UndefinedBits, from_binstr, to_binstr
 from sim.bench.report import bit_exact, describe_code, describe_flags, mismatch_lines
 from sim.bench.stimulus import (Corner, corner_codes, corners, exhaustive, generate, relations,
                                 space_size)
-from sim.bench.tiers import case_id, full_matrix, stimulus_for
+from sim.bench.tiers import case_id, full_matrix, matrix_simulator, stimulus_for
 
 
 @pytest.mark.parametrize("width", [1, 3, 5, 8, 11, 16, 20, 32])
@@ -127,3 +127,7 @@ def test_tiers_and_ids():
         "add-float16-rtz-sat-ftz-s2"
     specs = full_matrix()
     assert len(specs) == len(set(specs)) == 13 * 4 * 8 * 2 * 2 * 2
+    # make verify without SIM: Icarus for cvt and 8-bit mul/add, Verilator for the rest.
+    route = {(s.unit, s.out_fmt.width): matrix_simulator(s) for s in specs}
+    assert route[("mul", 8)] == route[("add", 8)] == route[("cvt", 16)] == "icarus"
+    assert route[("fma", 8)] == route[("mul", 16)] == route[("fma", 6)] == "verilator"

@@ -10,6 +10,7 @@ import pytest
 
 from rtl.spec import UnitSpec
 from sim.bench import runner
+from sim.bench.harness import Harness
 from sim.bench.tiers import case_id, config_for, simulators, stimulus_for
 
 
@@ -94,3 +95,19 @@ def test_corner_classes_and_biased_random(spec):
     # The quick matrix draws 8k biased-random vectors on top of corners and relations; the
     # full matrix (make verify) draws 64k.
     check(spec, simulators()[0], seed=11, stimulus=stimulus_for(spec, sample=8192))
+
+
+def test_verilator_reuses_its_compiled_runtime(tmp_path):
+    """Verilator's run-time library is compiled once per flag set: a new design's build compiles
+    only the design's own code, links the kept objects, and its bench still runs."""
+    if "verilator" not in simulators():
+        pytest.skip("SIM selects another simulator")
+    spec = UnitSpec.create("fma", "fp4e2m1")
+    cfg = config_for(spec, "verilator")
+    runner.build(cfg, "verilator")                 # the first build keeps the objects
+    h = Harness(spec, cfg.lanes, cfg.steps)
+    fresh = runner.build_top("verilator", tmp_path / "fresh", h.name, h.verilog(), waves=False)
+    log = (fresh / "build.log").read_text()
+    assert "-o Vtop__ALL.o" in log and "-o verilated.o" not in log
+    result = runner.run(cfg, "verilator", build_dir=fresh)
+    assert result.ok and result["vectors"] == 1 << 12, result.explain()

@@ -100,11 +100,15 @@ OPT_FLAGS = ["OPT_FAST=-O2", "OPT_SLOW=-O0", "OPT_GLOBAL=-O0"]
 
 # Verilator's run-time library (verilated*.o) and cocotb's main (verilator.o) compile to the same
 # objects for every design built with the same flags, and were 27 of the 32 s of building an
-# 8-bit fma bench (measured; the design's own code is 5 s). They are compiled once per flag set,
-# kept here, and copied into each new build directory, where make finds them up to date.
+# 8-bit fma bench (measured; the design's own code is 5 s). They are compiled once per flag set
+# and compiler, kept here, and copied into each new build directory, where make finds them up
+# to date.
 def _runtime_cache(waves: bool) -> Path:
+    cxx = shutil.which(os.environ.get("CXX", "c++")) or "c++"
+    compiler = [str(Path(cxx).resolve()), Path(cxx).resolve().stat().st_mtime_ns] \
+        if Path(cxx).exists() else [cxx]
     key = json.dumps([verilator_version(), metadata.version("cocotb"), waves, VERILATOR_ARGS,
-                      VERILATED_MK_FIXES, OPT_FLAGS])
+                      VERILATED_MK_FIXES, OPT_FLAGS, compiler])
     return BUILD_ROOT / "verilator" / "_runtime" / hashlib.sha1(key.encode()).hexdigest()[:10]
 
 

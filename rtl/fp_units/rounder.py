@@ -209,7 +209,15 @@ class Rounder(Elaboratable):
         f_lo, f_hi = field_lo, field_hi + 1
         code_shape = signed_for(f_lo * (1 << M), (f_hi + 1) * (1 << M))
         code = Signal(code_shape, name="code")
-        m.d.comb += code.eq((exp_field << M) + frac + inc)
+        if clamp:
+            m.d.comb += code.eq((exp_field << M) + frac + inc)
+        else:
+            # The same value as one incrementer over the concatenation. Measured (own cells) it
+            # maps smaller where the floor is not clamped (ftz fp16 add 884 -> 812 GE, below the
+            # default's 843; ftz e4m3 fma 861 -> 825; 9 of 12 ftz units smaller, ftz sum -1.4 %)
+            # and larger where it is (e4m3 mul 306 -> 313, fp16 add 843 -> 966), so the clamped
+            # paths keep the sum.
+            m.d.comb += code.eq(Cat(frac, exp_field).as_signed() + inc)
 
         # ---- 4. Classify: tininess, overflow --------------------------------------------------
         tiny = Const(0, 1)

@@ -48,7 +48,7 @@ help:
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
 	@echo "make verify-exhaustive FORMAT=fp16 UNIT=add [SHARDS=N | SHARD=i/N]   all 2^32 input pairs"
-	@echo "make verify-equiv BASE=<commit> [VERIFY_FORMATS=...]   prove every matrix spec's Verilog equivalent to BASE's"
+	@echo "make verify-equiv BASE=<commit> [VERIFY_FORMATS=...] [UNIT=mul,fma]   prove every matrix spec's Verilog equivalent to BASE's"
 	@echo "make verilog FORMAT=fp8e4m3 UNIT=mul [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
 	@echo "make synth FORMAT=fp8e4m3 [UNIT= ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0]"
 	@echo "make synth FORMAT=fp4e2m1 UNIT=mxq|mxdq|dot [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS=]   MX units"
@@ -95,7 +95,8 @@ verify:
 # keeps every function keeps the simulation record of make verify.
 verify-equiv:
 	@test -n "$(BASE)" || { echo "make verify-equiv needs BASE=<commit> (the reference Verilog)"; exit 2; }
-	$(PY) -m sim.equiv --base $(BASE) --jobs $(JOBS) $(if $(VERIFY_FORMATS),--formats $(VERIFY_FORMATS))
+	$(PY) -m sim.equiv --base $(BASE) --jobs $(JOBS) $(if $(VERIFY_FORMATS),--formats $(VERIFY_FORMATS)) \
+	  $(if $(filter command line environment,$(origin UNIT)),--units $(UNIT))
 
 verify-exhaustive:
 	SIM=$(SIM) $(PY) -m sim.exhaustive --format $(FORMAT) --unit $(UNIT) --rounding $(ROUNDING) \

@@ -1,6 +1,6 @@
 """Formal equivalence of the generated Verilog against an earlier commit: ``make verify-equiv``.
 
-    python -m sim.equiv --base 48b74a0 [--formats fp8e4m3,fp16] [--jobs N]
+    python -m sim.equiv --base 48b74a0 [--formats fp8e4m3,fp16] [--units mul,fma] [--jobs N]
 
 ``make verify`` simulates 3,328 parameter points for hours. An RTL change that is meant to keep
 every unit's function (a rewrite for area, say) need not repeat that: a spec whose Verilog is
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rtl.formats import FormatError
+from sim.bench.tiers import MATRIX_UNITS, verify_formats
 from synth.flow import yosys_command
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +43,10 @@ from rtl.fp_units import build
 from sim.bench.tiers import case_id, full_matrix, verify_formats
 out = Path(sys.argv[1]); out.mkdir(parents=True, exist_ok=True)
 index = {}
+units = set(sys.argv[3].split(",")) if sys.argv[3] else None
 for spec in full_matrix(verify_formats(sys.argv[2] or None)):
+    if units is not None and spec.unit not in units:
+        continue
     cid = case_id(spec)
     (out / f"{cid}.v").write_text(verilog.convert(build(spec), name=spec.default_name,
                                                   emit_src=False))
@@ -90,10 +94,11 @@ def prove(gold_v: str, gate_v: str, top: str, stages: int, work: Path) -> tuple[
     return proc.returncode == 0, log
 
 
-def export(tree: Path, out: Path, formats: str) -> dict:
-    """Verilog of every matrix spec of ``tree`` into ``out``; returns its index."""
+def export(tree: Path, out: Path, formats: str, units: str = "") -> dict:
+    """Verilog of every matrix spec of ``tree`` (of ``units``, if given) into ``out``; returns
+    its index."""
     code = f"import sys; sys.path.insert(0, {str(tree)!r})\n" + _EXPORT
-    subprocess.run([sys.executable, "-c", code, str(out), formats], cwd=tree, check=True)
+    subprocess.run([sys.executable, "-c", code, str(out), formats, units], cwd=tree, check=True)
     return json.loads((out / "index.json").read_text())
 
 
@@ -153,10 +158,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sim.equiv", description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", required=True, help="the commit whose Verilog is the reference")
     ap.add_argument("--formats", default="", help="comma-separated formats (default: all 13)")
+    ap.add_argument("--units", default="", help="comma-separated units (default: every one); "
+                    "a change confined to one unit's Verilog need export only that unit's specs")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args(argv)
+    units = [u for u in args.units.split(",") if u]
+    if set(units) - set(MATRIX_UNITS):
+        print(f"error: unknown unit {sorted(set(units) - set(MATRIX_UNITS))[0]!r}; valid: "
+              f"{', '.join(MATRIX_UNITS)}", file=sys.stderr)
+        return 2
     try:
-        from sim.bench.tiers import verify_formats
         verify_formats(args.formats or None)
         tree = base_tree(args.base)
     except (FormatError, ValueError) as err:
@@ -164,13 +175,14 @@ def main(argv=None) -> int:
         return 2
     t0 = time.monotonic()
     tag = "_".join(args.formats.split(",")) if args.formats else "all"
+    tag += "-" + "_".join(units) if units else ""
     base_dir, new_dir = OUT / f"verilog-base-{tag}", OUT / f"verilog-new-{tag}"
     with ThreadPoolExecutor(max_workers=2) as pool:
-        jobs = [pool.submit(export, tree, base_dir, args.formats),
-                pool.submit(export, ROOT, new_dir, args.formats)]
+        jobs = [pool.submit(export, tree, base_dir, args.formats, args.units),
+                pool.submit(export, ROOT, new_dir, args.formats, args.units)]
         base, new = (j.result() for j in jobs)
     checks = compare(base, new, base_dir, new_dir, args.jobs)
-    summary = {"base": args.base, "formats": args.formats or "all",
+    summary = {"base": args.base, "formats": args.formats or "all", "units": args.units or "all",
                "seconds": round(time.monotonic() - t0, 1), **summarize(checks)}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "summary.json").write_text(json.dumps(summary, indent=1))

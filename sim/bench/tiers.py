@@ -20,7 +20,7 @@ from rtl.spec import UnitSpec
 from .config import BenchConfig
 
 __all__ = ["stimulus_for", "config_for", "geometry", "case_id", "simulators", "FULL_MODES",
-           "full_matrix", "verify_formats", "matrix_simulator"]
+           "MATRIX_UNITS", "full_matrix", "verify_formats", "matrix_simulator"]
 
 SAMPLE = 1 << 16          # fma 8-bit sample, and random part of the 16-bit tier
 FULL_MODES = tuple(m.value for m in Rounding)
@@ -100,12 +100,15 @@ def verify_formats(names: str | None = None) -> list:
     return [f for f in every if f in wanted]
 
 
+MATRIX_UNITS = ("mul", "add", "fma", "cvt")
+
+
 def full_matrix(formats=None) -> list[UnitSpec]:
     """Every unit x every catalog format of <= 16 bits (or ``formats``) x every rounding mode x
     saturating or not x subnormals kept or flushed x 0 and 2 stages (``make verify``)."""
     specs = []
     for fmt in catalog_formats(16) if formats is None else formats:
-        for unit in ("mul", "add", "fma", "cvt"):
+        for unit in MATRIX_UNITS:
             for rounding in FULL_MODES:
                 for saturate in (False, True):
                     for subnormals in (True, False):

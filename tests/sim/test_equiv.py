@@ -72,6 +72,7 @@ def test_compare_sorts_identical_equivalent_and_different(tmp_path):
 @pytest.mark.parametrize("argv, words", [
     (["--base", "HEAD", "--formats", "fp9e9m9"], "unknown format 'fp9e9m9'"),
     (["--base", "no-such-commit"], "names no commit"),
+    (["--base", "HEAD", "--units", "mul,div"], "unknown unit 'div'; valid: mul, add, fma, cvt"),
 ])
 def test_bad_arguments_fail_in_one_line(capsys, argv, words):
     assert equiv.main(argv) == 2

@@ -61,11 +61,8 @@ def test_compare_sorts_identical_equivalent_and_different(tmp_path):
         (base_dir / f"{case}.v").write_text(text)
         (new_dir / f"{case}.v").write_text(gate)
         index[case] = {"top": spec.default_name, "stages": 0, "unit": "add"}
-    equiv.OUT, saved = tmp_path / "out", equiv.OUT
-    try:
-        checks = {c.case: c.verdict for c in equiv.compare(index, index, base_dir, new_dir, 2)}
-    finally:
-        equiv.OUT = saved
+    checks = {c.case: c.verdict
+              for c in equiv.compare(index, index, base_dir, new_dir, tmp_path / "checks", 2)}
     assert checks == {"same": "identical", "rewritten": "equivalent", "wrong": "different"}
 
 

@@ -12,7 +12,8 @@ How it works, in hardware terms:
    instead. Either way the top bit of the window is then the hidden bit of the result (1:
    normal, 0: subnormal). A sig with at most one leading zero (a product of normalized
    operands) skips the count: normalizing and denormalizing are then one right shift whose
-   amount comes from the exponent and the top bit.
+   amount comes from the exponent and the top bit (at or below the floor: one bit, then -t bits,
+   both read off t - 1 without an adder).
 2. *Window.* The top M+1 bits are kept, G more bits below them are kept exactly (G = the random
    bits of stochastic rounding, else 2: the round bit and one more for tininess after rounding),
    and everything further down ORs into ``sticky``.
@@ -121,8 +122,8 @@ class Rounder(Elaboratable):
         st2 = Signal(name="sticky")
         if one_shift:
             # At most one leading zero: whether the result is subnormal, and by how much, is
-            # known from t and the top bit alone, so normalizing and denormalizing are one right
-            # shift of sig (with a zero below it) by a = 1 - t, or by the top bit's complement
+            # known from t and the top bit alone, so normalizing and denormalizing are a right
+            # shift of sig (with zeros below it) by a = 1 - t, or by the top bit's complement
             # above the floor; the field is max(t + 1 - lz, 0) above the floor's.
             lead = sig[W - 1] if raw.lz_max else Const(1, 1)
             field_lo, field_hi = emin + bias - 1, t_hi + emin + bias
@@ -132,15 +133,34 @@ class Rounder(Elaboratable):
             m.d.comb += [e1.eq(t + lead),
                          exp_field0.eq(Mux(e1 < 0, 0, e1) + (emin + bias - 1))]
             pad = max(1, L - W + 1)
-            Wv = W + pad                                 # sig with zeros below it
-            A = L + 1                                    # every bit below the window
-            a = Signal(bits_for(A), name="rshift")
+            A = L + 1                                    # a shift of A or more: every bit below
+            X = None
             if t_lo < 0:
-                m.d.comb += a.eq(Mux(t > 0, lead, Mux(t < 1 - A, A, 1 - t)))
-            else:
-                m.d.comb += a.eq(Mux(t > 0, lead, 1))
+                # The sign of t - 1 says the top bit is at or below emin (t <= 0), and there its
+                # complement is -t: the shift 1 - t is a fixed 1 then -t, saturated by ORing
+                # the high bits, with no subtract and no compare. Measured (own cells, mul, rne,
+                # subnormals) against one shifter by Mux(t > 0, lead, min(1 - t, A)): fp8e4m3
+                # 306 -> 288 GE (945 -> 1007 ps), e4m3 337 -> 302, e5m2fnuz 324 -> 276; the 12
+                # catalog formats' sum -1.6 %, though e3m4 (+2.8 %), fp16 (+1.0 %) and bf16
+                # (+1.4 %) map larger.
+                t1 = Signal(signed_for(t_lo - 1, t_hi - 1), name="t_minus_1")
+                m.d.comb += t1.eq(raw.exp + (top - emin - 1))
+                at_floor = t1[-1]
+                minus_t = ~t1[:-1]
+                k = bits_for(A)
+                over = minus_t[k:].any() if len(minus_t) > k else Const(0, 1)
+                depth = Signal(k, name="denorm_shift")       # min(-t, 2^k - 1) at the floor
+                m.d.comb += depth.eq(Mux(at_floor, minus_t[:k] | over.replicate(k), 0))
+                pad = max(pad, (1 << k) - A)     # a shift of up to 2^k loses no nonzero bit
+                X = Cat(Const(0, A + pad), sig) >> (lead | at_floor) >> depth
+            Wv = W + pad                                 # sig with zeros below it
             ext = Signal(A + Wv, name="rshifted")
-            m.d.comb += ext.eq(Cat(Const(0, A + pad), sig) >> a)
+            if X is None:
+                a = Signal(bits_for(A), name="rshift")
+                m.d.comb += [a.eq(Mux(t > 0, lead, 1)),
+                             ext.eq(Cat(Const(0, A + pad), sig) >> a)]
+            else:
+                m.d.comb += ext.eq(X)
             cut = A + Wv - 1 - L
             m.d.comb += [win2.eq(ext[cut:cut + L]), st2.eq(raw.sticky | (ext[:cut] != 0))]
         else:

@@ -52,7 +52,7 @@ help:
 	@echo "make verilog FORMAT=fp8e4m3 UNIT=mul [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
 	@echo "make synth FORMAT=fp8e4m3 [UNIT= ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0]"
 	@echo "make synth FORMAT=fp4e2m1 UNIT=mxq|mxdq|dot [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS=]   MX units"
-	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG)"
+	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32"
 	@echo "make bench-ppa      area/delay against CELLS.md reference points and the targets"
 
 setup:
@@ -116,7 +116,7 @@ synth:
 	$(PY) -m synth $(SYNTH_ARGS)
 
 sweep:
-	$(PY) -m synth.sweep --jobs $(JOBS) $(if $(LIBERTY),--liberty $(LIBERTY))
+	$(PY) -m synth.sweep --jobs $(JOBS) $(if $(MAX_WIDTH),--max-width $(MAX_WIDTH)) $(if $(LIBERTY),--liberty $(LIBERTY))
 
 bench-ppa:
 	$(PY) -m synth.bench_ppa --jobs $(JOBS)

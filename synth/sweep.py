@@ -571,6 +571,10 @@ def _check_names(args) -> list[Case]:
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
         raise OptionError(f"unknown variant {bad[0]!r}; valid: {', '.join(VARIANTS)}")
+    if not fmts and args.formats is None:
+        narrowest = min(catalog_formats(64), key=lambda f: f.width)
+        raise OptionError(f"no catalog format of at most --max-width {args.max_width} bits; "
+                          f"the narrowest is {narrowest.name} ({narrowest.width} bits)")
     if not fmts or not units:
         raise OptionError("no format or no unit selected")
     mx_units = _names(args.mx_units)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, fields
 from multiprocessing import get_context
 from pathlib import Path
 
-from rtl.formats import FloatFormat, FormatError, catalog_formats, resolve
+from rtl.formats import CATALOG, FloatFormat, FormatError, catalog_formats, resolve
 from rtl.mx import (ELEMENT_FORMATS, MX_UNITS, SCALE_RULES, MxDequantSpec, MxDotSpec,
                     MxQuantSpec, element_format)
 from rtl.options import OptionError
@@ -572,7 +572,7 @@ def _check_names(args) -> list[Case]:
     if bad:
         raise OptionError(f"unknown variant {bad[0]!r}; valid: {', '.join(VARIANTS)}")
     if not fmts and args.formats is None:
-        narrowest = min(catalog_formats(64), key=lambda f: f.width)
+        narrowest = min(CATALOG.values(), key=lambda f: f.width)
         raise OptionError(f"no catalog format of at most --max-width {args.max_width} bits; "
                           f"the narrowest is {narrowest.name} ({narrowest.width} bits)")
     if not fmts or not units:

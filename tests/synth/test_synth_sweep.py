@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rtl.formats import resolve
+from rtl.formats import CATALOG, resolve
 from rtl.options import OptionError
 from synth import sweep as sw
 from synth.bench_ppa import NO_FLAGS_SUFFIX, flags_unconnected
@@ -187,7 +187,6 @@ def test_two_runs_at_once_do_not_clobber(tmp_path):
 def test_committed_report_covers_every_catalog_format():
     """docs/synth (``make sweep MAX_WIDTH=32``): every catalog format x unit synthesised, with
     figures that are positive and grow with the multiplier's width."""
-    from rtl.formats import CATALOG
     with open(ROOT / "docs" / "synth" / "sweep.csv") as fh:
         rows = {(r["format"], r["unit"]): r for r in csv.DictReader(fh)
                 if r["variant"] == "default"}

@@ -36,7 +36,7 @@ from fractions import Fraction
 
 __all__ = [
     "Specials", "FloatFormat", "FormatError", "resolve", "CATALOG", "SHORT_NAMES",
-    "catalog_formats", "MAX_EXP_BITS", "MAX_MAN_BITS", "MAX_WIDTH",
+    "catalog_formats", "catalog_selection", "MAX_EXP_BITS", "MAX_MAN_BITS", "MAX_WIDTH",
 ]
 
 # Sizes the units and the golden model support: up to binary32.
@@ -63,6 +63,12 @@ GRAMMAR = ("e<E>m<M>[fn|fnuz|fin|fnu][_b<bias>][_ftz]  (e.g. e5m3, e4m3fn, e6m1_
 _GENERIC = re.compile(r"^e(\d+)m(\d+)(fnuz|fnu|fn|fin)?(?:_b(\d+))?(_ftz)?$")
 _SUFFIX = {None: Specials.IEEE, "fn": Specials.FN, "fnuz": Specials.FNUZ,
            "fin": Specials.FINITE, "fnu": Specials.FNU}
+
+# The trap in ml_dtypes' names: "fn" means "NaN at the all-ones code" in float8_e4m3fn but
+# "finite, no NaN" in float6_e3m2fn, float6_e2m3fn and float4_e2m1fn. The grammar's fn is the
+# former, so e2m1fn (max 4) is not float4_e2m1fn (max 6). Such generic spellings are refused
+# unless the bias is spelled out (e2m1fn_b1); filled in below the catalog: {spelling: format}.
+_AMBIGUOUS: dict[str, "FloatFormat"] = {}
 
 
 @dataclass(frozen=True)
@@ -115,7 +121,7 @@ class FloatFormat:
         suffix = {Specials.IEEE: "", Specials.FN: "fn", Specials.FNUZ: "fnuz",
                   Specials.FINITE: "fin", Specials.FNU: "fnu"}[self.specials]
         name = f"e{self.exp_bits}m{self.man_bits}{suffix}"
-        if self.bias != _default_bias(self.exp_bits, self.specials):
+        if self.bias != _default_bias(self.exp_bits, self.specials) or name in _AMBIGUOUS:
             name += f"_b{self.bias}"
         if not self.subnormals:
             name += "_ftz"
@@ -375,9 +381,60 @@ SHORT_NAMES: dict[str, str] = {
 _CANONICAL_BY_PARAMS: dict[FloatFormat, str] = {f: n for n, f in CATALOG.items()}
 
 
+def _generic(e: int, m: int, suffix: str | None, bias: int | None = None,
+             subnormals: bool = True) -> FloatFormat:
+    specials = _SUFFIX[suffix]
+    return FloatFormat(e, m, _default_bias(e, specials) if bias is None else bias, specials,
+                       subnormals)
+
+
+def _catalog_tail_read_generically(name: str) -> FloatFormat | None:
+    """The last part of a catalog name (``e2m1fn`` of ``float4_e2m1fn``) as the generic grammar
+    reads it, or None when the grammar does not read it."""
+    m = _GENERIC.match(name.rpartition("_")[2])
+    return _generic(int(m[1]), int(m[2]), m[3]) if m else None
+
+
+_AMBIGUOUS.update({name.rpartition("_")[2]: fmt for name, fmt in CATALOG.items()
+                   if _catalog_tail_read_generically(name) not in (None, fmt)})
+
+
+def _ambiguous(spelled: str, tail: str, ftz: bool) -> FormatError:
+    """Both readings of an ambiguous spelling, and how to spell each."""
+    flush = "_ftz" if ftz else ""
+    ml = _AMBIGUOUS[tail]
+    grammar = _generic(ml.exp_bits, ml.man_bits, "fn", subnormals=not ftz)
+    spellings = [ml.name + flush, *(s + flush for s, n in SHORT_NAMES.items() if n == ml.name),
+                 ml.with_subnormals(not ftz).generic_name]
+    return FormatError(
+        f"ambiguous format {spelled!r}: ml_dtypes' {ml.name} is finite (no inf, no NaN, max "
+        f"{_fmt_value(ml.max_finite)}: spell it {', '.join(spellings[:-1])} or {spellings[-1]}), "
+        f"while the generic grammar's fn has NaN at the all-ones code (max "
+        f"{_fmt_value(grammar.max_finite)}: spell it {grammar.generic_name})")
+
+
 def catalog_formats(max_width: int = MAX_WIDTH) -> list[FloatFormat]:
     """Catalog formats of at most ``max_width`` bits, in catalog order."""
     return [f for f in CATALOG.values() if f.width <= max_width]
+
+
+def catalog_selection(names, max_width: int, what: str) -> list[FloatFormat]:
+    """The catalog formats of at most ``max_width`` bits that ``names`` (a list, or a
+    comma-separated string; empty: all of them) name, in catalog order; ``what`` names the
+    selection in the error for a format outside it."""
+    every = catalog_formats(max_width)
+    if isinstance(names, str):
+        names = names.split(",")
+    names = [n for n in names or [] if n.strip()]
+    if not names:
+        return every
+    wanted = {resolve(n).with_subnormals(True) for n in names}
+    unknown = wanted - set(every)
+    if unknown:
+        raise FormatError(f"{what} covers the catalog formats of <= {max_width} bits "
+                          f"({', '.join(f.name for f in every)}), not "
+                          f"{', '.join(sorted(f.name for f in unknown))}")
+    return [f for f in every if f in wanted]
 
 
 def valid_forms() -> str:
@@ -403,12 +460,12 @@ def resolve(spec: "str | FloatFormat") -> FloatFormat:
     if m is None:
         raise FormatError(f"unknown format {spec!r}; {valid_forms()}")
     e, mbits, suffix, bias, flush = m.groups()
-    specials = _SUFFIX[suffix]
     e, mbits = int(e), int(mbits)
-    default_bias = _default_bias(e, specials)
+    tail = f"e{e}m{mbits}{suffix or ''}"
+    if bias is None and tail in _AMBIGUOUS:
+        raise _ambiguous(spec, tail, flush is not None)
     try:
-        fmt = FloatFormat(e, mbits, default_bias if bias is None else int(bias),
-                          specials, subnormals=flush is None)
+        fmt = _generic(e, mbits, suffix, None if bias is None else int(bias), flush is None)
     except FormatError as err:
         raise FormatError(f"impossible format {spec!r}: {err}; {valid_forms()}") from None
     return fmt

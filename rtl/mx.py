@@ -9,29 +9,27 @@ hardware and the model cannot drift apart. docs/mx.md states the semantics.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .formats import CATALOG, FloatFormat, FormatError, Specials, resolve
-from .options import OptionError, Rounding, UnitOptions
+from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
+from .ports import Port, clock_ports, flags_port, rbits_port, valid_ports
+from .spec import Spec, check_int, check_stages
 
 __all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", "ACCUMULATORS",
            "E8M0_BIAS", "E8M0_NAN", "SCALE_MIN", "SCALE_MAX", "MXINT8_FRAC_BITS", "IN_FORMATS",
-           "DOT_SIZES", "FRAC_BITS_RANGE", "MX_UNITS", "MX_OPTIONS", "MxQuantSpec", "MxDequantSpec",
+           "DOT_N_RANGE", "FRAC_BITS_RANGE", "MAX_BLOCK", "MxQuantSpec", "MxDequantSpec",
            "MxDotSpec"]
 
 E8M0_BIAS = 127
 E8M0_NAN = 0xFF
 SCALE_MIN, SCALE_MAX = -127, 127     # exponents E8M0 holds (0xFF is NaN)
-MX_UNITS = ("mxq", "mxdq", "dot")      # quantizer, dequantizer, dot product
-# Command-line options only the MX units take (argparse dest -> the units that take it): the
-# command lines (fpforge, python -m synth) accept them for those units only.
-MX_OPTIONS = {"block": ("mxq", "mxdq"), "scale_rule": ("mxq",), "n": ("dot",),
-              "accum": ("dot",), "frac_bits": ("dot",), "scales": ("dot",)}
 SCALE_RULES = ("floor", "ceil", "rceil", "even")
 ACCUMULATORS = ("exact", "fixed")
 MXINT8_FRAC_BITS = 6                 # MXINT8 value = int8 * 2^-6
 FRAC_BITS_RANGE = (1, 55)            # fixed accumulator: fraction bits below the largest product
 IN_FORMATS = ("float32", "bfloat16")  # what the quantizer reads
-DOT_SIZES = (4, 8, 16, 32)           # vector lengths of the dot unit
+DOT_N_RANGE = (1, 64)                # vector lengths of the dot unit
 
 
 @dataclass(frozen=True)
@@ -107,35 +105,51 @@ def element_format(spec: "str | FloatFormat | ElementFormat") -> ElementFormat:
 
 # ----- unit specs --------------------------------------------------------------------------------
 
-def _check_int(name: str, value, lo: int, hi: int):
-    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-        raise OptionError(f"{name} must be an integer {lo}..{hi}, not {value!r}")
-
-
-def _check_stages(stages):
-    if not isinstance(stages, int) or isinstance(stages, bool) or stages < 0:
-        raise OptionError(f"stages must be a non-negative integer, not {stages!r}")
-
-
 _SHORT_IN = {"float32": "f32", "bfloat16": "bf16"}
 MAX_BLOCK = 256
+E8M0 = CATALOG["float8_e8m0fnu"]
+F32 = CATALOG["float32"]
+
+
+def _elem_port(name: str, direction: str, count: int, elem: ElementFormat, what: str) -> Port:
+    """A packed bus of ``count`` element codes (MXINT8 carries two's complement integers)."""
+    w = elem.width
+    return Port(name, direction, w, f"{what}, element i at {name}[i*{w} +: {w}]", count,
+                None if elem.twos_complement else elem.grid)
+
+
+def _sr_bits_applies(rounding: Rounding, sr_bits):
+    if sr_bits is not None and rounding is not Rounding.STOCHASTIC:
+        raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
+                          f"stochastic; it does not apply to --rounding {rounding.value}")
+
+
+def _latency_line(spec) -> str:
+    return f"latency     {spec.latency} cycle(s)" + (
+        " (combinational)" if not spec.latency else
+        f", {spec.stages} register stage(s); clk rising edge, rst synchronous")
 
 
 @dataclass(frozen=True)
-class MxQuantSpec:
+class MxQuantSpec(Spec):
     """The MX block quantizer: ``block`` values in ``in_fmt`` (float32 or bfloat16) -> one E8M0
     scale by ``scale_rule`` + ``block`` elements in ``elem``, rounded by ``rounding`` (rne or any
     static mode; stochastic adds ``rbits``, ``sr_bits`` per element) and saturating."""
 
     elem: ElementFormat
-    in_fmt: FloatFormat = CATALOG["float32"]
+    in_fmt: FloatFormat = F32
     block: int = 32
     scale_rule: str = "floor"
     rounding: Rounding = Rounding.RNE
-    sr_bits: int = 8
+    sr_bits: int = DEFAULT_SR_BITS
     stages: int = 0
 
-    unit = "mxq"
+    unit: ClassVar[str] = "mxq"
+    OPERATION = ("scale, y = MX quantize(x): X = 2^s by the scale rule, y_i = x_i / X rounded, "
+                 "saturating")
+    OPTIONS = ("format", "in_format", "block", "scale_rule", "rounding", "sr_bits", "stages")
+    OPTION_NOTES = {"saturate": "its elements always saturate"}
+    SEMANTICS = "docs/mx.md"
 
     def __post_init__(self):
         object.__setattr__(self, "elem", element_format(self.elem))
@@ -144,7 +158,7 @@ class MxQuantSpec:
             raise OptionError(f"MX quantizer input format must be one of "
                               f"{', '.join(IN_FORMATS)}, not {self.in_fmt!r}")
         object.__setattr__(self, "in_fmt", fmt)
-        _check_int("block", self.block, 1, MAX_BLOCK)
+        check_int("block", self.block, 1, MAX_BLOCK)
         if self.scale_rule not in SCALE_RULES:
             raise OptionError(f"scale rule must be one of {', '.join(SCALE_RULES)}, "
                               f"not {self.scale_rule!r}")
@@ -153,8 +167,25 @@ class MxQuantSpec:
             raise OptionError("the MX quantizer takes a static rounding mode or stochastic, "
                               "not 'dynamic'")
         object.__setattr__(self, "rounding", rounding)
-        _check_int("sr_bits", self.sr_bits, 1, 32)
-        _check_stages(self.stages)
+        check_int("sr_bits", self.sr_bits, 1, 32)
+        check_stages(self.stages)
+
+    @classmethod
+    def from_options(cls, *, format=None, in_format=None, block=32, scale_rule="floor",
+                     rounding="rne", sr_bits=None, stages=0) -> "MxQuantSpec":
+        """``format`` is the element format (default fp8e4m3), ``in_format`` the input's."""
+        _sr_bits_applies(Rounding.parse(rounding), sr_bits)
+        return cls("fp8e4m3" if format is None else format,
+                   in_fmt="float32" if in_format is None else in_format, block=block,
+                   scale_rule=scale_rule, rounding=rounding,
+                   sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits, stages=stages)
+
+    def option_values(self) -> dict:
+        v = {"format": self.elem.name, "in_format": self.in_fmt.name, "block": self.block,
+             "scale_rule": self.scale_rule, "rounding": self.rounding.value}
+        if self.has_rbits and self.sr_bits != DEFAULT_SR_BITS:
+            v["sr_bits"] = self.sr_bits
+        return v | {"stages": self.stages}
 
     @property
     def options(self) -> UnitOptions:
@@ -166,15 +197,11 @@ class MxQuantSpec:
         return self.rounding is Rounding.STOCHASTIC
 
     @property
-    def latency(self) -> int:
-        return self.stages
-
-    @property
     def default_name(self) -> str:
         """e.g. ``mxq_fp8e4m3_f32_k32_floor_rne``."""
         parts = ["mxq", self.elem.name, _SHORT_IN[self.in_fmt.name], f"k{self.block}",
                  self.scale_rule, self.rounding.value]
-        if self.has_rbits and self.sr_bits != 8:
+        if self.has_rbits and self.sr_bits != DEFAULT_SR_BITS:
             parts.append(f"sr{self.sr_bits}")
         if self.stages:
             parts.append(f"s{self.stages}")
@@ -186,9 +213,48 @@ class MxQuantSpec:
                 f"y: {self.block} x {self.elem.name}; rounding {self.rounding.value}{sr}, "
                 f"saturating; latency {self.latency}")
 
+    def ports(self) -> list[Port]:
+        k, w = self.block, self.in_fmt.width
+        out = clock_ports(self.stages)
+        out.append(Port("x", "input", w, f"the block: {k} {self.in_fmt.name} codes, element i "
+                                         f"at x[i*{w} +: {w}]", k, self.in_fmt))
+        names = ["x"]
+        if self.has_rbits:
+            out.append(rbits_port(self.sr_bits, k))
+            names.append("rbits")
+        v_in, v_out = valid_ports(self.stages, names)
+        out += v_in
+        out.append(Port("scale", "output", 8, f"shared scale X = 2^(scale - {E8M0_BIAS}), E8M0 "
+                                              "code; 0xFF (NaN) when the block holds inf or NaN",
+                        fmt=E8M0))
+        out.append(_elem_port("y", "output", k, self.elem, f"{k} {self.elem.name} element codes"))
+        out.append(flags_port(", ORed over the block's element roundings"))
+        return out + v_out
+
+    def formats(self) -> dict[str, FloatFormat]:
+        # MXINT8's record is its value grid e1m6 (its codes are two's complement)
+        return {"x": self.in_fmt, "y": self.elem.grid}
+
+    def parameters(self) -> dict:
+        return {"element": self.elem.name, "element_describe": self.elem.describe(),
+                "input": self.in_fmt.name, "block": self.block, "scale_rule": self.scale_rule,
+                "rounding": self.rounding.value, "rounding_meaning": self.rounding.meaning,
+                "sr_bits": self.sr_bits if self.has_rbits else None, "saturate": True}
+
+    def header_lines(self) -> list[str]:
+        lines = [f"x format    {self.in_fmt.describe()}",
+                 f"element     {self.elem.describe()}",
+                 f"block       {self.block} elements, one E8M0 scale",
+                 f"scale rule  {self.scale_rule} (docs/mx.md); s clamped to [-127, 127]; "
+                 "all-zero block 2^-127; inf/NaN in the block: scale 0xFF, NaN elements",
+                 f"rounding    {self.rounding.value} ({self.rounding.meaning}), saturating"]
+        if self.has_rbits:
+            lines.append(f"sr_bits     {self.sr_bits} per element (width of rbits / {self.block})")
+        return lines
+
 
 @dataclass(frozen=True)
-class MxDequantSpec:
+class MxDequantSpec(Spec):
     """The MX dequantizer: one E8M0 scale + ``block`` elements in ``elem`` -> ``block`` float32
     values X * P_i, each rounded once (rne): exact unless it overflows (inf) or falls below
     float32's subnormals; a NaN scale gives a NaN block."""
@@ -197,21 +263,38 @@ class MxDequantSpec:
     block: int = 32
     stages: int = 0
 
-    unit = "mxdq"
-    out_fmt = CATALOG["float32"]
+    unit: ClassVar[str] = "mxdq"
+    out_fmt: ClassVar[FloatFormat] = F32
+    OPERATION = "y_i = X * x_i, X = 2^(scale - 127), rounded once into float32"
+    OPTIONS = ("format", "in_format", "block", "rounding", "stages")
+    SEMANTICS = "docs/mx.md"
 
     def __post_init__(self):
         object.__setattr__(self, "elem", element_format(self.elem))
-        _check_int("block", self.block, 1, MAX_BLOCK)
-        _check_stages(self.stages)
+        check_int("block", self.block, 1, MAX_BLOCK)
+        check_stages(self.stages)
+
+    @classmethod
+    def from_options(cls, *, format=None, in_format=None, block=32, rounding="rne",
+                     stages=0) -> "MxDequantSpec":
+        """``format`` is the output (float32, the default), ``in_format`` the element format."""
+        if format is not None and resolve(format).name != "float32":
+            raise OptionError(f"unit mxdq writes float32; --format must be float32, not "
+                              f"{format!r}")
+        if in_format is None:
+            raise OptionError("unit mxdq needs its element format: --in-format ELEM")
+        if Rounding.parse(rounding) is not Rounding.RNE:
+            raise OptionError(f"unit mxdq rounds rne (exact unless float32 overflows or "
+                              f"underflows); --rounding {rounding} does not apply")
+        return cls(in_format, block=block, stages=stages)
+
+    def option_values(self) -> dict:
+        return {"format": "float32", "in_format": self.elem.name, "block": self.block,
+                "stages": self.stages}
 
     @property
     def options(self) -> UnitOptions:
         return UnitOptions(rounding=Rounding.RNE)
-
-    @property
-    def latency(self) -> int:
-        return self.stages
 
     @property
     def default_name(self) -> str:
@@ -222,9 +305,36 @@ class MxDequantSpec:
         return (f"mxdq [scale: E8M0, x: {self.block} x {self.elem.name}] -> y: {self.block} x "
                 f"float32 = X * x_i, rounding rne; latency {self.latency}")
 
+    def ports(self) -> list[Port]:
+        k = self.block
+        out = clock_ports(self.stages)
+        out.append(Port("scale", "input", 8, f"E8M0 shared scale X = 2^(scale - {E8M0_BIAS}); "
+                                             "0xFF (NaN) makes every output NaN", fmt=E8M0))
+        out.append(_elem_port("x", "input", k, self.elem, f"{k} {self.elem.name} element codes"))
+        v_in, v_out = valid_ports(self.stages, ["scale", "x"])
+        out += v_in
+        out.append(Port("y", "output", 32, f"{k} float32 codes X * x_i (rne), element i at "
+                                           "y[i*32 +: 32]", k, F32))
+        return out + v_out
+
+    def formats(self) -> dict[str, FloatFormat]:
+        return {"x": self.elem.grid, "y": self.out_fmt}
+
+    def parameters(self) -> dict:
+        return {"element": self.elem.name, "element_describe": self.elem.describe(),
+                "output": "float32", "block": self.block, "rounding": "rne",
+                "rounding_meaning": Rounding.RNE.meaning, "saturate": False}
+
+    def header_lines(self) -> list[str]:
+        return [f"element     {self.elem.describe()}",
+                f"block       {self.block} elements, one E8M0 scale",
+                f"y format    {self.out_fmt.describe()}",
+                f"rounding    rne ({Rounding.RNE.meaning}): exact unless X * x_i overflows (inf) "
+                "or underflows float32"]
+
 
 @dataclass(frozen=True)
-class MxDotSpec:
+class MxDotSpec(Spec):
     """The MX dot-product unit: ``n`` elements of ``elem_a`` times ``n`` of ``elem_b``, summed,
     optionally times the E8M0 scales ``scale_a * scale_b`` (``scaled``), rounded once into
     ``out_fmt`` (non-saturating, a static rounding mode) under the ``accum`` contract."""
@@ -235,26 +345,29 @@ class MxDotSpec:
     scaled: bool = True
     accum: str = "exact"
     frac_bits: int = 24
-    out_fmt: FloatFormat = CATALOG["float32"]
+    out_fmt: FloatFormat = F32
     rounding: Rounding = Rounding.RNE
     stages: int = 0
 
-    unit = "dot"
+    unit: ClassVar[str] = "dot"
+    OPERATION = "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)"
+    OPTIONS = ("format", "in_format", "a_format", "b_format", "n", "accum", "frac_bits",
+               "scales", "rounding", "stages")
+    OPTION_NOTES = {"saturate": "its result overflows to inf"}
+    SEMANTICS = "docs/mx.md"
 
     def __post_init__(self):
         a = element_format(self.elem_a)
         object.__setattr__(self, "elem_a", a)
         object.__setattr__(self, "elem_b", a if self.elem_b is None else
                            element_format(self.elem_b))
-        if self.n not in DOT_SIZES:
-            raise OptionError(f"dot length n must be one of {', '.join(map(str, DOT_SIZES))}, "
-                              f"not {self.n!r}")
+        check_int("dot length n", self.n, *DOT_N_RANGE)
         if not isinstance(self.scaled, bool):
             raise OptionError(f"scaled must be a bool, not {self.scaled!r}")
         if self.accum not in ACCUMULATORS:
             raise OptionError(f"accumulator must be one of {', '.join(ACCUMULATORS)}, "
                               f"not {self.accum!r}")
-        _check_int("frac_bits", self.frac_bits, *FRAC_BITS_RANGE)
+        check_int("frac_bits", self.frac_bits, *FRAC_BITS_RANGE)
         try:
             out = resolve(self.out_fmt)
         except FormatError as err:
@@ -267,15 +380,42 @@ class MxDotSpec:
             raise OptionError(f"the dot unit takes a static rounding mode (rne, rtz, rdn, rup, "
                               f"rna, rod), not {rounding.value!r}")
         object.__setattr__(self, "rounding", rounding)
-        _check_stages(self.stages)
+        check_stages(self.stages)
+
+    @classmethod
+    def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None, n=32,
+                     accum="exact", frac_bits=None, scales=True, rounding="rne",
+                     stages=0) -> "MxDotSpec":
+        """``format`` is the output (default float32); ``in_format`` the element format of both
+        vectors, ``a_format`` / ``b_format`` each vector's."""
+        a, b = a_format or in_format, b_format or in_format
+        if a is None or b is None:
+            raise OptionError("unit dot needs its element format(s): --in-format ELEM (both "
+                              "vectors) or --a-format ELEM and --b-format ELEM")
+        if frac_bits is not None and accum != "fixed":
+            raise OptionError("--frac-bits sets the width of --accum fixed; it does not apply to "
+                              f"--accum {accum}")
+        return cls(a, b, n=n, scaled=scales, accum=accum,
+                   frac_bits=24 if frac_bits is None else frac_bits,
+                   out_fmt="float32" if format is None else format, rounding=rounding,
+                   stages=stages)
+
+    def option_values(self) -> dict:
+        v = {"format": self.out_fmt.name}
+        if self.elem_a == self.elem_b:
+            v["in_format"] = self.elem_a.name
+        else:
+            v |= {"a_format": self.elem_a.name, "b_format": self.elem_b.name}
+        v |= {"n": self.n, "accum": self.accum}
+        if self.accum == "fixed":
+            v["frac_bits"] = self.frac_bits
+        if not self.scaled:
+            v["scales"] = False
+        return v | {"rounding": self.rounding.value, "stages": self.stages}
 
     @property
     def options(self) -> UnitOptions:
         return UnitOptions(rounding=self.rounding)
-
-    @property
-    def latency(self) -> int:
-        return self.stages
 
     @property
     def default_name(self) -> str:
@@ -297,3 +437,46 @@ class MxDotSpec:
         return (f"dot [a: {self.n} x {self.elem_a.name}, b: {self.n} x {self.elem_b.name}] -> y: "
                 f"{self.out_fmt.name} = {sc}sum a_i b_i; accumulator {acc}; rounding "
                 f"{self.rounding.value}; latency {self.latency}")
+
+    def ports(self) -> list[Port]:
+        n = self.n
+        out = clock_ports(self.stages)
+        names = []
+        for port, elem in (("a", self.elem_a), ("b", self.elem_b)):
+            out.append(_elem_port(port, "input", n, elem,
+                                  f"vector {port}: {n} {elem.name} element codes"))
+            names.append(port)
+        if self.scaled:
+            for port in ("scale_a", "scale_b"):
+                out.append(Port(port, "input", 8, f"E8M0 block scale of vector {port[-1]}: "
+                                                  f"2^({port} - {E8M0_BIAS}); 0xFF is NaN",
+                                fmt=E8M0))
+                names.append(port)
+        v_in, v_out = valid_ports(self.stages, names)
+        out += v_in
+        out.append(Port("y", "output", self.out_fmt.width, f"result, {self.out_fmt.name} code",
+                        fmt=self.out_fmt))
+        out.append(flags_port())
+        return out + v_out
+
+    def formats(self) -> dict[str, FloatFormat]:
+        return {"a": self.elem_a.grid, "b": self.elem_b.grid, "y": self.out_fmt}
+
+    def parameters(self) -> dict:
+        return {"element_a": self.elem_a.name, "element_b": self.elem_b.name, "n": self.n,
+                "scaled": self.scaled, "accumulator": self.accum,
+                "frac_bits": self.frac_bits if self.accum == "fixed" else None,
+                "output": self.out_fmt.name, "rounding": self.rounding.value,
+                "rounding_meaning": self.rounding.meaning, "saturate": False}
+
+    def header_lines(self) -> list[str]:
+        acc = "exact (exact sum, one rounding)" if self.accum == "exact" else \
+            f"fixed, {self.frac_bits} fraction bits (products truncated to 2^(Emax - " \
+            f"{self.frac_bits}), docs/mx.md)"
+        return [f"a element   {self.elem_a.describe()}",
+                f"b element   {self.elem_b.describe()}",
+                f"n           {self.n}; block scales "
+                f"{'on scale_a, scale_b' if self.scaled else 'none'}",
+                f"accumulator {acc}",
+                f"y format    {self.out_fmt.describe()}",
+                f"rounding    {self.rounding.value} ({self.rounding.meaning}), non-saturating"]

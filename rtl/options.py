@@ -1,8 +1,8 @@
 """Typed options shared by the units, the golden model and the reports.
 
-Rounding-mode encodings follow RISC-V's ``frm`` (0 rne, 1 rtz, 2 rdn, 3 rup, 4 rna); the dynamic
-``rm`` port and the golden model's per-element ``rm`` arrays use them. Reserved encodings 5-7 on a
-dynamic ``rm`` input round as rne (documented in docs/numerics.md).
+The facts every layer shares are defined here once: the rounding modes, the ``rm`` encoding of
+dynamic rounding (RISC-V ``frm``: 0 rne, 1 rtz, 2 rdn, 3 rup, 4 rna; the reserved codes 5-7 round
+as rne, docs/numerics.md), and the flag order (RISC-V ``fflags``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["Rounding", "Flag", "FLAG_ORDER", "UnitOptions", "OptionError", "DEFAULT_SR_BITS"]
+__all__ = ["Rounding", "Flag", "FLAG_ORDER", "FLAGS_WIDTH", "UnitOptions", "OptionError",
+           "DEFAULT_SR_BITS", "RM_CODES", "RM_WIDTH", "RM_MAX", "rm_name", "RM_MEANING",
+           "FLAGS_MEANING"]
 
 
 class OptionError(ValueError):
@@ -28,9 +30,9 @@ class Rounding(enum.Enum):
     DYNAMIC = "dynamic"       # chosen per operation by an rm input (RISC-V encoding)
 
     @property
-    def code(self) -> int:
-        """Internal mode code: RISC-V frm for 0..4, then rod=5 and stochastic=6."""
-        return _CODES[self]
+    def meaning(self) -> str:
+        """What the mode does, in a few words (export headers and sidecars)."""
+        return _MEANING[self]
 
     @classmethod
     def parse(cls, value: "str | Rounding") -> "Rounding":
@@ -43,8 +45,34 @@ class Rounding(enum.Enum):
                               f"{', '.join(m.value for m in cls)}") from None
 
 
-_CODES = {Rounding.RNE: 0, Rounding.RTZ: 1, Rounding.RDN: 2, Rounding.RUP: 3, Rounding.RNA: 4,
-          Rounding.ROD: 5, Rounding.STOCHASTIC: 6}
+_MEANING = {
+    Rounding.RNE: "round to nearest, ties to even",
+    Rounding.RTZ: "round toward zero",
+    Rounding.RDN: "round down (toward -inf)",
+    Rounding.RUP: "round up (toward +inf)",
+    Rounding.RNA: "round to nearest, ties away from zero",
+    Rounding.ROD: "round to odd",
+    Rounding.STOCHASTIC: "away from zero with probability frac / 2^sr_bits, from the rbits input",
+    Rounding.DYNAMIC: "chosen per operation by the rm input",
+}
+
+# The rm input of dynamic rounding: RISC-V frm codes. Codes above RM_MAX are reserved and round
+# as rne.
+RM_CODES = {Rounding.RNE: 0, Rounding.RTZ: 1, Rounding.RDN: 2, Rounding.RUP: 3, Rounding.RNA: 4}
+RM_WIDTH = 3
+RM_MAX = max(RM_CODES.values())
+RM_MEANING = ("rounding mode, RISC-V frm encoding: " +
+              ", ".join(f"{c} {m.value}" for m, c in RM_CODES.items()) +
+              f"; {RM_MAX + 1}-{(1 << RM_WIDTH) - 1} round as rne")
+
+
+def rm_name(code: int) -> str:
+    """``rne`` .. ``rna`` for an rm code; ``rne(reserved 5)`` for the reserved ones."""
+    for mode, c in RM_CODES.items():
+        if c == code:
+            return mode.value
+    return f"rne(reserved {code})"
+
 
 STATIC_MODES = (Rounding.RNE, Rounding.RTZ, Rounding.RDN, Rounding.RUP, Rounding.RNA, Rounding.ROD)
 IEEE_MODES = (Rounding.RNE, Rounding.RTZ, Rounding.RDN, Rounding.RUP, Rounding.RNA)
@@ -60,6 +88,9 @@ class Flag(enum.IntFlag):
 
 
 FLAG_ORDER = ("invalid", "divide_by_zero", "overflow", "underflow", "inexact")  # bit 4 .. bit 0
+FLAGS_WIDTH = len(FLAG_ORDER)
+FLAGS_MEANING = ("exception flags {" + ", ".join(FLAG_ORDER) + "} (bit 4 .. bit 0, RISC-V "
+                 "fflags order; divide_by_zero is always 0)")
 
 # Width of the random input of stochastic rounding; see docs/numerics.md for the exact rule.
 DEFAULT_SR_BITS = 8

@@ -1,123 +1,122 @@
-"""UnitSpec: one typed, validated description of a generated unit.
+"""The Spec protocol: one typed, validated description of a unit, whatever its kind.
 
-The generator (rtl/fp_units), the Verilog export, the golden model's ``golden.evaluate``, the
-benches and the synthesis reports all take a UnitSpec, so "which unit with which options" is
-written down once. Plain Python: no Amaranth, no JAX.
+Every unit kind (rtl/kinds.py lists them) has a frozen dataclass spec deriving from :class:`Spec`.
+The generator (rtl/fp_units), the Verilog export, the golden model, the benches and synthesis
+all take a Spec and ask it the same questions:
+
+- ``unit``: the kind's name; ``latency``, ``default_name``, ``describe()``;
+- ``ports()``: the port contract (rtl/ports.py), from which every port list derives;
+- ``formats()``: the number format of each role (operands and result), ``parameters()``: the
+  options as data (the export sidecar's ``options`` / ``parameters``);
+- ``option_values()`` / ``from_options()``: the spec as the command line's option values (one
+  spelling: rtl/kinds.py ``SPEC_OPTIONS``), hence ``to_dict()`` / ``from_dict()`` and ``argv()``.
+
+Plain Python: no Amaranth, no JAX.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import ClassVar
 
-from .formats import FloatFormat, resolve
-from .options import OptionError, Rounding, UnitOptions
+from .formats import FloatFormat
+from .options import OptionError
+from .ports import Port
 
-__all__ = ["UnitSpec", "UNITS", "OPERANDS"]
-
-UNITS = ("mul", "add", "fma", "cvt")
-# Operand port names per unit, in order.
-OPERANDS = {"mul": ("a", "b"), "add": ("a", "b"), "fma": ("a", "b", "c"), "cvt": ("x",)}
+__all__ = ["Spec", "check_stages", "check_int"]
 
 
-@dataclass(frozen=True)
-class UnitSpec:
-    """Which unit, in which formats, with which options.
+def check_int(name: str, value, lo: int, hi: int | None = None):
+    if not isinstance(value, int) or isinstance(value, bool) or value < lo or \
+            (hi is not None and value > hi):
+        bound = f"an integer {lo}..{hi}" if hi is not None else f"an integer >= {lo}"
+        raise OptionError(f"{name} must be {bound}, not {value!r}")
 
-    ``in_fmts`` holds one format per operand (``OPERANDS[unit]``); ``subnormals=False`` flushes
-    subnormals of every operand and of the result (an area option).
-    """
 
-    unit: str
-    out_fmt: FloatFormat
-    in_fmts: tuple[FloatFormat, ...]
-    options: UnitOptions = field(default_factory=UnitOptions)
-    subnormals: bool = True
-    stages: int = 0
-    subtract: bool = False   # add only: a - b
+def check_stages(stages):
+    if not isinstance(stages, int) or isinstance(stages, bool) or stages < 0:
+        raise OptionError(f"stages must be a non-negative integer, not {stages!r}")
 
-    def __post_init__(self):
-        if self.unit not in UNITS:
-            raise OptionError(f"unknown unit {self.unit!r}; valid: {', '.join(UNITS)}")
-        n = len(OPERANDS[self.unit])
-        if len(self.in_fmts) != n:
-            raise OptionError(f"unit {self.unit} takes {n} operand format(s) "
-                              f"({', '.join(OPERANDS[self.unit])}), not {len(self.in_fmts)}")
-        if not isinstance(self.stages, int) or isinstance(self.stages, bool) or self.stages < 0:
-            raise OptionError(f"stages must be a non-negative integer, not {self.stages!r}")
-        if self.subtract and self.unit != "add":
-            raise OptionError(f"subtract applies to unit add only, not {self.unit}")
-        if not isinstance(self.options, UnitOptions):
-            raise OptionError(f"options must be UnitOptions, not {self.options!r}")
-        # Flushing is a property of the formats the hardware sees: subnormals=False flushes all
-        # of them; True leaves each format as given (an ``_ftz`` format stays flushed).
-        def fmt(f):
-            f = resolve(f)
-            return f if self.subnormals else f.with_subnormals(False)
-        object.__setattr__(self, "out_fmt", fmt(self.out_fmt))
-        object.__setattr__(self, "in_fmts", tuple(fmt(f) for f in self.in_fmts))
+
+class Spec:
+    """What every unit kind's spec offers (see the module docstring). Subclasses are frozen
+    dataclasses with a ``stages`` field and define the methods that raise here."""
+
+    unit: ClassVar[str]
+    OPERATION: ClassVar[str]                     # "y = a * b" ...: the sidecar's ``operation``
+    # The command-line options (rtl/kinds.py SPEC_OPTIONS) the kind takes, and why some others
+    # do not apply where that is worth saying.
+    OPTIONS: ClassVar[tuple[str, ...]]
+    OPTION_NOTES: ClassVar[dict[str, str]] = {}
+    PARAMETERS_KEY: ClassVar[str] = "parameters"  # the sidecar key of parameters()
+    SEMANTICS: ClassVar[str | None] = None        # the docs page of its numerics, if its own
+    HEADER_WIDTH_COLUMN: ClassVar[int] = 5        # digits of the header's port-width column
+
+    stages: int
+
+    # ----- what a kind defines ---------------------------------------------------------------
+    def ports(self) -> list[Port]:
+        raise NotImplementedError(f"{type(self).__name__} defines no ports()")
+
+    def formats(self) -> dict[str, FloatFormat]:
+        """The format of each operand role and of the result (``y``)."""
+        raise NotImplementedError(f"{type(self).__name__} defines no formats()")
+
+    def parameters(self) -> dict:
+        raise NotImplementedError(f"{type(self).__name__} defines no parameters()")
+
+    def header_lines(self) -> list[str]:
+        """The export header's lines that describe this kind's formats and options."""
+        raise NotImplementedError(f"{type(self).__name__} defines no header_lines()")
+
+    @property
+    def default_name(self) -> str:
+        raise NotImplementedError(f"{type(self).__name__} defines no default_name")
+
+    def describe(self) -> str:
+        raise NotImplementedError(f"{type(self).__name__} defines no describe()")
+
+    def option_values(self) -> dict:
+        """The command-line option values that build this spec again, in canonical form:
+        ``kinds.make_spec(spec.unit, **spec.option_values()) == spec``."""
+        raise NotImplementedError(f"{type(self).__name__} defines no option_values()")
 
     @classmethod
-    def create(cls, unit: str, fmt, *, in_fmt=None, a_fmt=None, b_fmt=None, c_fmt=None,
-               rounding="rne", saturate=False, subnormals=True, stages=0, sr_bits=None,
-               subtract=False) -> "UnitSpec":
-        """Build a spec the way the command line does: ``fmt`` is the output format and the
-        operand format unless ``in_fmt`` (or per-operand formats) say otherwise."""
-        if unit not in UNITS:
-            raise OptionError(f"unknown unit {unit!r}; valid: {', '.join(UNITS)}")
-        out = resolve(fmt)
-        base = resolve(in_fmt) if in_fmt is not None else out
-        per_operand = {"a": a_fmt, "b": b_fmt, "c": c_fmt}
-        if unit == "cvt" and any(v is not None for v in per_operand.values()):
-            raise OptionError("unit cvt takes --in-format, not --a-format/--b-format/--c-format")
-        if unit != "fma" and c_fmt is not None:
-            raise OptionError(f"--c-format applies to unit fma only, not {unit}")
-        fmts = tuple(resolve(per_operand[p]) if per_operand.get(p) is not None else base
-                     for p in OPERANDS[unit])
-        opts = UnitOptions(rounding=rounding, saturate=saturate) if sr_bits is None else \
-            UnitOptions(rounding=rounding, saturate=saturate, sr_bits=sr_bits)
-        return cls(unit, out, fmts, opts, subnormals=subnormals, stages=stages, subtract=subtract)
+    def from_options(cls, **values) -> "Spec":
+        """The spec from command-line option values (only those the kind takes, see OPTIONS;
+        a missing one takes its default)."""
+        raise NotImplementedError(f"{cls.__name__} defines no from_options()")
 
-    # ----- derived ---------------------------------------------------------------------------
-    @property
-    def operands(self) -> tuple[str, ...]:
-        return OPERANDS[self.unit]
-
-    @property
-    def rounding(self) -> Rounding:
-        return self.options.rounding
-
+    # ----- shared ------------------------------------------------------------------------------
     @property
     def latency(self) -> int:
         return self.stages
 
-    @property
-    def has_rm(self) -> bool:
-        return self.rounding is Rounding.DYNAMIC
+    def inputs(self) -> list[Port]:
+        """The data inputs (what stimulus drives): every input but clock, reset and valid."""
+        return [p for p in self.ports() if p.is_input and not p.is_control]
 
-    @property
-    def has_rbits(self) -> bool:
-        return self.rounding is Rounding.STOCHASTIC
+    def outputs(self) -> list[Port]:
+        """The data outputs (what a bench compares)."""
+        return [p for p in self.ports() if not p.is_input and not p.is_control]
 
-    @property
-    def default_name(self) -> str:
-        """Module name that carries its parameters, e.g. ``fp_mul_e4m3fn_rne``."""
-        ins = self.in_fmts
-        parts = ["fp", self.unit if not self.subtract else "sub"]
-        if all(f == self.out_fmt for f in ins):
-            parts.append(self.out_fmt.ident)
-        else:
-            parts.append("_".join(f.ident for f in ins) + "_to_" + self.out_fmt.ident)
-        parts.append(self.rounding.value)
-        if self.has_rbits and self.options.sr_bits != UnitOptions().sr_bits:
-            parts.append(f"sr{self.options.sr_bits}")   # rbits width is part of the interface
-        if self.options.saturate:
-            parts.append("sat")
-        if self.stages:
-            parts.append(f"s{self.stages}")
-        return "_".join(parts)
+    def port(self, name: str) -> Port:
+        for p in self.ports():
+            if p.name == name:
+                return p
+        raise KeyError(f"{self.default_name} has no port {name!r}; its ports: "
+                       f"{', '.join(p.name for p in self.ports())}")
 
-    def describe(self) -> str:
-        ins = ", ".join(f"{p}: {f.name}" for p, f in zip(self.operands, self.in_fmts))
-        return (f"{self.unit}{' (subtract)' if self.subtract else ''} [{ins}] -> y: "
-                f"{self.out_fmt.name}; {self.options.describe()}; subnormals "
-                f"{'kept' if self.subnormals else 'flushed'}; latency {self.latency}")
+    def to_dict(self) -> dict:
+        """The spec as JSON-ready data: its unit and option values."""
+        return {"unit": self.unit, **self.option_values()}
+
+    @staticmethod
+    def from_dict(data: dict) -> "Spec":
+        """The spec ``to_dict`` wrote, of whichever kind it names."""
+        from .kinds import spec_from_dict
+        return spec_from_dict(data)
+
+    def argv(self) -> list[str]:
+        """The spec as command-line options (``--unit mul --format ...``)."""
+        from .kinds import render_options
+        return render_options(self.to_dict())

@@ -1,4 +1,4 @@
-"""fp add: a + b (or a - b), rounded once, and the aligned-sum core that fma reuses.
+"""fp add and sub: a + b and a - b, rounded once, and the aligned-sum core that fma reuses.
 
 Mirrors golden/ops.py ``add_core``, with a frame sized from the formats instead of 64 bits.
 """
@@ -13,7 +13,7 @@ from ..options import Rounding, UnitOptions
 from .common import Operand, Raw, signed_for, unsigned_for
 from .unit import FpUnit
 
-__all__ = ["FpAdd", "aligned_sum", "frame_width"]
+__all__ = ["FpAdd", "FpSub", "aligned_sum", "frame_width"]
 
 
 def frame_width(x: Operand, y: Operand, out: FloatFormat, options: UnitOptions) -> int:
@@ -103,15 +103,23 @@ def aligned_sum(m: Module, x: Operand, y: Operand, out: FloatFormat,
 
 
 class FpAdd(FpUnit):
-    """``y = a + b`` (``a - b`` when the spec says subtract) with one rounding."""
+    """``y = a + b`` with one rounding."""
 
     unit = "add"
     decoders_clear_flushed = False      # aligned_sum gates zeros in its operand select
 
     def core(self, m, ops):
         a, b = ops
-        if self.spec.subtract:
-            b_sign = Signal(name="b_neg")
-            m.d.comb += b_sign.eq(~b.sign)
-            b = Operand(**{**b.__dict__, "sign": b_sign})
         return aligned_sum(m, a, b, self.spec.out_fmt, self.spec.options)
+
+
+class FpSub(FpAdd):
+    """``y = a - b`` with one rounding: the adder with b's sign flipped."""
+
+    unit = "sub"
+
+    def core(self, m, ops):
+        a, b = ops
+        b_sign = Signal(name="b_neg")
+        m.d.comb += b_sign.eq(~b.sign)
+        return super().core(m, [a, Operand(**{**b.__dict__, "sign": b_sign})])

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
 from amaranth.utils import ceil_log2
 
-from ..options import Rounding, UnitOptions
+from ..options import RM_CODES, RM_MAX, Rounding, UnitOptions
 
 __all__ = ["Raw", "Operand", "lzc", "register", "valid_chain", "Mode", "signed_for",
            "unsigned_for"]
@@ -133,8 +133,9 @@ class Mode:
         if r is Rounding.DYNAMIC:
             if rm is None:
                 raise ValueError("rounding 'dynamic' needs an rm value")
-            self.rtz, self.rdn, self.rup, self.rna = (rm == 1, rm == 2, rm == 3, rm == 4)
-            self.rne = (rm == 0) | (rm > 4)
+            self.rtz, self.rdn, self.rup, self.rna = (
+                rm == RM_CODES[m] for m in (Rounding.RTZ, Rounding.RDN, Rounding.RUP, Rounding.RNA))
+            self.rne = (rm == RM_CODES[Rounding.RNE]) | (rm > RM_MAX)   # reserved codes: rne
             self.rod = self.sr = False
         else:
             self.rne, self.rtz, self.rdn, self.rup, self.rna, self.rod, self.sr = (

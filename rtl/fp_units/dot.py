@@ -23,12 +23,12 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.utils import bits_for, ceil_log2
 
-from ..mx import E8M0_BIAS, E8M0_NAN, MxDotSpec
-from ..options import Flag, Rounding
+from ..mx import E8M0_BIAS, E8M0_NAN
+from ..options import FLAGS_WIDTH, Flag, Rounding
 from .common import Raw, register
 from .mul import product
 from .mx_unit import MxUnit, decode_element
-from .rounder import FLAGS_WIDTH, Rounder
+from .rounder import Rounder
 
 __all__ = ["MxDot"]
 
@@ -53,16 +53,9 @@ def _any(values):
 
 
 class MxDot(MxUnit):
-    """The MX dot-product unit of an :class:`~rtl.mx.MxDotSpec` (ports: module docstring)."""
+    """The MX dot-product unit of an :class:`~rtl.mx.MxDotSpec` (ports: ``spec.ports()``)."""
 
-    spec_class = MxDotSpec
-
-    @staticmethod
-    def port_layout(spec):
-        inputs = {"a": (spec.n, spec.elem_a.width), "b": (spec.n, spec.elem_b.width)}
-        if spec.scaled:
-            inputs |= {"scale_a": (1, 8), "scale_b": (1, 8)}
-        return inputs, {"y": (1, spec.out_fmt.width), "flags": (1, FLAGS_WIDTH)}
+    unit = "dot"
 
     def elaborate(self, platform):
         m = Module()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Signal, unsigned
 
-from ..mx import E8M0_BIAS, E8M0_NAN, MxDequantSpec
+from ..mx import E8M0_BIAS, E8M0_NAN
 from .common import Raw, register
 from .mx_unit import MxUnit, decode_element
 from .rounder import Rounder
@@ -28,12 +28,7 @@ __all__ = ["MxDequantizer"]
 class MxDequantizer(MxUnit):
     """The MX dequantizer of an :class:`~rtl.mx.MxDequantSpec` (ports: module docstring)."""
 
-    spec_class = MxDequantSpec
-
-    @staticmethod
-    def port_layout(spec):
-        return ({"scale": (1, 8), "x": (spec.block, spec.elem.width)},
-                {"y": (spec.block, spec.out_fmt.width)})
+    unit = "mxdq"
 
     def elaborate(self, platform):
         m = Module()

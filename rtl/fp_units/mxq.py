@@ -26,12 +26,12 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 
 from ..formats import FloatFormat, Specials
-from ..mx import E8M0_BIAS, E8M0_NAN, SCALE_MAX, SCALE_MIN, ElementFormat, MxQuantSpec
-from ..options import Rounding, UnitOptions
+from ..mx import E8M0_BIAS, E8M0_NAN, SCALE_MAX, SCALE_MIN, ElementFormat
+from ..options import FLAGS_WIDTH, Rounding, UnitOptions
 from .common import Raw, lzc, register
 from .decode import Decode
 from .mx_unit import MxUnit
-from .rounder import FLAGS_WIDTH, Rounder
+from .rounder import Rounder
 
 __all__ = ["MxQuantizer", "shared_exponent"]
 
@@ -105,15 +105,7 @@ def shared_exponent(m: Module, amax, in_fmt: FloatFormat, elem: ElementFormat, r
 class MxQuantizer(MxUnit):
     """The MX block quantizer of an :class:`~rtl.mx.MxQuantSpec` (ports: module docstring)."""
 
-    spec_class = MxQuantSpec
-
-    @staticmethod
-    def port_layout(spec):
-        inputs = {"x": (spec.block, spec.in_fmt.width)}
-        if spec.has_rbits:
-            inputs["rbits"] = (spec.block, spec.sr_bits)
-        return inputs, {"scale": (1, 8), "y": (spec.block, spec.elem.width),
-                        "flags": (1, FLAGS_WIDTH)}
+    unit = "mxq"
 
     def elaborate(self, platform):
         m = Module()

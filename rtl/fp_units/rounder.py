@@ -35,12 +35,10 @@ from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, unsigned
 from amaranth.utils import bits_for
 
 from ..formats import FloatFormat, Specials
-from ..options import Rounding, UnitOptions
+from ..options import FLAGS_WIDTH, Rounding, UnitOptions
 from .common import Mode, Raw, lzc, register, signed_for
 
 __all__ = ["Rounder"]
-
-FLAGS_WIDTH = 5
 
 
 class Rounder(Elaboratable):

@@ -1,6 +1,8 @@
-"""The frame every unit shares: ports from the UnitSpec, decoders, pipeline cuts, the rounder.
+"""The frame every unit shares (:class:`Unit`: the signature from ``spec.ports()``, the spec
+read-only, the latency), and the scalar units' frame (:class:`FpUnit`: decoders, pipeline cuts,
+the rounder).
 
-A unit subclass only writes its exact core (``core``: decoded operands -> :class:`Raw`).
+A scalar unit subclass only writes its exact core (``core``: decoded operands -> :class:`Raw`).
 
 Pipeline placement for ``stages`` = N: the first register follows the exact core (the raw
 result), the second sits inside the rounder (after normalization), the third on the outputs;
@@ -14,55 +16,53 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..spec import UnitSpec
+from ..ports import CLOCK, RESET
+from ..scalar import ScalarSpec
+from ..spec import Spec
 from .common import Operand, Raw, register, valid_chain
 from .decode import Decode
-from .rounder import FLAGS_WIDTH, Rounder
+from .rounder import Rounder
 
-__all__ = ["FpUnit"]
+__all__ = ["Unit", "FpUnit"]
 
 
-class FpUnit(wiring.Component):
-    """Base of the floating-point units. Subclasses set ``unit`` and implement ``core``."""
+class Unit(wiring.Component):
+    """Base of every unit component: the members of its signature are the spec's ports (``clk``
+    and ``rst`` come with the sync domain of a pipelined unit). Subclasses set ``unit``."""
 
     unit: str = ""
+
+    def __init__(self, spec: Spec):
+        if not isinstance(spec, Spec) or spec.unit != self.unit:
+            raise TypeError(f"{type(self).__name__} implements unit {self.unit!r}, not {spec!r}")
+        self._spec = spec
+        super().__init__({p.name: (In if p.is_input else Out)(p.width) for p in spec.ports()
+                          if p.name not in (CLOCK, RESET)})
+
+    @property
+    def spec(self) -> Spec:
+        return self._spec
+
+    @property
+    def latency(self) -> int:
+        return self._spec.latency
+
+    @property
+    def name(self) -> str:
+        return self._spec.default_name
+
+
+class FpUnit(Unit):
+    """Base of the scalar floating-point units. Subclasses set ``unit`` and implement ``core``."""
+
     # Decode ``normalize``: the core takes operands with the hidden bit set (zeros by flag).
     normalized_operands: bool = False
     # False: the core gates zero operands itself, so the decoders leave a flushed subnormal's
     # fraction in sig (Operand.sig_cleared) instead of clearing it.
     decoders_clear_flushed: bool = True
 
-    def __init__(self, spec: UnitSpec):
-        if not isinstance(spec, UnitSpec):
-            raise TypeError(f"spec must be a UnitSpec, not {spec!r}")
-        if spec.unit != self.unit:
-            raise ValueError(f"{type(self).__name__} implements unit {self.unit!r}, "
-                             f"not {spec.unit!r}")
-        self._spec = spec
-        members = {op: In(fmt.width) for op, fmt in zip(spec.operands, spec.in_fmts)}
-        if spec.has_rm:
-            members["rm"] = In(3)
-        if spec.has_rbits:
-            members["rbits"] = In(spec.options.sr_bits)
-        if spec.stages:
-            members["valid_i"] = In(1)
-        members["y"] = Out(spec.out_fmt.width)
-        members["flags"] = Out(FLAGS_WIDTH)
-        if spec.stages:
-            members["valid_o"] = Out(1)
-        super().__init__(members)
-
-    @property
-    def spec(self) -> UnitSpec:
-        return self._spec
-
-    @property
-    def latency(self) -> int:
-        return self._spec.stages
-
-    @property
-    def name(self) -> str:
-        return self._spec.default_name
+    def __init__(self, spec: ScalarSpec):
+        super().__init__(spec)
 
     def core(self, m: Module, ops: list[Operand]) -> Raw:
         """The unit's exact core (decode -> *core* -> round); every unit class defines it."""

@@ -1,0 +1,219 @@
+"""The registry of unit kinds, and the one set of options that describes a unit.
+
+``KINDS`` is the only list of units in fpforge: each :class:`Kind` names its spec class (the
+typed description, rtl/spec.py), the Amaranth component that implements it and the golden-model
+function that says what it must compute. Both of these are named as ``module:attribute`` and
+imported on first use, so this module (like every spec) stays plain Python and rtl/ never
+imports golden/.
+
+``SPEC_OPTIONS`` is the one set of options over every kind, in one spelling: the command line
+adds them as ``--format``, ``--rounding``, ... (fpforge/cli.py), :func:`make_spec` takes them as
+keywords, a spec gives them back as ``option_values()``, and the Makefile passes them as
+variables. An option a kind does not take is an error that names the kinds that do.
+
+Adding a kind: its spec class, its component, its golden function, one entry below, and tests
+(docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .formats import FormatError
+from .mx import ACCUMULATORS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
+from .options import OptionError, Rounding
+from .scalar import AddSpec, CvtSpec, FmaSpec, MulSpec, SubSpec
+from .spec import Spec
+
+__all__ = ["Kind", "KINDS", "UNITS", "BASIC_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
+           "make_spec", "spec_from_dict", "render_options", "build", "golden_function", "units_phrase",
+           "option_flag"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One unit kind: ``spec`` (its class), the component and golden function that implement
+    and model it (``module:attribute``, imported on first use) and a one-line summary."""
+
+    spec: type[Spec]
+    component: str
+    golden: str
+    summary: str
+
+    @property
+    def name(self) -> str:
+        return self.spec.unit
+
+    def component_class(self) -> Callable:
+        return _load(self.component)
+
+    def golden_function(self) -> Callable:
+        return _load(self.golden)
+
+
+def _load(ref: str) -> Any:
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind(MulSpec, "rtl.fp_units.mul:FpMul", "golden.ops:mul_unit",
+         "a * b, rounded once"),
+    Kind(AddSpec, "rtl.fp_units.add:FpAdd", "golden.ops:add_unit",
+         "a + b, rounded once"),
+    Kind(SubSpec, "rtl.fp_units.add:FpSub", "golden.ops:sub_unit",
+         "a - b, rounded once"),
+    Kind(FmaSpec, "rtl.fp_units.fma:FpFma", "golden.ops:fma_unit",
+         "a * b + c, rounded once"),
+    Kind(CvtSpec, "rtl.fp_units.cvt:FpCvt", "golden.ops:cvt_unit",
+         "x converted into another format"),
+    Kind(MxQuantSpec, "rtl.fp_units.mxq:MxQuantizer", "golden.mx:mxq_unit",
+         "OCP MX block quantizer: a block of float32/bfloat16 values -> E8M0 scale + elements"),
+    Kind(MxDequantSpec, "rtl.fp_units.mxdq:MxDequantizer", "golden.mx:mxdq_unit",
+         "OCP MX dequantizer: E8M0 scale + elements -> float32 values"),
+    Kind(MxDotSpec, "rtl.fp_units.dot:MxDot", "golden.mx:dot_unit",
+         "OCP MX dot product: two element vectors (and their scales) -> one rounded sum"),
+)}
+UNITS = tuple(KINDS)
+# The default selection of make synth and make sweep, and the units of make verify's matrix.
+BASIC_UNITS = ("mul", "add", "fma", "cvt")
+
+
+def kind(name: str) -> Kind:
+    try:
+        return KINDS[name]
+    except (KeyError, TypeError):
+        raise OptionError(f"unknown unit {name!r}; valid: {', '.join(KINDS)}") from None
+
+
+def build(spec: Spec):
+    """The Amaranth component of ``spec`` (imports Amaranth)."""
+    if not isinstance(spec, Spec):
+        raise TypeError(f"spec must be a Spec ({', '.join(k.spec.__name__ for k in KINDS.values())}"
+                        f"), not {spec!r}")
+    return kind(spec.unit).component_class()(spec)
+
+
+def golden_function(spec: Spec) -> Callable:
+    """The golden model of ``spec``'s kind: ``f(spec, inputs) -> outputs`` (imports JAX)."""
+    return kind(spec.unit).golden_function()
+
+
+# ----- the one set of options --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SpecOption:
+    """One option over every kind. ``flag`` is its command-line spelling; ``switch`` options
+    take no value and set ``dest`` to ``not default``; ``make`` is its Makefile variable."""
+
+    dest: str
+    flag: str
+    help: str
+    type: type = str
+    metavar: str | None = None
+    choices: tuple | None = None
+    switch: bool = False
+    default: Any = None
+    make: str = ""
+
+
+SPEC_OPTIONS: tuple[SpecOption, ...] = (
+    SpecOption("unit", "--unit", "the unit kind: " + ", ".join(KINDS), choices=UNITS,
+               make="UNIT"),
+    SpecOption("format", "--format", "the output format (mxq: the element format); also the "
+               "operands' unless --in-format says otherwise. Default fp8e4m3; mxdq and dot: "
+               "float32", metavar="FMT", make="FORMAT"),
+    SpecOption("in_format", "--in-format", "the operands' format (cvt: the source, default "
+               "float32; mxq: float32 or bfloat16; mxdq, dot: the element format)",
+               metavar="FMT", make="IN_FORMAT"),
+    SpecOption("a_format", "--a-format", "the format of operand a (mul, add, sub, fma; dot: the "
+               "elements of vector a)", metavar="FMT", make="A_FORMAT"),
+    SpecOption("b_format", "--b-format", "the format of operand b", metavar="FMT",
+               make="B_FORMAT"),
+    SpecOption("c_format", "--c-format", "the format of operand c (fma)", metavar="FMT",
+               make="C_FORMAT"),
+    SpecOption("block", "--block", "mxq, mxdq: values per block sharing one scale (default 32)",
+               int, "K", make="BLOCK"),
+    SpecOption("scale_rule", "--scale-rule", "mxq: shared-exponent rule (default floor, OCP MX "
+               "v1.0 6.3; docs/mx.md)", choices=SCALE_RULES, make="SCALE_RULE"),
+    SpecOption("n", "--n", "dot: vector length, 1..64 (default 32)", int, "N", make="N"),
+    SpecOption("accum", "--accum", "dot: accumulation contract (default exact: one rounding)",
+               choices=ACCUMULATORS, make="ACCUM"),
+    SpecOption("frac_bits", "--frac-bits", "dot --accum fixed: fraction bits below the largest "
+               "product (default 24)", int, "F", make="FRAC_BITS"),
+    SpecOption("scales", "--no-scales", "dot: no scale_a / scale_b inputs (unscaled vectors)",
+               switch=True, default=True, make="SCALES=0"),
+    SpecOption("rounding", "--rounding", "rounding mode (default rne); dynamic adds an rm input, "
+               "stochastic an rbits input", choices=tuple(r.value for r in Rounding),
+               make="ROUNDING"),
+    SpecOption("sr_bits", "--sr-bits", "width of the rbits input per element (--rounding "
+               "stochastic; default 8)", int, "N", make="SR_BITS"),
+    SpecOption("saturate", "--saturate", "overflow gives +-max finite instead of inf/NaN",
+               switch=True, default=False, make="SATURATE=1"),
+    SpecOption("subnormals", "--no-subnormals", "flush subnormal inputs and results to zero (an "
+               "area option)", switch=True, default=True, make="SUBNORMALS=0"),
+    SpecOption("stages", "--stages", "pipeline register stages = latency in cycles (default 0: "
+               "combinational)", int, "N", make="STAGES"),
+)
+_BY_DEST = {o.dest: o for o in SPEC_OPTIONS}
+
+
+def option_flag(dest: str) -> str:
+    return _BY_DEST[dest].flag
+
+
+def units_phrase(names) -> str:
+    names = list(names)
+    if len(names) == 1:
+        return f"unit {names[0]}"
+    return f"units {', '.join(names[:-1])} and {names[-1]}"
+
+
+def make_spec(unit: str, **values) -> Spec:
+    """The spec of ``unit`` from option values (``SPEC_OPTIONS`` dests; None = not given).
+    Raises OptionError or FormatError with one line naming what is valid."""
+    cls = kind(unit).spec
+    given = {k: v for k, v in values.items() if v is not None}
+    unknown = sorted(set(given) - set(_BY_DEST))
+    if unknown:
+        raise TypeError(f"unknown spec option(s) {', '.join(unknown)}; valid: "
+                        f"{', '.join(d for d in _BY_DEST if d != 'unit')}")
+    for dest in given:
+        if dest in cls.OPTIONS or given[dest] == _BY_DEST[dest].default and \
+                _BY_DEST[dest].switch:
+            continue
+        takers = [k for k, kd in KINDS.items() if dest in kd.spec.OPTIONS]
+        note = cls.OPTION_NOTES.get(dest)
+        raise OptionError(f"{option_flag(dest)} applies to {units_phrase(takers)} only, not "
+                          f"{unit}" + (f" ({note})" if note else ""))
+    try:
+        return cls.from_options(**{k: v for k, v in given.items() if k in cls.OPTIONS})
+    except FormatError:
+        raise
+    except (TypeError, ValueError) as err:
+        if isinstance(err, OptionError):
+            raise
+        raise OptionError(str(err)) from None
+
+
+def spec_from_dict(data: dict) -> Spec:
+    """The spec ``Spec.to_dict`` wrote."""
+    data = dict(data)
+    return make_spec(data.pop("unit", None), **data)
+
+
+def render_options(values: dict) -> list[str]:
+    """Option values as command-line arguments, in SPEC_OPTIONS order."""
+    out = []
+    for opt in SPEC_OPTIONS:
+        if opt.dest not in values:
+            continue
+        v = values[opt.dest]
+        if opt.switch:
+            if v != opt.default:
+                out.append(opt.flag)
+        else:
+            out += [opt.flag, str(v)]
+    return out

@@ -1,0 +1,245 @@
+"""The scalar unit kinds: mul, add, sub, fma and cvt, one operation on scalar codes each.
+
+They share one spec shape (:class:`ScalarSpec`: an output format, one format per operand,
+rounding options, subnormal flushing, pipeline stages); each kind is a small subclass naming its
+operands and operation. Plain Python: no Amaranth, no JAX.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar
+
+from .formats import FloatFormat, resolve
+from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
+from .ports import Port, clock_ports, flags_port, rbits_port, rm_port, valid_ports
+from .spec import Spec, check_stages
+
+__all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "CvtSpec"]
+
+DEFAULT_FORMAT = "float8_e4m3fn"       # --format when none is given (fp8e4m3)
+CVT_DEFAULT_SOURCE = "float32"         # cvt's --in-format when none is given
+
+
+@dataclass(frozen=True)
+class ScalarSpec(Spec):
+    """Which scalar unit, in which formats, with which options.
+
+    ``in_fmts`` holds one format per operand (``OPERANDS``); ``subnormals=False`` flushes
+    subnormals of every operand and of the result (an area option).
+    """
+
+    out_fmt: FloatFormat
+    in_fmts: tuple[FloatFormat, ...]
+    options: UnitOptions = field(default_factory=UnitOptions)
+    subnormals: bool = True
+    stages: int = 0
+
+    # Operand ports and what each one is, in order.
+    OPERANDS: ClassVar[tuple[tuple[str, str], ...]]
+    # The operation on real numbers (floats or numpy arrays of them): the benches' stimulus
+    # uses it to aim operands at ties and thresholds.
+    EXACT: ClassVar[Callable]
+    OPTIONS: ClassVar[tuple[str, ...]] = ("format", "in_format", "a_format", "b_format",
+                                          "rounding", "sr_bits", "saturate", "subnormals",
+                                          "stages")
+    PARAMETERS_KEY: ClassVar[str] = "options"
+    HEADER_WIDTH_COLUMN: ClassVar[int] = 3
+
+    def __post_init__(self):
+        n = len(self.OPERANDS)
+        if not isinstance(self.in_fmts, tuple) or len(self.in_fmts) != n:
+            raise OptionError(f"unit {self.unit} takes {n} operand format(s) "
+                              f"({', '.join(self.operands)}), not {self.in_fmts!r}")
+        check_stages(self.stages)
+        if isinstance(self.options, dict):
+            object.__setattr__(self, "options", UnitOptions(**self.options))
+        if not isinstance(self.options, UnitOptions):
+            raise OptionError(f"options must be UnitOptions, not {self.options!r}")
+        if not isinstance(self.subnormals, bool):
+            raise OptionError(f"subnormals must be a bool, not {self.subnormals!r}")
+
+        # Flushing is a property of the formats the hardware sees: subnormals=False flushes all
+        # of them; True leaves each format as given (an ``_ftz`` format stays flushed).
+        def fmt(f):
+            f = resolve(f)
+            return f if self.subnormals else f.with_subnormals(False)
+        object.__setattr__(self, "out_fmt", fmt(self.out_fmt))
+        object.__setattr__(self, "in_fmts", tuple(fmt(f) for f in self.in_fmts))
+
+    # ----- construction from option values ----------------------------------------------------
+    @classmethod
+    def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None,
+                     c_format=None, rounding="rne", sr_bits=None, saturate=False,
+                     subnormals=True, stages=0) -> "ScalarSpec":
+        """``format`` is the output format and the operand format unless ``in_format`` (or
+        per-operand formats) say otherwise."""
+        out = resolve(DEFAULT_FORMAT if format is None else format)
+        base = resolve(in_format) if in_format is not None else out
+        given = {"a": a_format, "b": b_format, "c": c_format}
+        fmts = tuple(resolve(given[p]) if given.get(p) is not None else base
+                     for p in cls._operand_names())
+        rounding = Rounding.parse(rounding)
+        if sr_bits is not None and rounding is not Rounding.STOCHASTIC:
+            raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
+                              f"stochastic; it does not apply to --rounding {rounding.value}")
+        opts = UnitOptions(rounding=rounding, saturate=saturate,
+                           sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits)
+        return cls(out, fmts, opts, subnormals=subnormals, stages=stages)
+
+    @classmethod
+    def _operand_names(cls) -> tuple[str, ...]:
+        return tuple(name for name, _ in cls.OPERANDS)
+
+    def option_values(self) -> dict:
+        v = {"format": self.out_fmt.name}
+        if len(set(self.in_fmts)) == 1:
+            if self.in_fmts[0] != self.out_fmt:
+                v["in_format"] = self.in_fmts[0].name
+        else:
+            v |= {f"{p}_format": f.name for p, f in zip(self.operands, self.in_fmts)}
+        v["rounding"] = self.rounding.value
+        if self.has_rbits and self.options.sr_bits != DEFAULT_SR_BITS:
+            v["sr_bits"] = self.options.sr_bits
+        if self.options.saturate:
+            v["saturate"] = True
+        if not self.subnormals:
+            v["subnormals"] = False
+        v["stages"] = self.stages
+        return v
+
+    # ----- derived -----------------------------------------------------------------------------
+    @property
+    def operands(self) -> tuple[str, ...]:
+        return self._operand_names()
+
+    @property
+    def rounding(self) -> Rounding:
+        return self.options.rounding
+
+    @property
+    def has_rm(self) -> bool:
+        return self.rounding is Rounding.DYNAMIC
+
+    @property
+    def has_rbits(self) -> bool:
+        return self.rounding is Rounding.STOCHASTIC
+
+    @property
+    def default_name(self) -> str:
+        """Module name that carries its parameters, e.g. ``fp_mul_e4m3fn_rne``."""
+        ins = self.in_fmts
+        parts = ["fp", self.unit]
+        if all(f == self.out_fmt for f in ins):
+            parts.append(self.out_fmt.ident)
+        else:
+            parts.append("_".join(f.ident for f in ins) + "_to_" + self.out_fmt.ident)
+        parts.append(self.rounding.value)
+        if self.has_rbits and self.options.sr_bits != DEFAULT_SR_BITS:
+            parts.append(f"sr{self.options.sr_bits}")   # rbits width is part of the interface
+        if self.options.saturate:
+            parts.append("sat")
+        if self.stages:
+            parts.append(f"s{self.stages}")
+        return "_".join(parts)
+
+    def describe(self) -> str:
+        ins = ", ".join(f"{p}: {f.name}" for p, f in zip(self.operands, self.in_fmts))
+        return (f"{self.unit} [{ins}] -> y: {self.out_fmt.name}; {self.options.describe()}; "
+                f"subnormals {'kept' if self.subnormals else 'flushed'}; latency {self.latency}")
+
+    # ----- the contract ------------------------------------------------------------------------
+    def ports(self) -> list[Port]:
+        out = clock_ports(self.stages)
+        for (port, role), fmt in zip(self.OPERANDS, self.in_fmts):
+            out.append(Port(port, "input", fmt.width, f"operand {port} ({role}), {fmt.name} code",
+                            fmt=fmt))
+        controls = []
+        if self.has_rm:
+            out.append(rm_port())
+            controls.append("rm")
+        if self.has_rbits:
+            out.append(rbits_port(self.options.sr_bits))
+            controls.append("rbits")
+        v_in, v_out = valid_ports(self.stages, [*self.operands, *controls], "y and flags")
+        out += v_in
+        out.append(Port("y", "output", self.out_fmt.width, f"result, {self.out_fmt.name} code",
+                        fmt=self.out_fmt))
+        out.append(flags_port())
+        return out + v_out
+
+    def formats(self) -> dict[str, FloatFormat]:
+        return {**dict(zip(self.operands, self.in_fmts)), "y": self.out_fmt}
+
+    def parameters(self) -> dict:
+        opts = self.options
+        return {"rounding": opts.rounding.value, "rounding_meaning": opts.rounding.meaning,
+                "sr_bits": opts.sr_bits if self.has_rbits else None,
+                "saturate": opts.saturate, "subnormals": self.subnormals}
+
+    def header_lines(self) -> list[str]:
+        opts = self.options
+        lines = [f"{role + ' format':<12}{fmt.describe()}" for role, fmt in self.formats().items()]
+        lines.append(f"rounding    {opts.rounding.value} ({opts.rounding.meaning})")
+        if self.has_rbits:
+            lines.append(f"sr_bits     {opts.sr_bits} (width of rbits)")
+        lines.append(f"saturate    {'yes: overflow gives +-max finite' if opts.saturate else 'no'}")
+        lines.append("subnormals  " + ("kept" if self.subnormals else
+                                       "flushed (subnormal inputs read as zero, tiny results "
+                                       "become zero)"))
+        return lines
+
+
+@dataclass(frozen=True)
+class MulSpec(ScalarSpec):
+    unit: ClassVar[str] = "mul"
+    OPERANDS = (("a", "multiplicand"), ("b", "multiplier"))
+    OPERATION = "y = a * b"
+    EXACT = staticmethod(lambda a, b: a * b)
+
+
+@dataclass(frozen=True)
+class AddSpec(ScalarSpec):
+    unit: ClassVar[str] = "add"
+    OPERANDS = (("a", "augend"), ("b", "addend"))
+    OPERATION = "y = a + b"
+    EXACT = staticmethod(lambda a, b: a + b)
+
+
+@dataclass(frozen=True)
+class SubSpec(ScalarSpec):
+    unit: ClassVar[str] = "sub"
+    OPERANDS = (("a", "minuend"), ("b", "subtrahend"))
+    OPERATION = "y = a - b"
+    EXACT = staticmethod(lambda a, b: a - b)
+
+
+@dataclass(frozen=True)
+class FmaSpec(ScalarSpec):
+    unit: ClassVar[str] = "fma"
+    OPERANDS = (("a", "multiplicand"), ("b", "multiplier"), ("c", "addend"))
+    OPERATION = "y = a * b + c (one rounding)"
+    EXACT = staticmethod(lambda a, b, c: a * b + c)
+    OPTIONS = ScalarSpec.OPTIONS + ("c_format",)
+
+
+@dataclass(frozen=True)
+class CvtSpec(ScalarSpec):
+    unit: ClassVar[str] = "cvt"
+    OPERANDS = (("x", "value to convert"),)
+    OPERATION = "y = x (format conversion)"
+    EXACT = staticmethod(lambda x: x)
+    OPTIONS = tuple(o for o in ScalarSpec.OPTIONS if o not in ("a_format", "b_format"))
+
+    @classmethod
+    def from_options(cls, *, in_format=None, **values) -> "CvtSpec":
+        """``in_format`` is the source format (default float32)."""
+        return super().from_options(
+            in_format=CVT_DEFAULT_SOURCE if in_format is None else in_format, **values)
+
+    def option_values(self) -> dict:
+        v = super().option_values()
+        # The source is always written: its default (float32) is not the output format.
+        if "in_format" not in v:
+            v = {"format": v.pop("format"), "in_format": self.in_fmts[0].name, **v}
+        return v

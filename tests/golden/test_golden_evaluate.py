@@ -1,0 +1,134 @@
+"""golden.evaluate(spec, **inputs) over every kind of rtl/kinds.py: it takes exactly the spec's
+data inputs, returns exactly its data outputs in the documented shapes and dtypes, and agrees
+with the public wrapper of the kind (mul, ..., mx_dot), whose results test_golden_digest.py pins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import golden
+from rtl.kinds import KINDS, make_spec
+from rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec
+from rtl.scalar import ScalarSpec
+
+# A small spec per kind, with the ports each option adds: pipeline control (excluded from the
+# data ports), rm, rbits, mixed operand formats, lanes, and one-lane block and vector ports.
+SPECS = [
+    make_spec("mul", format="fp8e4m3", stages=1),
+    make_spec("add", format="fp6e2m3", rounding="dynamic"),
+    make_spec("sub", format="bf16", rounding="stochastic", sr_bits=12),
+    make_spec("fma", format="float16", a_format="fp8e4m3", b_format="fp8e5m2",
+              c_format="float32", saturate=True),
+    make_spec("cvt", format="fp4e2m1", in_format="float32", rounding="rod"),
+    make_spec("mxq", format="fp6e3m2", block=4, rounding="stochastic"),
+    make_spec("mxq", format="mxint8", in_format="bfloat16", block=1, scale_rule="rceil"),
+    make_spec("mxdq", in_format="fp8e5m2", block=8),
+    make_spec("dot", in_format="fp4e2m1", n=4, accum="fixed", frac_bits=6),
+    make_spec("dot", a_format="fp8e5m2", b_format="mxint8", n=1, scales=False, format="bf16"),
+]
+BATCH = (2, 3)
+
+
+def test_every_kind_has_a_spec():
+    assert {s.unit for s in SPECS} == set(KINDS)
+
+
+def _port_shape(port) -> tuple:
+    """A port of L > 1 lanes has a last axis of L; a one-lane port has none."""
+    return BATCH + ((port.lanes,) if port.lanes > 1 else ())
+
+
+def _uint(width: int):
+    return np.dtype(np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint32)
+
+
+def random_inputs(spec, seed=0) -> dict[str, np.ndarray]:
+    """Uniform codes for every data input, in the port's width and shape."""
+    rng = np.random.default_rng(seed)
+    return {p.name: rng.integers(0, 1 << p.lane_width, _port_shape(p), dtype=np.uint64)
+            .astype(_uint(p.lane_width)) for p in spec.inputs()}
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.default_name)
+def test_outputs_are_the_ports(spec):
+    out = golden.evaluate(spec, **random_inputs(spec))
+    assert list(out) == [p.name for p in spec.outputs()]
+    for p in spec.outputs():
+        y = np.asarray(out[p.name])
+        assert (y.shape, y.dtype) == (_port_shape(p), _uint(p.lane_width)), p.name
+        assert int(y.max()) < 1 << p.lane_width, p.name
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.default_name)
+def test_want_selects_outputs(spec):
+    """Each output alone is the same as among all of them; ``y`` alone comes alone (the flag
+    logic compiled away). The scalar kinds give ``y`` with ``flags`` when asked for flags only."""
+    inputs = random_inputs(spec)
+    full = golden.evaluate(spec, **inputs)
+    for name in full:
+        part = golden.evaluate(spec, want=(name,), **inputs)
+        assert name in part and set(part) <= set(full)
+        np.testing.assert_array_equal(np.asarray(part[name]), np.asarray(full[name]))
+    assert list(golden.evaluate(spec, want=("y",), **inputs)) == ["y"]
+
+
+def wrapper_outputs(spec, inputs: dict) -> dict:
+    """The kind's public wrapper on the same inputs, as the unit's ports."""
+    if isinstance(spec, ScalarSpec):
+        fn = getattr(golden, {"cvt": "convert"}.get(spec.unit, spec.unit))
+        y, flags = fn(*(inputs[p] for p in spec.operands), *spec.in_fmts, spec.out_fmt,
+                      rounding=spec.rounding, saturate=spec.options.saturate,
+                      sr_bits=spec.options.sr_bits, rm=inputs.get("rm"),
+                      rbits=inputs.get("rbits"))
+        return {"y": y, "flags": flags}
+    if isinstance(spec, MxQuantSpec):
+        k = spec.block
+        lanes = (lambda v: v) if k > 1 else (lambda v: v[..., None])
+        x = lanes(inputs["x"]).view(np.float32 if spec.in_fmt.width == 32 else "bfloat16")
+        rbits = inputs.get("rbits")
+        scale, y, flags = golden.mx_quantize(
+            x, spec.elem, block=k, scale_rule=spec.scale_rule, rounding=spec.rounding,
+            rbits=None if rbits is None else lanes(rbits), sr_bits=spec.sr_bits,
+            return_flags=True)
+        y = np.asarray(y)
+        return {"scale": np.asarray(scale)[..., 0], "y": y if k > 1 else y[..., 0],
+                "flags": np.bitwise_or.reduce(np.asarray(flags), axis=-1)}
+    if isinstance(spec, MxDequantSpec):
+        y = golden.mx_dequantize(inputs["scale"][..., None], inputs["x"], spec.elem, spec.block)
+        return {"y": np.asarray(y).view(np.uint32)}
+    assert isinstance(spec, MxDotSpec)
+    lanes = (lambda v: v) if spec.n > 1 else (lambda v: v[..., None])
+    y, flags = golden.mx_dot(lanes(inputs["a"]), lanes(inputs["b"]), spec.elem_a, spec.elem_b,
+                             scales_a=inputs.get("scale_a"), scales_b=inputs.get("scale_b"),
+                             accum=spec.accum, frac_bits=spec.frac_bits, out_fmt=spec.out_fmt,
+                             rounding=spec.rounding)
+    return {"y": y, "flags": flags}
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.default_name)
+def test_agrees_with_the_public_wrapper(spec):
+    inputs = random_inputs(spec, seed=1)
+    out = golden.evaluate(spec, **inputs)
+    want = wrapper_outputs(spec, inputs)
+    assert list(want) == list(out)
+    for name in out:
+        np.testing.assert_array_equal(np.asarray(out[name]), np.asarray(want[name]),
+                                      err_msg=name)
+
+
+def test_bad_inputs_name_the_ports():
+    spec = make_spec("mul", format="fp8e4m3")
+    a = np.zeros(3, np.uint8)
+    with pytest.raises(ValueError, match=r"^fp_mul_e4m3fn_rne takes the inputs a, b; missing "
+                       r"b$"):
+        golden.evaluate(spec, a=a)
+    with pytest.raises(ValueError, match=r"^fp_mul_e4m3fn_rne takes the inputs a, b; c, rm it "
+                       r"does not have$"):
+        golden.evaluate(spec, a=a, b=a, c=a, rm=a)
+    with pytest.raises(ValueError, match=r"^fp_mul_e4m3fn_rne has no output scale; its outputs: "
+                       r"y, flags$"):
+        golden.evaluate(spec, want=("scale",), a=a, b=a)
+    with pytest.raises(TypeError, match=r"^spec must be a Spec, not 'mul'$"):
+        golden.evaluate("mul", a=a, b=a)

@@ -1,6 +1,5 @@
-"""Throughput of the golden model against ml_dtypes: ``make bench-golden``.
-
-    .venv/bin/python -m golden.bench [--log2n 24] [--repeats 7]
+"""Throughput of the golden model against ml_dtypes: ``make bench-golden`` (``fpforge
+bench-golden [--log2n 24] [--repeats 7]``).
 
 Prints elements per second (and the ratio to ml_dtypes) for
 
@@ -20,7 +19,6 @@ This is a benchmark, not a test: nothing here asserts a speed.
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import statistics
@@ -32,7 +30,7 @@ import ml_dtypes
 import numpy as np
 
 from rtl.formats import resolve
-from rtl.spec import UnitSpec
+from rtl.scalar import MulSpec
 
 from . import evaluate, quantize
 
@@ -70,12 +68,9 @@ def same_codes(a, b, nan_codes) -> bool:
     return bool(np.all((a == b) | (nan_a & nan_b)))
 
 
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(prog="python -m golden.bench", description=__doc__.split("\n")[0])
-    p.add_argument("--log2n", type=int, default=24, help="log2 of the conversion size (24)")
-    p.add_argument("--repeats", type=int, default=7, help="timed calls per measurement (7)")
-    args = p.parse_args(argv)
-    n = 1 << args.log2n
+def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
+    """Print the table (module docstring); returns 0."""
+    n = 1 << log2n
 
     fmt = resolve(FMT)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -84,7 +79,7 @@ def main(argv=None) -> None:
     print(f"versions: jax {jax.__version__}, jaxlib {jaxlib.__version__}, ml_dtypes "
           f"{ml_dtypes.__version__}, numpy {np.__version__}, python {platform.python_version()}")
     print(f"format  : {FMT} = {fmt.describe()}")
-    print(f"timing  : median of {args.repeats} calls after one untimed warm-up call (it compiles)"
+    print(f"timing  : median of {repeats} calls after one untimed warm-up call (it compiles)"
           "; rates use wall time; cpu = CPU seconds of all this process's threads")
     print()
 
@@ -96,7 +91,10 @@ def main(argv=None) -> None:
     a = np.repeat(np.arange(256, dtype=np.uint8), 256)
     b = np.tile(np.arange(256, dtype=np.uint8), 256)
     aj, bj = jax.device_put(a), jax.device_put(b)
-    mul_spec = UnitSpec("mul", fmt, (fmt, fmt))
+    mul_spec = MulSpec(fmt, (fmt, fmt))
+
+    def golden_mul():
+        return evaluate(mul_spec, a=aj, b=bj)
 
     def ml_cvt():
         return x.astype(ML_TYPE)
@@ -110,24 +108,24 @@ def main(argv=None) -> None:
     with np.errstate(over="ignore", invalid="ignore"):
         checks = {
             "rne": same_codes(quantize(xj, FMT), ml_cvt().view(np.uint8), nan),
-            "mul": same_codes(evaluate(mul_spec, aj, bj)[0], ml_mul().view(np.uint8), nan),
+            "mul": same_codes(golden_mul()["y"], ml_mul().view(np.uint8), nan),
         }
 
     rows = []      # (case, implementation, elements, (wall, cpu), baseline key)
     with np.errstate(over="ignore", invalid="ignore"):
-        t_ml = timed(ml_cvt, args.repeats)
+        t_ml = timed(ml_cvt, repeats)
         rows.append(("f32->fp8e4m3 rne", "ml_dtypes astype", n, t_ml, None))
         rows.append(("f32->fp8e4m3 rne", "golden quantize", n,
-                     timed(lambda: quantize(xj, FMT), args.repeats), t_ml))
+                     timed(lambda: quantize(xj, FMT), repeats), t_ml))
         rows.append(("f32->fp8e4m3 rne", "golden quantize +flags", n,
-                     timed(lambda: quantize(xj, FMT, return_flags=True), args.repeats), t_ml))
+                     timed(lambda: quantize(xj, FMT, return_flags=True), repeats), t_ml))
         rows.append(("f32->fp8e4m3 stochastic", "golden quantize (8 rbits)", n,
                      timed(lambda: quantize(xj, FMT, rounding="stochastic", rbits=rbits),
-                           args.repeats), t_ml))
-        t_mlm = timed(ml_mul, max(args.repeats, 21))
+                           repeats), t_ml))
+        t_mlm = timed(ml_mul, max(repeats, 21))
         rows.append(("fp8e4m3 mul, 65,536 pairs", "ml_dtypes f32 mul+astype", 65536, t_mlm, None))
         rows.append(("fp8e4m3 mul, 65,536 pairs", "golden mul +flags", 65536,
-                     timed(lambda: evaluate(mul_spec, aj, bj), max(args.repeats, 21)), t_mlm))
+                     timed(golden_mul, max(repeats, 21)), t_mlm))
 
     head = (f"{'case':27s} {'implementation':27s} {'elements':>10s} {'wall ms':>9s} "
             f"{'G elem/s':>9s} {'vs ml':>7s} {'cpu ms':>9s} {'G/cpu-s':>8s} {'vs ml':>7s}")
@@ -146,7 +144,4 @@ def main(argv=None) -> None:
     print("same codes as ml_dtypes (NaNs as equal): "
           + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in checks.items()))
     print(f"load average {os.getloadavg()[0]:.2f} at end")
-
-
-if __name__ == "__main__":
-    main()
+    return 0

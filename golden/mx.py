@@ -49,10 +49,12 @@ from __future__ import annotations
 
 import functools
 
-from rtl.formats import CATALOG, FloatFormat, Specials, resolve
-# The MX parameters live in rtl/ (one description for the hardware and this model).
-from rtl.mx import (ACCUMULATORS, E8M0_BIAS, E8M0_NAN, ELEMENT_FORMATS, MXINT8_FRAC_BITS,
-                    SCALE_MAX, SCALE_MIN, SCALE_RULES, ElementFormat, element_format)
+from rtl.formats import CATALOG, FloatFormat, Specials
+# The MX parameters and their bounds live in rtl/ (one description for the hardware and this
+# model): the public functions below build the unit's spec, which validates them.
+from rtl.mx import (ACCUMULATORS, DOT_N_RANGE, E8M0_BIAS, E8M0_NAN, ELEMENT_FORMATS,
+                    MXINT8_FRAC_BITS, SCALE_MAX, SCALE_MIN, SCALE_RULES, ElementFormat,
+                    MxDequantSpec, MxDotSpec, MxQuantSpec, element_format)
 from rtl.options import Flag, Rounding, UnitOptions
 
 from ._jax import I32, I64, U32, U64, any_below, jax, jnp, lax, shl, shr
@@ -60,7 +62,7 @@ from .decode import Unpacked, decode
 from .rounding import Mode, Raw, round_raw
 
 __all__ = ["ElementFormat", "ELEMENT_FORMATS", "SCALE_RULES", "ACCUMULATORS", "element_format",
-           "mx_quantize", "mx_dequantize", "mx_dot"]
+           "mx_quantize", "mx_dequantize", "mx_dot", "mxq_unit", "mxdq_unit", "dot_unit"]
 
 F32 = CATALOG["float32"]
 
@@ -78,28 +80,48 @@ def mx_quantize(x, elem_fmt, *, block: int = 32, scale_rule: str = "floor", roun
     order) of the element rounding: inexact, underflow, overflow (saturated), invalid (NaN into a
     format without NaN).
     """
-    elem = element_format(elem_fmt)
     x = jnp.asarray(x)
     if x.dtype not in (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16)):
         raise TypeError(f"mx_quantize takes float32 or bfloat16 arrays, not {x.dtype}")
-    _check_block(block)
+    spec = MxQuantSpec(elem_fmt, in_fmt="float32" if x.dtype == jnp.float32 else "bfloat16",
+                       block=block, scale_rule=scale_rule, rounding=rounding, sr_bits=sr_bits)
     if x.ndim == 0 or x.shape[-1] % block:
         raise ValueError(f"the last axis of x (shape {x.shape}) must be a multiple of the block "
                          f"size {block}")
-    if scale_rule not in SCALE_RULES:
-        raise ValueError(f"scale_rule must be one of {', '.join(SCALE_RULES)}, not {scale_rule!r}")
-    opts = UnitOptions(rounding=rounding, saturate=True, sr_bits=sr_bits)
-    if opts.rounding is Rounding.DYNAMIC:
-        raise ValueError("mx_quantize takes a static rounding mode, not 'dynamic'")
-    if (opts.rounding is Rounding.STOCHASTIC) != (rbits is not None):
+    if spec.has_rbits != (rbits is not None):
         raise ValueError("rbits is needed by, and only by, rounding 'stochastic'")
     bits = jax.lax.bitcast_convert_type(x, jnp.uint32 if x.dtype == jnp.float32 else jnp.uint16)
-    return _mx_quantize(bits, None if rbits is None else jnp.asarray(rbits), elem=elem,
-                        block=block, rule=scale_rule, opts=opts, with_flags=return_flags)
+    return _mx_quantize(bits, None if rbits is None else jnp.asarray(rbits), spec=spec,
+                        with_flags=return_flags)
 
 
-@functools.partial(jax.jit, static_argnames=("elem", "block", "rule", "opts", "with_flags"))
-def _mx_quantize(bits, rbits, *, elem, block, rule, opts, with_flags):
+def mxq_unit(spec: MxQuantSpec, inputs: dict, want=("scale", "y", "flags")) -> dict:
+    """The golden function of the mxq kind: ``x`` (..., k) codes (float32, or bfloat16 as
+    16-bit codes) [and ``rbits`` (..., k)] -> ``scale`` (...), ``y`` (..., k) and ``flags``
+    (...), the block's element flags ORed as the unit reports them."""
+    k = spec.block
+    x = _lanes(inputs["x"], k).astype(jnp.uint32 if spec.in_fmt.width == 32 else jnp.uint16)
+    rbits = inputs.get("rbits")
+    scales, elems, flags = _mx_quantize(x, None if rbits is None else _lanes(rbits, k),
+                                        spec=spec, with_flags=True)
+    out = {"scale": scales[..., 0], "y": _unlanes(elems, k),
+           "flags": jnp.bitwise_or.reduce(flags, axis=-1)}
+    return {p: out[p] for p in want}
+
+
+def _lanes(x, lanes: int):
+    """A port's array with its lane axis (a one-lane port's arrays have none)."""
+    x = jnp.asarray(x)
+    return x[..., None] if lanes == 1 else x
+
+
+def _unlanes(x, lanes: int):
+    return x[..., 0] if lanes == 1 else x
+
+
+@functools.partial(jax.jit, static_argnames=("spec", "with_flags"))
+def _mx_quantize(bits, rbits, *, spec: MxQuantSpec, with_flags: bool):
+    elem, block, rule, opts = spec.elem, spec.block, spec.scale_rule, spec.options
     # 1. Work on float32 bit patterns: bfloat16 is the top half of one, exactly.
     if bits.dtype == jnp.uint16:
         bits = bits.astype(U32) << 16
@@ -175,16 +197,24 @@ def shared_exponent(amax, elem: ElementFormat, rule: str):
 def mx_dequantize(scales, elements, elem_fmt, block: int = 32):
     """Decode MX blocks to float32: X * P_i, rounded once (rne) by the shared rounder, so exact
     whenever float32 holds the value; overflow gives +-inf, a NaN scale a NaN block."""
-    elem = element_format(elem_fmt)
-    _check_block(block)
+    spec = MxDequantSpec(elem_fmt, block=block)
     elements, scales = jnp.asarray(elements), jnp.asarray(scales)
     if elements.ndim == 0 or elements.shape[-1] % block or \
             scales.shape[-1:] != (elements.shape[-1] // block,):
         raise ValueError(f"elements of shape {elements.shape} need scales of shape "
                          f"(..., {elements.shape[-1] // block if elements.ndim else '?'}) for "
                          f"block {block}, not {scales.shape}")
-    y = _mx_dequantize(scales, elements, elem=elem, block=block)
+    y = _mx_dequantize(scales, elements, elem=spec.elem, block=block)
     return jax.lax.bitcast_convert_type(y, jnp.float32)
+
+
+def mxdq_unit(spec: MxDequantSpec, inputs: dict, want=("y",)) -> dict:
+    """The golden function of the mxdq kind: ``scale`` (...) and ``x`` (..., k) element codes
+    -> ``y`` (..., k) float32 codes."""
+    k = spec.block
+    y = _mx_dequantize(jnp.asarray(inputs["scale"])[..., None], _lanes(inputs["x"], k),
+                       elem=spec.elem, block=k)
+    return {"y": _unlanes(y, k)}
 
 
 @functools.partial(jax.jit, static_argnames=("elem", "block"))
@@ -233,24 +263,29 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
     invalid, an sNaN element raises invalid. A zero result is -0 only when every product is a
     negative zero (or, under rdn, when the products are not all +0).
     """
-    ea = element_format(elem_fmt_a)
-    eb = ea if elem_fmt_b is None else element_format(elem_fmt_b)
-    if accum not in ACCUMULATORS:
-        raise ValueError(f"accum must be one of {', '.join(ACCUMULATORS)}, not {accum!r}")
-    if accum == "fixed" and (not isinstance(frac_bits, int) or not 1 <= frac_bits <= 55):
-        raise ValueError(f"frac_bits must be an integer 1..55, not {frac_bits!r}")
-    opts = UnitOptions(rounding=rounding)
-    if opts.rounding in (Rounding.DYNAMIC, Rounding.STOCHASTIC):
-        raise ValueError(f"mx_dot takes a static rounding mode, not {opts.rounding.value!r}")
     a, b = jnp.asarray(a_elems), jnp.asarray(b_elems)
-    if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-1] or not 1 <= a.shape[-1] <= 64:
-        raise ValueError(f"mx_dot needs vectors of equal length 1..64 on the last axis, not "
+    lo, hi = DOT_N_RANGE
+    if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-1] or not lo <= a.shape[-1] <= hi:
+        raise ValueError(f"mx_dot needs vectors of equal length {lo}..{hi} on the last axis, not "
                          f"shapes {a.shape} and {b.shape}")
+    scaled = scales_a is not None or scales_b is not None
+    spec = MxDotSpec(elem_fmt_a, elem_fmt_b, n=a.shape[-1], scaled=scaled, accum=accum,
+                     frac_bits=frac_bits, out_fmt=out_fmt, rounding=rounding)
     one = jnp.uint8(E8M0_BIAS)
     sa = one if scales_a is None else jnp.asarray(scales_a)
     sb = one if scales_b is None else jnp.asarray(scales_b)
-    return _mx_dot(a, b, sa, sb, ea=ea, eb=eb, accum=accum, frac_bits=frac_bits,
-                   out=resolve(out_fmt), opts=opts)
+    return _mx_dot(a, b, sa, sb, spec=spec)
+
+
+def dot_unit(spec: MxDotSpec, inputs: dict, want=("y", "flags")) -> dict:
+    """The golden function of the dot kind: ``a``, ``b`` (..., n) element codes [and
+    ``scale_a``, ``scale_b`` (...)] -> ``y`` (...) and ``flags`` (...)."""
+    one = jnp.uint8(E8M0_BIAS)
+    y, flags = _mx_dot(_lanes(inputs["a"], spec.n), _lanes(inputs["b"], spec.n),
+                       jnp.asarray(inputs.get("scale_a", one)),
+                       jnp.asarray(inputs.get("scale_b", one)), spec=spec)
+    out = {"y": y, "flags": flags}
+    return {p: out[p] for p in want}
 
 
 def exact_limbs(ea: ElementFormat, eb: ElementFormat) -> int:
@@ -320,8 +355,10 @@ def _fixed_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat, frac_bits: 
         jnp.abs(total).astype(U64), lost, total == 0
 
 
-@functools.partial(jax.jit, static_argnames=("ea", "eb", "accum", "frac_bits", "out", "opts"))
-def _mx_dot(a, b, sa, sb, *, ea, eb, accum, frac_bits, out, opts):
+@functools.partial(jax.jit, static_argnames=("spec",))
+def _mx_dot(a, b, sa, sb, *, spec: MxDotSpec):
+    ea, eb, accum, frac_bits = spec.elem_a, spec.elem_b, spec.accum, spec.frac_bits
+    out, opts = spec.out_fmt, spec.options
     # 1. Decode and multiply exactly: significands of at most 8 bits, products of at most 16.
     a, b = jnp.broadcast_arrays(a, b)
     ua, ub = decode_elements(a, ea), decode_elements(b, eb)
@@ -361,8 +398,3 @@ def _mx_dot(a, b, sa, sb, *, ea, eb, accum, frac_bits, out, opts):
     y, flags = round_raw(raw, out, opts, mode)
     flags = flags | jnp.where(lost & ~is_nan & ~is_inf, jnp.uint8(int(Flag.NX)), jnp.uint8(0))
     return y, flags
-
-
-def _check_block(block):
-    if not isinstance(block, int) or isinstance(block, bool) or block < 1:
-        raise ValueError(f"block must be a positive integer, not {block!r}")

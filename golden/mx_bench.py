@@ -1,6 +1,6 @@
 """MX quantization throughput: the golden model against torchao's mx_formats, on the CPU.
 
-    python -m golden.mx_bench [--n 4194304] [--repeat 5] [--elem fp8e4m3 ...] [--rule floor ...]
+    fpforge bench-mx [--n 4194304] [--repeat 5] [--elem fp8e4m3 ...] [--rule floor ...]
 
 Both sides quantize the same float32 array (seeded normal values spread over many binades) into
 MX blocks of 32 and return scale and element codes; the time is the best of ``--repeat`` runs
@@ -11,7 +11,6 @@ two results are also compared code for code, so a fast wrong answer cannot pass.
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
 
@@ -33,15 +32,9 @@ def _best(fn, repeat):
     return min(times)
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=1 << 22, help="elements (a multiple of 32)")
-    p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--elem", nargs="*", default=["fp8e4m3", "fp4e2m1"], choices=list(TORCH_ELEM))
-    p.add_argument("--rule", nargs="*", default=["floor", "rceil"],
-                   choices=["floor", "ceil", "rceil", "even"])
-    args = p.parse_args(argv)
-
+def run_bench(*, n: int = 1 << 22, repeat: int = 5, elems=("fp8e4m3", "fp4e2m1"),
+              rules=("floor", "rceil")) -> int:
+    """Print the table (module docstring); returns 0. Needs the mxref extra (torch, torchao)."""
     import torch
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -49,21 +42,21 @@ def main(argv=None):
         from torchao.prototype.mx_formats.mx_tensor import to_mx
 
     rng = np.random.default_rng(0)
-    rows = args.n // 1024
+    rows = n // 1024
     x = (rng.standard_normal((rows, 1024)) *
          np.exp2(rng.integers(-30, 30, (rows, 1)))).astype(np.float32)
     xt = torch.from_numpy(x)
     import jax
     xj = jax.device_put(x)
-    print(f"MX quantization, {x.size} float32 elements, blocks of 32, best of {args.repeat} "
+    print(f"MX quantization, {x.size} float32 elements, blocks of 32, best of {repeat} "
           f"(torch {torch.__version__}, {torch.get_num_threads()} threads; jax "
           f"{jax.__version__} {jax.default_backend()})")
     print(f"{'elem':9} {'rule':6} {'golden Melem/s':>15} {'torchao Melem/s':>16} {'ratio':>6} "
           f"{'codes equal':>12}")
     worst = float("inf")
-    for elem in args.elem:
+    for elem in elems:
         tdt = getattr(torch, TORCH_ELEM[elem], TORCH_ELEM[elem])
-        for rule in args.rule:
+        for rule in rules:
             def golden_run():
                 s, e = mx_quantize(xj, elem, scale_rule=rule)
                 return s.block_until_ready(), e.block_until_ready()
@@ -71,8 +64,8 @@ def main(argv=None):
             def torchao_run():
                 return to_mx(xt, tdt, 32, ScaleCalculationMode(rule))
 
-            tg = _best(golden_run, args.repeat)
-            tt = _best(torchao_run, args.repeat)
+            tg = _best(golden_run, repeat)
+            tt = _best(torchao_run, repeat)
             gs, ge = (np.asarray(a) for a in golden_run())
             ts, te = torchao_run()
             ts = ts.view(torch.uint8).numpy()
@@ -85,7 +78,4 @@ def main(argv=None):
             print(f"{elem:9} {rule:6} {x.size / tg / 1e6:15.1f} {x.size / tt / 1e6:16.1f} "
                   f"{ratio:6.2f} {str(equal):>12}")
     print(f"slowest golden / torchao throughput ratio: {worst:.2f} (target >= 1)")
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -1,4 +1,5 @@
-"""Step 2: the exact cores (mul, add, fma, convert), and the jitted public operations.
+"""Step 2: the exact cores of the scalar kinds (mul, add, sub, fma, cvt), their golden functions
+(rtl/kinds.py names them) and the public operations built on them.
 
 Each operation is decode -> exact core -> ``round_raw`` (the one rounder) -> encode, the same
 steps as rtl/fp_units. Cores keep every bit that can matter: products are exact (at most 48
@@ -11,15 +12,16 @@ from __future__ import annotations
 
 import functools
 
-from rtl.formats import FloatFormat, resolve
+from rtl.formats import resolve
 from rtl.options import Rounding, UnitOptions
-from rtl.spec import UnitSpec
+from rtl.scalar import AddSpec, CvtSpec, FmaSpec, MulSpec, ScalarSpec, SubSpec
 
 from ._jax import I32, U32, U64, any_below, jax, jnp, lax, msb, shl, shr
 from .decode import Unpacked, decode
 from .rounding import Mode, Raw, round_raw
 
-def sum_frame(spec: UnitSpec) -> tuple[int, object]:
+
+def sum_frame(spec: ScalarSpec) -> tuple[int, object]:
     """(F, dtype): the bit of the larger addend's leading one, and the integer width to use.
 
     A result's leading one is at F - 1 or above unless nothing was shifted out, so its LSB sits
@@ -28,14 +30,14 @@ def sum_frame(spec: UnitSpec) -> tuple[int, object]:
     """
     R = spec.options.sr_bits if spec.rounding is Rounding.STOCHASTIC else 0
     widths = [f.precision for f in spec.in_fmts]
-    if spec.unit == "fma":
+    if spec.unit == "fma":      # the whole product is the first addend
         widths = [widths[0] + widths[1], widths[2]]
     F = max(spec.out_fmt.precision + R + 2, *widths)
     return (F, U32) if F <= 30 else (61, U64)
 
 
-def core_dtype(spec: UnitSpec):
-    if spec.unit in ("add", "fma"):
+def core_dtype(spec: ScalarSpec):
+    if spec.unit in ("add", "sub", "fma"):
         return sum_frame(spec)[1]
     bits = sum(f.precision for f in spec.in_fmts)     # a product's width, or one operand
     return U32 if bits <= 32 else U64
@@ -92,41 +94,70 @@ def as_raw(u: Unpacked) -> Raw:
                is_nan=u.is_nan, is_inf=u.is_inf, invalid=u.is_snan)
 
 
-# ----- public operations ------------------------------------------------------------------------
+# ----- the golden functions of the scalar kinds --------------------------------------------------
 
-def evaluate(spec: UnitSpec, *operands, rm=None, rbits=None, with_flags=True):
-    """Run the golden model of a generated unit: the codes ``y`` and ``flags`` it must produce.
+def scalar_unit(core):
+    """The golden function of a scalar kind whose exact core is ``core(spec, operands, mode)``
+    (decoded operands -> Raw): ``f(spec, inputs, want) -> {"y": codes, "flags": flags}``.
 
-    Operands are arrays of codes (or scalars) that broadcast together (float arrays are read
-    bit for bit, as their codes); ``rm`` (dynamic rounding,
-    RISC-V codes) and ``rbits`` (stochastic) likewise. Returns (y, flags) -- codes in the
-    narrowest unsigned dtype of the output format, flags uint8 in RISC-V fflags order -- or y
-    alone with ``with_flags=False`` (faster: the flag logic is compiled away).
+    Operands are arrays of codes (or scalars) that broadcast together; float arrays are read bit
+    for bit, as their codes (quantize's inputs); ``rm`` (RISC-V codes) and ``rbits`` likewise.
+    Codes come back in the narrowest unsigned dtype of the output format, flags as uint8 in
+    RISC-V fflags order. Without ``flags`` in ``want`` the flag logic is compiled away.
     """
-    if len(operands) != len(spec.operands):
-        raise ValueError(f"unit {spec.unit} takes operands {spec.operands}, got {len(operands)}")
-    _check_mode_inputs(spec.options, rm, rbits)
-    return _evaluate(spec, *[jnp.asarray(o) for o in operands], with_flags=with_flags,
-                     rm=None if rm is None else jnp.asarray(rm),
-                     rbits=None if rbits is None else jnp.asarray(rbits))
+    def unit(spec: ScalarSpec, inputs: dict, want=("y", "flags")) -> dict:
+        with_flags = "flags" in want
+        out = _kernel(spec, core, with_flags, tuple(jnp.asarray(inputs[p]) for p in spec.operands),
+                      _opt(inputs.get("rm")), _opt(inputs.get("rbits")))
+        outs = {"y": out[0], "flags": out[1]} if with_flags else {"y": out}
+        return {p: outs[p] for p in want}
+    unit.__doc__ = core.__doc__
+    unit.core = core
+    return unit
 
 
-@functools.partial(jax.jit, static_argnums=0, static_argnames="with_flags")
-def _evaluate(spec: UnitSpec, *operands, rm=None, rbits=None, with_flags=True):
+def _opt(x):
+    return None if x is None else jnp.asarray(x)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def _kernel(spec: ScalarSpec, core, with_flags: bool, operands, rm, rbits):
     mode = Mode(spec.rounding, rm)
     dtype = core_dtype(spec)
     dec = [decode(_codes(o), f, dtype) for o, f in zip(operands, spec.in_fmts)]
-    if spec.unit == "mul":
-        raw = mul_core(*dec)
-    elif spec.unit == "add":
-        b = dec[1]._replace(sign=dec[1].sign ^ int(spec.subtract))
-        raw = add_core(as_raw(dec[0]), as_raw(b), mode, sum_frame(spec)[0])
-    elif spec.unit == "fma":
-        raw = add_core(mul_core(dec[0], dec[1]), as_raw(dec[2]), mode, sum_frame(spec)[0])
-    else:
-        raw = as_raw(dec[0])
-    y, flags = round_raw(raw, spec.out_fmt, spec.options, mode, rbits)
+    y, flags = round_raw(core(spec, dec, mode), spec.out_fmt, spec.options, mode, rbits)
     return (y, flags) if with_flags else y
+
+
+@scalar_unit
+def mul_unit(spec, ops, mode):
+    """a * b: the exact product."""
+    return mul_core(*ops)
+
+
+@scalar_unit
+def add_unit(spec, ops, mode):
+    """a + b: the exact sum in a frame plus a sticky bit."""
+    return add_core(as_raw(ops[0]), as_raw(ops[1]), mode, sum_frame(spec)[0])
+
+
+@scalar_unit
+def sub_unit(spec, ops, mode):
+    """a - b: the sum with b's sign flipped."""
+    b = ops[1]._replace(sign=ops[1].sign ^ 1)
+    return add_core(as_raw(ops[0]), as_raw(b), mode, sum_frame(spec)[0])
+
+
+@scalar_unit
+def fma_unit(spec, ops, mode):
+    """a * b + c: the exact product is the first addend of the sum."""
+    return add_core(mul_core(ops[0], ops[1]), as_raw(ops[2]), mode, sum_frame(spec)[0])
+
+
+@scalar_unit
+def cvt_unit(spec, ops, mode):
+    """x: the decoded operand itself."""
+    return as_raw(ops[0])
 
 
 def _codes(x):
@@ -137,64 +168,55 @@ def _codes(x):
     return x.astype(U32)
 
 
-def _check_mode_inputs(opts: UnitOptions, rm, rbits):
-    if opts.rounding is Rounding.DYNAMIC and rm is None:
-        raise ValueError("rounding 'dynamic' needs rm (an array of RISC-V rounding codes 0..4)")
-    if opts.rounding is not Rounding.DYNAMIC and rm is not None:
-        raise ValueError(f"rm is only used with rounding 'dynamic', not {opts.rounding.value!r}")
-    if opts.rounding is Rounding.STOCHASTIC and rbits is None:
-        raise ValueError("rounding 'stochastic' needs rbits (an array of random integers)")
-    if opts.rounding is not Rounding.STOCHASTIC and rbits is not None:
-        raise ValueError(f"rbits is only used with rounding 'stochastic', not "
-                         f"{opts.rounding.value!r}")
+# ----- public operations ------------------------------------------------------------------------
 
-
-def _spec(unit, fmts, fmt_out, rounding, saturate, sr_bits, subtract=False):
+def _scalar(cls, fmts, fmt_out, rounding, saturate, sr_bits, a, rm, rbits, *operands):
     fmts = [None if f is None else resolve(f) for f in fmts]
-    first = fmts[0]
-    fmts = [first if f is None else f for f in fmts]
-    out = first if fmt_out is None else resolve(fmt_out)
+    fmts = [fmts[0] if f is None else f for f in fmts]
+    out = fmts[0] if fmt_out is None else resolve(fmt_out)
     opts = UnitOptions(rounding=rounding, saturate=saturate, sr_bits=sr_bits)
-    # Formats carry their own flushing; UnitSpec(subnormals=True) leaves them as given.
-    return UnitSpec(unit, out, tuple(fmts), opts, subtract=subtract)
-
-
-def _resolve_opt(f):
-    return None if f is None else resolve(f)
+    # Formats carry their own flushing; subnormals=True leaves them as given.
+    spec = cls(out, tuple(fmts), opts)
+    inputs = dict(zip(spec.operands, (a, *operands)))
+    if rm is not None:
+        inputs["rm"] = rm
+    if rbits is not None:
+        inputs["rbits"] = rbits
+    from . import evaluate
+    out = evaluate(spec, **inputs)
+    return out["y"], out["flags"]
 
 
 def mul(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, rm=None,
         rbits=None, sr_bits=8):
-    """a * b, rounded once into fmt_out. Returns (codes, flags) as uint32 arrays."""
-    spec = _spec("mul", [fmt_a, _resolve_opt(fmt_b)], fmt_out, rounding, saturate, sr_bits)
-    return evaluate(spec, a, b, rm=rm, rbits=rbits)
+    """a * b, rounded once into fmt_out. Returns (codes, flags): codes in the narrowest
+    unsigned dtype of fmt_out, flags uint8."""
+    return _scalar(MulSpec, [fmt_a, fmt_b], fmt_out, rounding, saturate, sr_bits, a, rm, rbits,
+                   b)
 
 
 def add(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, rm=None,
         rbits=None, sr_bits=8):
     """a + b, rounded once into fmt_out."""
-    spec = _spec("add", [fmt_a, _resolve_opt(fmt_b)], fmt_out, rounding, saturate, sr_bits)
-    return evaluate(spec, a, b, rm=rm, rbits=rbits)
+    return _scalar(AddSpec, [fmt_a, fmt_b], fmt_out, rounding, saturate, sr_bits, a, rm, rbits,
+                   b)
 
 
 def sub(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, rm=None,
         rbits=None, sr_bits=8):
     """a - b, rounded once into fmt_out."""
-    spec = _spec("add", [fmt_a, _resolve_opt(fmt_b)], fmt_out, rounding, saturate, sr_bits,
-                 subtract=True)
-    return evaluate(spec, a, b, rm=rm, rbits=rbits)
+    return _scalar(SubSpec, [fmt_a, fmt_b], fmt_out, rounding, saturate, sr_bits, a, rm, rbits,
+                   b)
 
 
 def fma(a, b, c, fmt_a, fmt_b=None, fmt_c=None, fmt_out=None, *, rounding="rne",
         saturate=False, rm=None, rbits=None, sr_bits=8):
     """a * b + c with a single rounding into fmt_out."""
-    spec = _spec("fma", [fmt_a, _resolve_opt(fmt_b), _resolve_opt(fmt_c)], fmt_out, rounding,
-                 saturate, sr_bits)
-    return evaluate(spec, a, b, c, rm=rm, rbits=rbits)
+    return _scalar(FmaSpec, [fmt_a, fmt_b, fmt_c], fmt_out, rounding, saturate, sr_bits, a, rm,
+                   rbits, b, c)
 
 
 def convert(x, fmt_in, fmt_out, *, rounding="rne", saturate=False, rm=None, rbits=None,
             sr_bits=8):
     """Convert codes of fmt_in into fmt_out (quantize, widen, or narrow <-> narrow)."""
-    spec = _spec("cvt", [fmt_in], fmt_out, rounding, saturate, sr_bits)
-    return evaluate(spec, x, rm=rm, rbits=rbits)
+    return _scalar(CvtSpec, [fmt_in], fmt_out, rounding, saturate, sr_bits, x, rm, rbits)

@@ -10,12 +10,11 @@ from __future__ import annotations
 import functools
 
 from rtl.formats import CATALOG, FloatFormat, resolve
+from rtl.options import UnitOptions
+from rtl.scalar import CvtSpec
 
 from ._jax import jax, jnp
-from rtl.options import UnitOptions
-from rtl.spec import UnitSpec
-
-from .ops import _evaluate, evaluate
+from .ops import cvt_unit
 
 _FLOAT_INPUTS = {jnp.dtype(jnp.float32): "float32", jnp.dtype(jnp.bfloat16): "bfloat16",
                  jnp.dtype(jnp.float16): "float16"}
@@ -34,20 +33,23 @@ def quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, rbi
     """Encode a float array into ``fmt``: returns codes in the narrowest unsigned dtype (and
     flags if asked). The float array goes in as it is: the model reads its bits in the kernel."""
     x, src = _source_format(x)
-    spec = UnitSpec("cvt", resolve(fmt), (src,),
-                    UnitOptions(rounding=rounding, saturate=saturate, sr_bits=sr_bits))
-    return evaluate(spec, x, rbits=rbits, with_flags=return_flags)
+    spec = CvtSpec(resolve(fmt), (src,),
+                   UnitOptions(rounding=rounding, saturate=saturate, sr_bits=sr_bits))
+    from . import evaluate
+    inputs = {"x": x} if rbits is None else {"x": x, "rbits": rbits}
+    out = evaluate(spec, want=("y", "flags") if return_flags else ("y",), **inputs)
+    return (out["y"], out["flags"]) if return_flags else out["y"]
 
 
 def dequantize(codes, fmt: "str | FloatFormat"):
     """Decode codes of ``fmt`` to float32 values (exact whenever float32 can hold them)."""
-    return _dequantize(UnitSpec("cvt", F32, (resolve(fmt),)), jnp.asarray(codes))
+    return _dequantize(CvtSpec(F32, (resolve(fmt),)), jnp.asarray(codes))
 
 
 @functools.partial(jax.jit, static_argnums=0)
-def _dequantize(spec: UnitSpec, codes):
+def _dequantize(spec: CvtSpec, codes):
     # One kernel: the float32 codes are bitcast inside the jit, not in a pass of their own.
-    return jax.lax.bitcast_convert_type(_evaluate(spec, codes, with_flags=False), jnp.float32)
+    return jax.lax.bitcast_convert_type(cvt_unit(spec, {"x": codes}, ("y",))["y"], jnp.float32)
 
 
 def fake_quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, rbits=None,

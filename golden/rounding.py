@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from rtl.formats import FloatFormat, Specials
-from rtl.options import Flag, Rounding, UnitOptions
+from rtl.options import RM_CODES, RM_MAX, Flag, Rounding, UnitOptions
 
 from ._jax import I32, I64, U32, U64, jnp, msb, shl, shr, width
 
@@ -41,11 +41,11 @@ class Mode:
         """Whether this element rounds with ``mode`` (a Python bool when static)."""
         if self.rm is None:
             return self.rounding is mode
-        if mode is Rounding.RNE:
-            return (self.rm == 0) | (self.rm > 4)   # reserved codes round as rne
-        if mode in (Rounding.ROD, Rounding.STOCHASTIC):
+        if mode not in RM_CODES:          # rod and stochastic have no rm code
             return False
-        return self.rm == mode.code
+        if mode is Rounding.RNE:
+            return (self.rm == RM_CODES[mode]) | (self.rm > RM_MAX)   # reserved codes: rne
+        return self.rm == RM_CODES[mode]
 
     def increment(self, sign, parity, rb, st, sr_carry=None):
         """Round-up decision (0/1 added to the truncated code), docs/numerics.md section 3."""

@@ -13,28 +13,48 @@ from __future__ import annotations
 
 import os
 
-from rtl.formats import FormatError, catalog_formats, resolve
+from rtl.formats import catalog_formats, catalog_selection
+from rtl.kinds import BASIC_UNITS, make_spec
 from rtl.options import Rounding
-from rtl.spec import UnitSpec
+from rtl.scalar import ScalarSpec
+from rtl.spec import Spec
 
-from .config import BenchConfig
-
-__all__ = ["stimulus_for", "config_for", "geometry", "case_id", "simulators", "FULL_MODES",
-           "MATRIX_UNITS", "full_matrix", "verify_formats", "matrix_simulator"]
+__all__ = ["stimulus_for", "geometry", "case_id", "simulators", "FULL_MODES", "MATRIX_UNITS",
+           "full_matrix", "verify_formats", "matrix_simulator", "exhaustive_tier"]
 
 SAMPLE = 1 << 16          # fma 8-bit sample, and random part of the 16-bit tier
 FULL_MODES = tuple(m.value for m in Rounding)
 
 
-def exhaustive_tier(spec: UnitSpec) -> bool:
-    w = max(f.width for f in spec.in_fmts)
-    return {"mul": w <= 8, "add": w <= 8, "cvt": w <= 16, "fma": w <= 6}[spec.unit]
+# Input bits up to which a tier is exhaustive: 2^16 vectors in the quick benches (mul, add of
+# 8-bit operands, cvt from 16-bit formats; fma of 6-bit operands: 2^18).
+EXHAUSTIVE_BITS = 18
 
 
-def stimulus_for(spec: UnitSpec, *, sample: int = SAMPLE) -> list:
+def exhaustive_tier(spec: Spec) -> bool:
+    """Whether every input of ``spec`` is simulated: every data input's bits (rm and rbits
+    excluded, they are drawn per vector) sum to at most EXHAUSTIVE_BITS."""
+    return input_bits(spec) <= EXHAUSTIVE_BITS
+
+
+def input_bits(spec: Spec) -> int:
+    return sum(p.width for p in spec.inputs() if p.name not in ("rm", "rbits"))
+
+
+def stimulus_for(spec: Spec, *, sample: int = SAMPLE) -> list:
     if exhaustive_tier(spec):
         return [["exhaustive", {}]]
+    if not isinstance(spec, ScalarSpec):
+        return MX_STIMULUS[spec.unit]
     return [["corners", {}], ["relations", {"count": 4096}], ["random", {"count": sample}]]
+
+
+# The block units' tiers: their input spaces are far beyond exhaustive (sim/stimulus.py).
+MX_STIMULUS = {
+    "mxq": [["adversarial", {}], ["nonfinite", {"count": 64}], ["random", {"count": 512}]],
+    "mxdq": [["pairs", {}]],
+    "dot": [["specials", {"count": 256}], ["pairs", {}], ["random", {"count": 2048}]],
+}
 
 
 def geometry(sim: str, vectors: int = 1 << 16) -> dict:
@@ -47,18 +67,16 @@ def geometry(sim: str, vectors: int = 1 << 16) -> dict:
     return {"lanes": 16, "steps": 16 if vectors >= 4096 else 4}
 
 
-def config_for(spec: UnitSpec, sim: str, *, seed: int = 1, stimulus=None, **kw) -> BenchConfig:
-    stim = stimulus if stimulus is not None else stimulus_for(spec)
-    return BenchConfig.create(spec, stim, seed=seed, **{**geometry(sim), **kw})
-
-
-def case_id(spec: UnitSpec) -> str:
-    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options."""
+def case_id(spec: Spec) -> str:
+    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (block kinds: their module
+    name)."""
+    if not isinstance(spec, ScalarSpec):
+        return spec.default_name
     ins = spec.in_fmts
     out = spec.out_fmt.with_subnormals(True).name     # flushing is its own part of the id
     fmt = out if all(f == spec.out_fmt for f in ins) else \
         f"{ins[0].with_subnormals(True).name}-to-{out}"
-    parts = [spec.unit if not spec.subtract else "sub", fmt, spec.rounding.value]
+    parts = [spec.unit, fmt, spec.rounding.value]
     if spec.options.saturate:
         parts.append("sat")
     if not spec.subnormals:
@@ -74,36 +92,27 @@ def simulators() -> list[str]:
     return [sim] if sim else ["icarus", "verilator"]
 
 
-def matrix_simulator(spec: UnitSpec) -> str:
+def matrix_simulator(spec: Spec) -> str:
     """``make verify``'s simulator for one case when ``SIM`` names none: Icarus for cvt and the
     exhaustive 8-bit mul/add (it compiles in a second and ran them faster), Verilator for the
     rest, where its run time repays its ~6 s build (measured per case: 8-bit fma 13 s against
     77 s on Icarus, fp16 fma 11 s against 52 s, fp16 add 12 s against 24 s)."""
-    if spec.unit == "cvt" or (spec.unit in ("mul", "add") and
-                              max(f.width for f in spec.in_fmts) <= 8):
+    if spec.unit == "cvt" or (spec.unit in ("mul", "add", "sub") and input_bits(spec) <= 16):
         return "icarus"
     return "verilator"
 
 
-def verify_formats(names: str | None = None) -> list:
+def verify_formats(names=None) -> list:
     """The formats of ``make verify``: every catalog format of <= 16 bits, or those of
-    ``names`` (comma-separated, e.g. ``VERIFY_FORMATS=fp8e4m3,fp16``), in catalog order."""
-    every = catalog_formats(16)
-    if not names or not names.strip():
-        return every
-    wanted = {resolve(n).with_subnormals(True) for n in names.split(",") if n.strip()}
-    unknown = wanted - set(every)
-    if unknown:
-        raise FormatError(f"make verify covers the catalog formats of <= 16 bits "
-                          f"({', '.join(f.name for f in every)}), not "
-                          f"{', '.join(sorted(f.name for f in unknown))}")
-    return [f for f in every if f in wanted]
+    ``names`` (a list or comma-separated, e.g. ``VERIFY_FORMATS=fp8e4m3,fp16``), in catalog
+    order."""
+    return catalog_selection(names, 16, "make verify")
 
 
-MATRIX_UNITS = ("mul", "add", "fma", "cvt")
+MATRIX_UNITS = BASIC_UNITS
 
 
-def full_matrix(formats=None) -> list[UnitSpec]:
+def full_matrix(formats=None) -> list[Spec]:
     """Every unit x every catalog format of <= 16 bits (or ``formats``) x every rounding mode x
     saturating or not x subnormals kept or flushed x 0 and 2 stages (``make verify``)."""
     specs = []
@@ -115,10 +124,8 @@ def full_matrix(formats=None) -> list[UnitSpec]:
                         for stages in (0, 2):
                             kw = dict(rounding=rounding, saturate=saturate,
                                       subnormals=subnormals, stages=stages)
-                            if unit == "cvt":
-                                # into fmt from the widest catalog format it can come from
-                                src = "float16" if fmt.name != "float16" else "bfloat16"
-                                specs.append(UnitSpec.create("cvt", fmt, in_fmt=src, **kw))
-                            else:
-                                specs.append(UnitSpec.create(unit, fmt, **kw))
+                            # cvt: into fmt from the widest catalog format it can come from
+                            src = ("float16" if fmt.name != "float16" else "bfloat16") \
+                                if unit == "cvt" else None
+                            specs.append(make_spec(unit, format=fmt, in_format=src, **kw))
     return specs

@@ -1,8 +1,8 @@
-// The native engine's simulation loop (see sim/bench/native.py for the why and the protocol).
+// The native engine's simulation loop (see sim/engines/native.py for the why and the protocol).
 //
-// stdin:  blocks of [uint32 steps][each input port: steps x LANES codes, CONTAINER bytes each]
+// stdin:  blocks of [uint32 steps][each input port: steps rows of ROW bytes]
 //         (steps == 0 ends the run)
-// stdout: per block, each output port: steps x LANES codes, in step order.
+// stdout: per block, each output port: steps rows of ROW bytes, in step order.
 // LATENCY 0 (a combinational unit): one eval() per step. Otherwise one clock cycle per step; the
 // outputs of step s are read LATENCY - 1 cycles after the edge that takes its inputs, and the
 // last inputs are held while the pipeline drains.
@@ -14,7 +14,7 @@
 
 #include "Vfast.h"
 #include "verilated.h"
-#include "ports.h"  // LANES, LATENCY, FOR_INPUTS(X), FOR_OUTPUTS(X): written by native.py
+#include "ports.h"  // LATENCY, FOR_INPUTS(X), FOR_OUTPUTS(X) (port, row bytes): native.py
 
 static bool read_exact(void* p, size_t n) { return fread(p, 1, n, stdin) == n; }
 
@@ -37,32 +37,32 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3; i++) tick(top.get());
     top->rst = 0;
 
-#define DECLARE(port, bytes) std::vector<uint8_t> port##_buf; \
-    const size_t port##_row = size_t(LANES) * (bytes); \
-    static_assert(sizeof(top->port) >= size_t(LANES) * (bytes), "port narrower than its lanes");
+#define DECLARE(port, row) std::vector<uint8_t> port##_buf; \
+    const size_t port##_row = (row); \
+    static_assert(sizeof(top->port) >= size_t(row), "port narrower than its row");
     FOR_INPUTS(DECLARE)
     FOR_OUTPUTS(DECLARE)
     uint32_t steps;
     while (read_exact(&steps, 4) && steps) {
-#define RESIZE(port, bytes) port##_buf.resize(steps * port##_row);
+#define RESIZE(port, row) port##_buf.resize(steps * port##_row);
         FOR_INPUTS(RESIZE)
         FOR_OUTPUTS(RESIZE)
-#define READ(port, bytes) if (!read_exact(port##_buf.data(), port##_buf.size())) return 1;
+#define READ(port, row) if (!read_exact(port##_buf.data(), port##_buf.size())) return 1;
         FOR_INPUTS(READ)
         const uint32_t delay = LATENCY ? LATENCY : 1;   // steps from inputs to outputs read
         for (uint32_t t = 0; t < steps + delay - 1; t++) {
             const size_t s = t < steps ? t : steps - 1;
-            // The wide ports are little-endian words, lane 0 lowest: a row of codes as is.
-#define DRIVE(port, bytes) memcpy(&top->port, port##_buf.data() + s * port##_row, port##_row);
+            // The wide ports are little-endian words, element 0 lowest: a row of codes as is.
+#define DRIVE(port, row) memcpy(&top->port, port##_buf.data() + s * port##_row, port##_row);
             FOR_INPUTS(DRIVE)
             if (LATENCY) tick(top.get()); else top->eval();
             if (t + 1 >= delay) {
                 const size_t o = t + 1 - delay;
-#define SAMPLE(port, bytes) memcpy(port##_buf.data() + o * port##_row, &top->port, port##_row);
+#define SAMPLE(port, row) memcpy(port##_buf.data() + o * port##_row, &top->port, port##_row);
                 FOR_OUTPUTS(SAMPLE)
             }
         }
-#define WRITE(port, bytes) write_exact(port##_buf.data(), port##_buf.size());
+#define WRITE(port, row) write_exact(port##_buf.data(), port##_buf.size());
         FOR_OUTPUTS(WRITE)
         fflush(stdout);
     }

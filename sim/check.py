@@ -1,0 +1,204 @@
+"""What a unit must produce and how a result is judged: one reference and one checker for every
+engine and every kind.
+
+:func:`expected` runs the golden model on a chunk of inputs (padded to a fixed batch, so JAX
+compiles once per spec). :class:`Checker` compares in order with an injected ``compare``
+(bit-exact by default, flags included) and keeps the first mismatches as decoded lines: every
+code in hex with its value and class in the format its port carries (rtl/ports.py), flags by
+name, the rounding mode, e.g.::
+
+    #1234 a=0x3c01 (+1.000977, normal) b=0x1400 (+0.0009766, normal) rm=rne
+        expected y=0x3c02 (+1.001953, normal) flags=NX    got y=0x3c01 (+1.000977, normal) flags=NX
+
+Units with packed buses (the block kinds) get one line per differing output port instead,
+naming the elements that differ.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from fractions import Fraction
+
+import numpy as np
+
+from rtl.formats import FloatFormat
+from rtl.options import Flag, rm_name
+from rtl.ports import Port
+from rtl.spec import Spec
+
+__all__ = ["expected", "bit_exact", "Checker", "describe_code", "describe_flags",
+           "progress_record", "summary_record", "write_json", "raise_on_failure", "UNDEFINED"]
+
+UNDEFINED = np.uint32(0xFFFFFFFF)   # a code no port of <= 31 bits has: "x or z bits here"
+_FLAG_SHORT = [(Flag.NV, "NV"), (Flag.DZ, "DZ"), (Flag.OF, "OF"), (Flag.UF, "UF"), (Flag.NX, "NX")]
+
+
+def expected(spec: Spec, inputs: dict, batch: int | None = None) -> dict[str, np.ndarray]:
+    """The golden model's outputs for ``inputs`` (at most ``batch`` vectors), as uint32 arrays.
+    Inputs are padded to ``batch``: one array shape per spec, so JAX compiles once per run."""
+    import golden   # here: only the reference needs JAX
+    n = len(next(iter(inputs.values())))
+    batch = batch or n
+    if n > batch:
+        raise ValueError(f"{n} vectors do not fit a golden batch of {batch}")
+    args = {k: np.concatenate([v, np.zeros((batch - n,) + v.shape[1:], v.dtype)])
+            for k, v in inputs.items()}
+    out = golden.evaluate(spec, **args)
+    return {p: np.asarray(v)[:n].astype(np.uint32) for p, v in out.items()}
+
+
+def bit_exact(want: dict, got: dict) -> np.ndarray:
+    """The benches' compare: every compared port's codes identical, flags included (the golden
+    NaN policy gives exact NaN codes, so NaNs compare by code too). Returns the mismatch mask."""
+    bad = None
+    for port, w in want.items():
+        diff = np.asarray(w, np.uint32) != np.asarray(got[port], np.uint32)
+        diff = diff.reshape(len(diff), -1).any(axis=1)
+        bad = diff if bad is None else bad | diff
+    return bad
+
+
+def _value(v) -> str:
+    if isinstance(v, Fraction):
+        if v == 0:
+            return "+0"
+        f = float(v)
+        return f"{f:+.7g}" if f != 0 else f"{'+' if v > 0 else '-'}{abs(v)}"
+    if v == 0:   # -0.0
+        return "-0"
+    return f"{v:+}" if v == v else "NaN"
+
+
+def describe_code(fmt: FloatFormat | None, code: int, width: int = 32) -> str:
+    """``0x3c00 (+1, normal)``; hex alone without a format."""
+    code = int(code)
+    if code == UNDEFINED:
+        return "x/z (undefined bits)"
+    if fmt is None:
+        return f"0x{code:0{(width + 3) // 4}x}"
+    digits = (fmt.width + 3) // 4
+    if not 0 <= code < (1 << fmt.width):
+        return f"0x{code:0{digits}x} (out of range for {fmt.name})"
+    return f"0x{code:0{digits}x} ({_value(fmt.code_value(code))}, {fmt.classify(code)})"
+
+
+def describe_flags(flags: int) -> str:
+    if int(flags) == UNDEFINED:
+        return "x/z"
+    names = [s for f, s in _FLAG_SHORT if int(flags) & f]
+    return "|".join(names) if names else "-"
+
+
+def _show(port: Port, code) -> str:
+    """One code of a port, decoded as its port says."""
+    if port.name == "flags":
+        return describe_flags(code)
+    if port.name == "rm":
+        return rm_name(int(code)) if int(code) != UNDEFINED else "x/z"
+    return describe_code(port.fmt, code, port.lane_width)
+
+
+def _row(port: Port, row) -> str:
+    row = np.atleast_1d(row)
+    if port.lanes == 1:
+        return _show(port, row[0])
+    return "[" + " ".join(describe_code(None, c, port.lane_width) for c in row) + "]"
+
+
+class Checker:
+    """In-order comparison of ``outputs`` (the compared output ports) with an injected
+    ``compare(want, got) -> mismatch mask``; ``inputs`` are the input ports (for reports)."""
+
+    MAX_ELEMENTS = 8      # differing elements shown per bus port
+
+    def __init__(self, spec: Spec, inputs: list[Port], outputs: list[Port], *,
+                 compare=bit_exact, max_report: int = 10, absent=()):
+        self.spec, self.inputs, self.outputs = spec, list(inputs), list(outputs)
+        self.compare, self.max_report, self.absent = compare, max_report, tuple(absent)
+        self.vectors = 0
+        self.mismatches = 0
+        self.reports: list[list[str]] = []
+
+    @property
+    def lines(self) -> list[str]:
+        return [line for r in self.reports for line in r]
+
+    def check(self, inputs: dict, index0: int, want: dict, got: dict):
+        ports = [p.name for p in self.outputs]
+        want = {p: np.asarray(want[p]) for p in ports}
+        n = len(want[ports[0]])
+        got = {p: np.asarray(got[p])[:n] for p in ports}
+        for p in ports:
+            if got[p].shape != want[p].shape:
+                raise AssertionError(f"{p}: results of shape {got[p].shape} for expected "
+                                     f"{want[p].shape}")
+        bad = np.flatnonzero(self.compare(want, got))
+        self.vectors += n
+        self.mismatches += int(bad.size)
+        for i in bad[:max(0, self.max_report - len(self.reports))]:
+            self.reports.append(self._report(int(i), index0, inputs, want, got))
+
+    def _report(self, i: int, index0: int, inputs, want, got) -> list[str]:
+        parts = [f"#{index0 + i}"] + [f"{p.name}={_row(p, inputs[p.name][i])}"
+                                      for p in self.inputs if p.name in inputs]
+        rounding = getattr(self.spec, "rounding", None)
+        if "rm" not in inputs and rounding is not None:
+            parts.append(f"rounding={rounding.value}")
+        lines = [" ".join(parts)]
+        if all(p.lanes == 1 for p in self.outputs):
+            show = lambda d: " ".join(f"{p.name}={_row(p, d[p.name][i])}"  # noqa: E731
+                                      for p in self.outputs)
+            return lines + [f"    expected {show(want)}    got {show(got)}"]
+        for p in self.outputs:
+            w, g = np.atleast_1d(want[p.name][i]), np.atleast_1d(got[p.name][i])
+            diff = np.flatnonzero(w != g)
+            if not diff.size:
+                continue
+            if p.lanes == 1:
+                lines.append(f"    {p.name}: expected {_show(p, w[0])}, got {_show(p, g[0])}")
+                continue
+            shown = "; ".join(f"[{j}] expected {_show(p, w[j])} got {_show(p, g[j])}"
+                              for j in diff[:self.MAX_ELEMENTS])
+            more = f"; +{diff.size - self.MAX_ELEMENTS} more" if \
+                diff.size > self.MAX_ELEMENTS else ""
+            lines.append(f"    {p.name}: {diff.size} of {p.lanes} elements differ: {shown}{more}")
+        return lines
+
+
+def raise_on_failure(checker: Checker, name: str, seed: int):
+    """End a bench: fail with the decoded first mismatches, or when nothing was checked."""
+    if checker.mismatches:
+        raise AssertionError(f"{checker.mismatches} of {checker.vectors} vectors mismatch "
+                             f"({name}, seed {seed}); first ones:\n" + "\n".join(checker.lines))
+    if checker.vectors == 0:
+        raise AssertionError("the stimulus produced no vectors")
+
+
+def progress_record(checker: Checker, elapsed_s: float, done: bool = False) -> dict:
+    """What a progress file holds (progress bars read it)."""
+    record = {"vectors": checker.vectors, "mismatches": checker.mismatches,
+              "elapsed_s": elapsed_s}
+    return {**record, "done": True} if done else record
+
+
+def summary_record(checker: Checker, *, name: str, seed: int, stimulus, elapsed_s: float,
+                   **extra) -> dict:
+    """A bench run's JSON summary: what ran, what was found, how fast; ``extra`` per engine."""
+    spec = checker.spec
+    return {"spec": name, "describe": spec.describe() if spec else name, "seed": seed,
+            "stimulus": stimulus, "vectors": checker.vectors, "mismatches": checker.mismatches,
+            "first_mismatches": checker.lines, "compared": [p.name for p in checker.outputs],
+            "not_compared": list(checker.absent), "elapsed_s": elapsed_s,
+            "vectors_per_s": checker.vectors / max(elapsed_s, 1e-9), **extra}
+
+
+def write_json(path, data: dict):
+    """Write ``data`` to ``path`` (nothing when empty) atomically: progress bars read these
+    files while benches write them."""
+    if not path:
+        return
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1)
+    os.replace(tmp, path)

@@ -1,0 +1,174 @@
+"""What a verification engine simulates: a Verilog module, how its ports map onto a spec's, and
+how it is clocked.
+
+A :class:`Design` is either fpforge's own unit (``Design.of(spec)``: the Verilog of the one
+emitter, ports named as the spec names them) or any Verilog a user brings
+(``Design.from_files``: a top module, a port map from the spec's port names to the module's, a
+clock, reset and valid signals when pipelined). Either way the spec says what it must compute
+(the golden model) and which ports carry what; engines bind ports by the map and never read
+ports out of Verilog text (a user module's ports come from Yosys's elaboration of it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rtl import emit
+from rtl.options import OptionError
+from rtl.ports import CLOCK, RESET, VALID_IN, VALID_OUT, Port
+from rtl.spec import Spec
+
+__all__ = ["Design", "DesignError"]
+
+
+class DesignError(OptionError):
+    """A design that cannot be verified as described (missing port, width mismatch, ...)."""
+
+
+@dataclass(frozen=True)
+class Design:
+    """A module to simulate against ``spec``.
+
+    ``text`` or ``files`` hold its Verilog (``files`` are read as they are, in order); ``top``
+    is the module. ``port_map`` maps each spec data port to the module's port name; spec outputs
+    the module does not have are ``absent`` (not compared, and reports say so). ``latency`` is
+    the cycles from inputs to outputs; pipelined designs have a ``clock``, maybe a ``reset``
+    (``reset_low``: active low) and maybe ``valid_in`` / ``valid_out`` (without them the bench
+    counts ``latency`` cycles itself). ``spec`` may be None for a design that is only simulated
+    (``ports`` then lists its data ports)."""
+
+    spec: Spec | None
+    top: str
+    ports: tuple[Port, ...]
+    text: str | None = None
+    files: tuple[Path, ...] = ()
+    port_map: dict = field(default_factory=dict)
+    absent: tuple[str, ...] = ()
+    latency: int = 0
+    clock: str | None = None
+    reset: str | None = None
+    reset_low: bool = False
+    valid_in: str | None = None
+    valid_out: str | None = None
+    label: str = ""
+
+    # ----- construction ------------------------------------------------------------------------
+    @classmethod
+    def of(cls, spec: Spec, *, name: str | None = None, text: str | None = None,
+           label: str = "") -> "Design":
+        """fpforge's unit for ``spec`` (or ``text``, a variant of it with the same ports: the
+        fault wrappers)."""
+        name = name or spec.default_name
+        piped = spec.latency > 0
+        return cls(spec=spec, top=name, ports=_data_ports(spec),
+                   text=emit.verilog(spec, name) if text is None else text,
+                   latency=spec.latency, clock=CLOCK if piped else None,
+                   reset=RESET if piped else None, valid_in=VALID_IN if piped else None,
+                   valid_out=VALID_OUT if piped else None, label=label or name)
+
+    @classmethod
+    def from_component(cls, component, name: str, *, latency: int = 0) -> "Design":
+        """Any Amaranth component (a test's bank of units, say), simulated only: its signature
+        members are the ports, one lane each; pipelined components have clk, rst, valid_i and
+        valid_o."""
+        from amaranth.hdl import Shape
+        from amaranth.lib import wiring
+        ports = tuple(Port(n, "input" if m.flow is wiring.In else "output",
+                           Shape.cast(m.shape).width, n)
+                      for n, m in component.signature.members.items()
+                      if n not in (VALID_IN, VALID_OUT))
+        piped = latency > 0
+        return cls(spec=None, top=name, ports=ports, text=emit.convert(component, name),
+                   latency=latency, clock=CLOCK if piped else None,
+                   reset=RESET if piped else None, valid_in=VALID_IN if piped else None,
+                   valid_out=VALID_OUT if piped else None, label=name)
+
+    @classmethod
+    def from_files(cls, spec: Spec, files, top: str, *, port_map: dict | None = None,
+                   latency: int = 0, clock: str | None = None, reset: str | None = None,
+                   reset_low: bool = False, valid_in: str | None = None,
+                   valid_out: str | None = None) -> "Design":
+        """A user's module, checked against ``spec``: every spec input must exist with the
+        spec's width, every output that exists must have it, and at least one must exist."""
+        from .lint import module_ports
+        files = tuple(Path(f).resolve() for f in files)
+        for f in files:
+            if not f.is_file():
+                raise DesignError(f"Verilog file {str(f)!r} does not exist")
+        port_map = dict(port_map or {})
+        names = {p.name for p in spec.ports()}
+        unknown = sorted(set(port_map) - names)
+        if unknown:
+            raise DesignError(f"--port {unknown[0]}=...: {spec.default_name} has no port "
+                              f"{unknown[0]!r}; its ports: {', '.join(sorted(names))}")
+        if latency and clock is None:
+            raise DesignError(f"a design with latency {latency} needs --clock NAME")
+        if not latency and (valid_in or valid_out):
+            raise DesignError("--valid-in / --valid-out need --latency N (N >= 1)")
+        try:
+            have = module_ports(files, top)
+        except ValueError as err:
+            raise DesignError(str(err)) from None
+        data = _data_ports(spec)
+        absent = []
+        for p in data:
+            outer = port_map.setdefault(p.name, p.name)
+            if outer not in have:
+                if p.is_input:
+                    raise DesignError(f"module {top} has no port {outer!r} for input {p.name} "
+                                      f"({p.width} bits); map it with --port {p.name}=NAME")
+                absent.append(p.name)
+                del port_map[p.name]
+                continue
+            direction, width = have[outer]
+            if (direction, width) != (p.direction, p.width):
+                raise DesignError(f"module {top} port {outer} is an {direction} of {width} "
+                                  f"bit(s); {p.name} needs an {p.direction} of {p.width}")
+        if len(absent) == sum(not p.is_input for p in data):
+            raise DesignError(f"module {top} has none of the outputs "
+                              f"{', '.join(p.name for p in data if not p.is_input)}")
+        for what, name in (("--clock", clock), ("--reset", reset), ("--valid-in", valid_in),
+                           ("--valid-out", valid_out)):
+            if name is not None and name not in have:
+                raise DesignError(f"{what} {name}: module {top} has no such port; its ports: "
+                                  f"{', '.join(sorted(have))}")
+        return cls(spec=spec, top=top, ports=data, files=files, port_map=port_map,
+                   absent=tuple(absent), latency=latency, clock=clock, reset=reset,
+                   reset_low=reset_low, valid_in=valid_in, valid_out=valid_out, label=top)
+
+    # ----- derived -----------------------------------------------------------------------------
+    def outer(self, port: str) -> str:
+        """The module's name for spec port ``port``."""
+        return self.port_map.get(port, port)
+
+    @property
+    def inputs(self) -> list[Port]:
+        return [p for p in self.ports if p.is_input]
+
+    @property
+    def outputs(self) -> list[Port]:
+        """The outputs that are compared (the module's, of the spec's)."""
+        return [p for p in self.ports if not p.is_input and p.name not in self.absent]
+
+    def verilog_sources(self) -> list[tuple[str, str]]:
+        """(file name, text) of every source, in order."""
+        if self.text is not None:
+            return [(f"{self.top}.v", self.text)]
+        return [(f.name, f.read_text()) for f in self.files]
+
+    def key(self) -> str:
+        """A digest of everything a build of this design depends on."""
+        h = hashlib.sha256()
+        for name, text in self.verilog_sources():
+            h.update(name.encode() + b"\0" + text.encode() + b"\0")
+        h.update(repr((self.top, sorted(self.port_map.items()), self.absent, self.latency,
+                       self.clock, self.reset, self.reset_low, self.valid_in, self.valid_out,
+                       [(p.name, p.direction, p.lanes, p.lane_width) for p in self.ports]))
+                 .encode())
+        return h.hexdigest()[:12]
+
+
+def _data_ports(spec: Spec) -> tuple[Port, ...]:
+    return tuple(p for p in spec.ports() if not p.is_control)

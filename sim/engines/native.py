@@ -1,0 +1,266 @@
+"""The native engine: a Verilator C++ loop fed from numpy through pipes, for the 2^32 runs.
+
+Why not cocotb here: cocotb reaches a wide signal only through VPI binary strings, one
+character per bit each way, plus the Python conversion on both sides. For a 16-bit unit that is
+53 characters per vector (a, b, y, flags) through two string layers; measured with the lane
+harness (docs/verification.md) that caps a cocotb bench far below the 5 M vectors/s the
+exhaustive 16-bit runs need, however cheap the simulated logic is. Here no value is ever a
+string: input codes go to the simulator as raw little-endian bytes and come back the same way,
+and ``memcpy`` moves a whole row into a Verilator port (a wide port is an array of 32-bit
+little-endian words, element 0 lowest, which is exactly a numpy row of codes).
+
+The top module (:class:`NativeTop`, Verilog text) holds L copies of the design, bound through
+its port map, every element of every port in a byte-sized container (8, 16 or 32 bits) of its
+own. The C++ loop (``native_main.cpp``) evaluates a combinational design once per step, and
+clocks a pipelined one once per step, reading its outputs ``latency`` steps later (valid is
+held high; bubbles and x bits are the cocotb engine's business: Verilator is 2-state).
+
+Overlap: while the simulator works on one chunk, the verification loop (sim/stream.py) checks
+the chunk before and its reference thread evaluates the golden model on the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import queue
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from rtl import toolchain
+
+from ..check import write_json
+from ..design import Design
+from ..stream import Plan, Session, check_stream
+from . import BUILD_ROOT, SimulationError, check_inputs
+from .cocotb import VERILATED_MK_FIXES, bench_env
+
+__all__ = ["NativeTop", "NativeEngine", "container_bytes", "LANES"]
+
+HERE = Path(__file__).resolve().parent
+MAIN_CPP = HERE / "native_main.cpp"
+LANES = 16     # measured faster per vector than 64 (docs/verification.md), and builds faster
+
+
+def container_bytes(width: int) -> int:
+    """Bytes of the numpy dtype that holds a ``width``-bit code: 1, 2 or 4."""
+    for b in (1, 2, 4):
+        if width <= 8 * b:
+            return b
+    raise ValueError(f"elements of at most 32 bits, not {width}")
+
+
+class NativeTop:
+    """``lanes`` copies of ``design`` side by side; port ``p`` is ``lanes * p.lanes``
+    containers of ``container_bytes(p.lane_width)`` bytes, lane ``j`` element ``e`` at
+    container ``j * p.lanes + e``."""
+
+    def __init__(self, design: Design, lanes: int = LANES):
+        if not isinstance(lanes, int) or isinstance(lanes, bool) or lanes < 1:
+            raise ValueError(f"lanes must be a positive integer, not {lanes!r}")
+        self.design, self.lanes = design, lanes
+        self.bytes = {p.name: container_bytes(p.lane_width) for p in design.ports}
+
+    def row_bytes(self, port) -> int:
+        return self.lanes * port.lanes * self.bytes[port.name]
+
+    def verilog(self) -> str:
+        return "\n".join(text for _, text in self.design.verilog_sources()) + "\n" + \
+            self._top() + "\n"
+
+    def _top(self) -> str:
+        d, L = self.design, self.lanes
+        ins, outs = d.inputs, d.outputs
+        v = [f"module fast(clk, rst, {', '.join(p.name for p in ins + outs)});",
+             "  input clk, rst;"]
+        for p in ins:
+            v.append(f"  input [{self.row_bytes(p) * 8 - 1}:0] {p.name};")
+        for p in outs:
+            v.append(f"  output [{self.row_bytes(p) * 8 - 1}:0] {p.name};")
+        for j in range(L):
+            conns = []
+            if d.latency:
+                conns.append(f".{d.clock}(clk)")
+                if d.reset:
+                    conns.append(f".{d.reset}({'~rst' if d.reset_low else 'rst'})")
+                if d.valid_in:
+                    conns.append(f".{d.valid_in}(1'b1)")
+                if d.valid_out:
+                    conns.append(f".{d.valid_out}()")
+            for p in ins:
+                c = 8 * self.bytes[p.name]
+                elems = [f"{p.name}[{(j * p.lanes + e) * c} +: {p.lane_width}]"
+                         for e in reversed(range(p.lanes))]
+                conns.append(f".{d.outer(p.name)}({{{', '.join(elems)}}})")
+            for p in outs:
+                c = 8 * self.bytes[p.name]
+                v.append(f"  wire [{p.width - 1}:0] {p.name}_{j};")
+                for e in range(p.lanes):
+                    pad = c - p.lane_width
+                    elem = f"{p.name}_{j}[{e * p.lane_width} +: {p.lane_width}]"
+                    v.append(f"  assign {p.name}[{(j * p.lanes + e) * c} +: {c}] = " +
+                             (f"{{{pad}'d0, {elem}}};" if pad else f"{elem};"))
+                conns.append(f".{d.outer(p.name)}({p.name}_{j})")
+            v.append(f"  {d.top} lane{j}({', '.join(conns)});")
+        v.append("endmodule")
+        return "\n".join(v)
+
+    def ports_header(self) -> str:
+        ports = lambda group: " ".join(f"X({p.name}, {self.row_bytes(p)})"  # noqa: E731
+                                       for p in group)
+        return (f"#define LATENCY {self.design.latency}\n"
+                f"#define FOR_INPUTS(X) {ports(self.design.inputs)}\n"
+                f"#define FOR_OUTPUTS(X) {ports(self.design.outputs)}\n")
+
+
+VERILATOR_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint",
+                  "-Wno-style", "-Wno-MULTIDRIVEN"]
+
+
+class NativeSession(Session):
+    """The native binary as a subprocess: ``submit`` a chunk's inputs, ``collect`` its outputs.
+    A writer thread feeds stdin, so the next chunk can wait in the pipe while this one's outputs
+    are read (written from the caller's thread, a full stdout pipe would deadlock both)."""
+
+    def __init__(self, exe: Path, top: NativeTop, chunk: int = 1 << 20):
+        self.top, self.chunk = top, chunk
+        self.proc = subprocess.Popen([str(exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, bufsize=0)
+        self._sent: list[int] = []
+        self._blobs: queue.Queue = queue.Queue(maxsize=2)
+        self._writer = threading.Thread(target=self._write, name="native-stdin", daemon=True)
+        self._writer.start()
+
+    def _write(self):
+        while (blob := self._blobs.get()) is not None:
+            try:
+                self.proc.stdin.write(blob)
+            except BrokenPipeError:      # the simulator died: collect() reports it
+                return
+
+    def submit(self, inputs: dict) -> None:
+        d, L = self.top.design, self.top.lanes
+        n = len(next(iter(inputs.values())))
+        steps = -(-n // L)
+        parts = [np.uint32(steps).tobytes()]
+        for p in d.inputs:
+            codes = np.resize(np.asarray(inputs[p.name]).reshape(n, p.lanes),
+                              (steps * L, p.lanes))   # the last row padded with repeats
+            parts.append(codes.astype(f"<u{self.top.bytes[p.name]}").tobytes())
+        self._blobs.put(b"".join(parts))
+        self._sent.append(n)
+
+    async def collect(self) -> dict:
+        d, L = self.top.design, self.top.lanes
+        n = self._sent.pop(0)
+        steps = -(-n // L)
+        out = {}
+        for p in d.outputs:
+            data = self._read(steps * self.top.row_bytes(p))
+            codes = np.frombuffer(data, f"<u{self.top.bytes[p.name]}").astype(np.uint32)
+            codes = codes.reshape(steps * L, p.lanes)[:n]
+            out[p.name] = codes[:, 0] if p.lanes == 1 else codes
+        return out
+
+    async def run(self, inputs: dict) -> dict:
+        self.submit(inputs)
+        return await self.collect()
+
+    def _read(self, n: int) -> bytes:
+        parts, got = [], 0
+        while got < n:
+            b = self.proc.stdout.read(n - got)
+            if not b:
+                self.proc.wait()
+                raise SimulationError(f"native simulator ended early (exit "
+                                      f"{self.proc.returncode}): "
+                                      f"{self.proc.stderr.read().decode(errors='replace')}")
+            parts.append(b)
+            got += len(b)
+        return b"".join(parts)
+
+    def close(self) -> float:
+        """End the simulator; returns its CPU seconds (user + system)."""
+        self._blobs.put(np.uint32(0).tobytes())
+        self._blobs.put(None)
+        self._writer.join()
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        _, status, usage = os.wait4(self.proc.pid, 0)
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return usage.ru_utime + usage.ru_stime
+
+
+class NativeEngine:
+    """Verilator, C++ loop, raw bytes through pipes (module docstring)."""
+
+    name = "native"
+
+    def __init__(self, lanes: int = LANES):
+        self.lanes = lanes
+
+    def build(self, design: Design) -> Path:
+        """Build the native simulator of ``design`` (cached by design); returns the binary."""
+        exe_name, env = toolchain.verilator(check_pin=True)
+        top = NativeTop(design, self.lanes)
+        key = hashlib.sha1(f"{design.key()}:{self.lanes}".encode()).hexdigest()[:10]
+        d = BUILD_ROOT / "native" / f"{design.label[:80]}_l{self.lanes}_{key}"
+        exe = d / "obj" / "fast"
+        sources = {"top.v": top.verilog(), "ports.h": top.ports_header(),
+                   "native_main.cpp": MAIN_CPP.read_text()}
+        if exe.exists() and all((d / n).exists() and (d / n).read_text() == t
+                                for n, t in sources.items()):
+            return exe
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+        for n, t in sources.items():
+            (d / n).write_text(t)
+        # The model's code is optimized; Verilator's run-time library is not (compile time only).
+        makeflags = [f"{k}={v}" for k, v in VERILATED_MK_FIXES.items()] + \
+            ["OPT_FAST=-O2", "OPT_SLOW=-O0", "OPT_GLOBAL=-O1"]
+        cmd = [exe_name, "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 1),
+               *VERILATOR_ARGS, "--top-module", "fast", "--prefix", "Vfast", "-Mdir", "obj",
+               "-CFLAGS", f"-I{d}", "-o", "fast", "top.v", "native_main.cpp"]
+        for f in makeflags:
+            cmd += ["-MAKEFLAGS", f]
+        with open(d / "build.log", "w") as log:
+            r = subprocess.run(cmd, cwd=d, stdout=log, stderr=subprocess.STDOUT, env=env)
+        if r.returncode or not exe.exists():
+            raise SimulationError(f"native build failed ({r.returncode}); see {d / 'build.log'}")
+        return exe
+
+    def session(self, design: Design, *, exe: Path | None = None,
+                chunk: int = 1 << 20) -> NativeSession:
+        return NativeSession(exe or self.build(design), NativeTop(design, self.lanes), chunk)
+
+    def simulate(self, design: Design, inputs: dict) -> dict:
+        check_inputs(design, inputs)
+        session = self.session(design)
+        try:
+            return asyncio.run(session.run(inputs))
+        finally:
+            session.close()
+
+    def verify(self, design: Design, plan: Plan, *, exe: Path | None = None,
+               report_path: str = "", progress_path: str = "") -> dict:
+        """Run ``plan`` on the native binary (built unless ``exe`` is given)."""
+        os.environ.update(bench_env())     # before the golden model imports JAX
+        session = self.session(design, exe=exe, chunk=max(self.lanes, plan.batch))
+        try:
+            _, summary = asyncio.run(check_stream(
+                session, design, plan, report_path=report_path, progress_path=progress_path,
+                engine=self.name, pipelined=True, lanes=self.lanes))
+        finally:
+            cpu = session.close()
+        summary["simulator_cpu_s"] = cpu
+        write_json(report_path, summary)
+        return summary

@@ -1,0 +1,110 @@
+"""Deliberately wrong designs, so every bench can show that it fails.
+
+Each fault turns a spec into a :class:`~sim.design.Design` with the spec's ports but not its
+behaviour, while the reference still models the spec. A bench that reports no mismatch on these
+is broken. One table for every kind; a fault that does not apply to a spec says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from rtl import emit
+from rtl.kinds import make_spec
+from rtl.mx import element_format
+from rtl.options import Flag, OptionError, Rounding
+from rtl.spec import Spec
+
+from .design import Design
+
+__all__ = ["FAULTS", "Fault", "faulty_design"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    what: str
+    make: Callable[[Spec], Design]
+
+
+def _ports(spec: Spec):
+    return spec.ports()
+
+
+def _forced_flag(flag: Flag):
+    """The real unit with one flag bit forced high, as a Verilog wrapper around it."""
+    def make(spec: Spec) -> Design:
+        ports = _ports(spec)
+        if not any(p.name == "flags" for p in ports):
+            raise OptionError(f"{spec.default_name} has no flags output to force")
+        unit = spec.default_name
+        top = f"{unit}_force_{flag.name.lower()}"
+        decl = [f"  {p.direction} [{p.width - 1}:0] {p.name};" for p in ports]
+        conns = ", ".join(f".{p.name}({'flags_unit' if p.name == 'flags' else p.name})"
+                          for p in ports)
+        wrapper = "\n".join([f"module {top}({', '.join(p.name for p in ports)});", *decl,
+                             f"  wire [{spec.port('flags').width - 1}:0] flags_unit;",
+                             f"  {unit} unit({conns});",
+                             f"  assign flags = flags_unit | {spec.port('flags').width}'d"
+                             f"{int(flag)};", "endmodule", ""])
+        return Design.of(spec, name=top, text=emit.verilog(spec) + "\n" + wrapper, label=top)
+    return make
+
+
+def _variant(fault: str, describe: Callable[[Spec], dict]):
+    """The unit of a spec that differs from ``spec`` by the option values ``describe`` gives;
+    its ports must be the same."""
+    def make(spec: Spec) -> Design:
+        changes = describe(spec)
+        other = make_spec(spec.unit, **{**spec.option_values(), **changes})
+        if [(p.name, p.width) for p in other.ports()] != [(p.name, p.width) for p in
+                                                            spec.ports()]:
+            raise OptionError(f"the fault {fault} changes the ports of {spec.default_name}")
+        name = f"{spec.default_name}_{fault.replace('-', '_')}"
+        return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+    return make
+
+
+def _rounding(mode: Rounding):
+    def changes(spec: Spec) -> dict:
+        r = getattr(spec, "rounding", None)
+        if r is None or r in (Rounding.DYNAMIC, Rounding.STOCHASTIC) or r is mode:
+            raise OptionError(f"rounding {mode.value} instead needs a unit of another static "
+                             f"rounding mode, not {spec.default_name}")
+        return {"rounding": mode.value}
+    return changes
+
+
+# Element formats of the same width: a unit built for the other one has the same ports.
+SAME_WIDTH = {"fp8e4m3": "fp8e5m2", "fp8e5m2": "fp8e4m3", "fp6e3m2": "fp6e2m3",
+              "fp6e2m3": "fp6e3m2", "mxint8": "fp8e4m3"}
+
+
+def _other_element(spec: Spec) -> dict:
+    values = spec.option_values()
+    key = {"mxq": "format", "mxdq": "in_format"}.get(spec.unit)
+    elem = element_format(values[key]).name if key else None
+    if elem not in SAME_WIDTH:
+        raise OptionError(f"the fault other-element-format needs an mxq or mxdq spec with one "
+                          f"of {', '.join(SAME_WIDTH)}, not {spec.default_name}")
+    return {key: SAME_WIDTH[elem]}
+
+
+FAULTS = {
+    "force-inexact": Fault("the unit with the inexact flag forced high", _forced_flag(Flag.NX)),
+    "force-invalid": Fault("the unit with the invalid flag forced high", _forced_flag(Flag.NV)),
+    "rtz-instead": Fault("the unit built for round toward zero",
+                         _variant("rtz-instead", _rounding(Rounding.RTZ))),
+    "rna-instead": Fault("the unit built for round to nearest, ties away",
+                         _variant("rna-instead", _rounding(Rounding.RNA))),
+    "other-element-format": Fault("the block unit built for the other element format of its "
+                                  "width", _variant("other-element-format", _other_element)),
+}
+
+
+def faulty_design(spec: Spec, fault: str) -> Design:
+    try:
+        entry = FAULTS[fault]
+    except KeyError:
+        raise OptionError(f"unknown fault {fault!r}; valid: {', '.join(FAULTS)}") from None
+    return entry.make(spec)

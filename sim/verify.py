@@ -1,0 +1,247 @@
+"""Verification as a library: a design through the tiers of sim/tiers.py on an engine, with a
+verdict, a decoded report and JUnit XML; every input of a design, sharded (the exhaustive runs);
+and the full matrix of ``make verify``, case by case in worker processes.
+
+``fpforge verify``, ``fpforge verify-exhaustive`` and the tests call these; nothing here parses
+a command line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+from rtl.spec import Spec
+
+from .design import Design
+from .engines import BUILD_ROOT, engine as get_engine
+from .stimulus import space_size
+from .stream import Plan
+from .tiers import case_id, matrix_simulator, stimulus_for
+
+__all__ = ["Verdict", "plan_for", "verify", "verify_exhaustive", "verify_matrix", "write_junit",
+           "shard_range"]
+
+EXHAUSTIVE_OUT = BUILD_ROOT / "exhaustive"
+
+
+@dataclass
+class Verdict:
+    """One design's result: the engine's summary, with what was run."""
+
+    name: str
+    summary: dict = field(default_factory=dict)
+
+    @property
+    def vectors(self) -> int:
+        return self.summary.get("vectors", 0)
+
+    @property
+    def mismatches(self) -> int:
+        return self.summary.get("mismatches", 0)
+
+    @property
+    def ok(self) -> bool:
+        return self.vectors > 0 and self.mismatches == 0 and not self.summary.get("failed") \
+            and self.summary.get("complete", True)
+
+    def explain(self) -> str:
+        s = self.summary
+        lines = [f"{self.name}: {'PASS' if self.ok else 'FAIL'}, {self.vectors:,} vectors, "
+                 f"{self.mismatches:,} mismatches (seed {s.get('seed')}, "
+                 f"{s.get('engine', '?')} engine{', ' + s['sim'] if s.get('sim') else ''})"]
+        if s.get("not_compared"):
+            lines.append(f"  not compared (the module has no such port): "
+                         f"{', '.join(s['not_compared'])}")
+        lines += ["  " + line for line in s.get("first_mismatches", [])]
+        if s.get("failed"):
+            lines.append("  " + s["failed"])
+        if s.get("log"):
+            lines.append(f"  log: {s['log']}")
+        return "\n".join(lines)
+
+
+def plan_for(spec: Spec, *, seed: int = 1, bubbles: float = 0.0, sample: int | None = None,
+             max_report: int = 10) -> Plan:
+    """The tiers of ``spec``: every input where the space allows, else corners, relations and
+    biased random (scalar kinds) or the block kinds' structured stimulus (sim/tiers.py)."""
+    kw = {} if sample is None else {"sample": sample}
+    return Plan(stimulus=stimulus_for(spec, **kw), seed=seed, bubbles=bubbles,
+                max_report=max_report)
+
+
+def verify(design: Design, *, engine: str = "cocotb", sim: str | None = None,
+           plan: Plan | None = None, seed: int = 1, bubbles: float = 0.0) -> Verdict:
+    """``design`` through ``plan`` (default: its tiers) on ``engine``."""
+    plan = plan or plan_for(design.spec, seed=seed, bubbles=bubbles)
+    eng = get_engine(engine, sim) if engine == "cocotb" else get_engine(engine)
+    summary = dict(eng.verify(design, plan))
+    if engine == "cocotb":
+        summary["sim"] = eng.sim
+    return Verdict(design.label, summary)
+
+
+# ----- every input, sharded ----------------------------------------------------------------------
+
+def shard_range(total: int, i: int, n: int) -> tuple[int, int]:
+    return total * i // n, total * (i + 1) // n
+
+
+def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int] | None = None,
+                      limit: int = 0, seed: int = 1, progress: bool = True,
+                      log=print) -> Verdict:
+    """Every input of ``design`` (the first ``limit`` only, if given) on the native engine,
+    cut into ``shards`` contiguous shards run in parallel (one simulator process each, one
+    build), or only ``shard`` = (i, N). Writes the merged summary under build/sim/exhaustive/.
+    """
+    from .engines.native import LANES, NativeEngine
+    spec = design.spec
+    total = space_size(spec) if not limit else min(space_size(spec), limit)
+    nshards = shard[1] if shard else (shards or os.cpu_count() or 1)
+    mine = [shard[0]] if shard else list(range(nshards))
+    eng = NativeEngine()
+    log(f"exhaustive {design.label}: {spec.describe()}\n  {total:,} inputs, {nshards} "
+        f"shard(s), running {', '.join(map(str, mine))}; native engine (Verilator), {LANES} "
+        f"lanes, seed {seed}")
+    t_build = time.perf_counter()
+    exe = eng.build(design)
+    log(f"  built in {time.perf_counter() - t_build:.1f} s: {exe.parent}")
+    EXHAUSTIVE_OUT.mkdir(parents=True, exist_ok=True)
+    plans, progress_paths = {}, {}
+    for i in mine:
+        lo, hi = shard_range(total, i, nshards)
+        plans[i] = Plan([["exhaustive", {"start": lo, "stop": hi}]], seed=seed, batch=1 << 20,
+                        max_report=20)
+        progress_paths[i] = EXHAUSTIVE_OUT / f"{design.label}.shard{i}of{nshards}.progress.json"
+        progress_paths[i].unlink(missing_ok=True)
+    want = sum(shard_range(total, i, nshards)[1] - shard_range(total, i, nshards)[0]
+               for i in mine)
+    t0, cpu0 = time.perf_counter(), _cpu_seconds()
+    with ThreadPoolExecutor(len(mine)) as pool:
+        futures = {i: pool.submit(eng.verify, design, plans[i], exe=exe,
+                                  progress_path=str(progress_paths[i])) for i in mine}
+        if progress:
+            _progress_bar(futures, progress_paths, want, t0)
+        results = {i: f.result() for i, f in futures.items()}
+    wall = time.perf_counter() - t0
+    # CPU seconds per vector predict the rate on an idle machine; wall time on a shared one
+    # mostly measures the other processes.
+    cpu = _cpu_seconds() - cpu0
+    vectors = sum(r["vectors"] for r in results.values())
+    mismatches = sum(r["mismatches"] for r in results.values())
+    for i, r in results.items():
+        lo, hi = shard_range(total, i, nshards)
+        log(f"  shard {i}/{nshards} [{lo:#x}, {hi:#x}): {r['vectors']:,} vectors, "
+            f"{r['mismatches']} mismatches, {r['vectors_per_s']:,.0f} vectors/s (golden model "
+            f"{r['golden_s']:.0f} s)")
+    first = [line for r in results.values() for line in r.get("first_mismatches", [])]
+    merged = {"spec": design.label, "describe": spec.describe(), "inputs": total,
+              "shards": nshards, "ran": mine, "vectors": vectors, "mismatches": mismatches,
+              "complete": vectors == want, "wall_s": wall, "vectors_per_s": vectors / wall,
+              "engine": "native", "sim": "verilator", "lanes": LANES, "seed": seed,
+              "load_average": os.getloadavg(), "cpu_s": cpu, "first_mismatches": first[:20],
+              "not_compared": list(design.absent),
+              "per_shard": {str(i): {k: r.get(k) for k in ("vectors", "mismatches",
+                                                             "vectors_per_s", "golden_s")}
+                            for i, r in results.items()}}
+    name = design.label + (f".shard{mine[0]}of{nshards}" if shard else "")
+    out = EXHAUSTIVE_OUT / f"{name}.json"
+    out.write_text(json.dumps(merged, indent=1))
+    log(f"{design.label}: {vectors:,} of {want:,} vectors, {mismatches} mismatches, {wall:.1f} s, "
+        f"{vectors / wall:,.0f} vectors/s ({cpu:.1f} CPU s: "
+        f"{vectors / max(cpu, 1e-9) / 1e6:.2f} M vectors per CPU second), load average "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} -> {out}")
+    return Verdict(design.label, merged)
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished simulator processes."""
+    me, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _progress_bar(futures, paths, want, t0):
+    """A progress bar over all shards, fed by their progress files."""
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+    cols = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn()]
+    with Progress(*cols, refresh_per_second=2) as bar:
+        task = bar.add_task("vectors", total=want, rate="")
+        while not all(f.done() for f in futures.values()):
+            done = bad = 0
+            for p in paths.values():
+                try:
+                    rec = json.loads(Path(p).read_text())
+                except (OSError, ValueError):
+                    continue
+                done += rec.get("vectors", 0)
+                bad += rec.get("mismatches", 0)
+            rate = done / max(time.perf_counter() - t0, 1e-9)
+            bar.update(task, completed=done, rate=f"{rate / 1e6:.2f} M/s, {bad} mismatches")
+            time.sleep(0.5)
+
+
+# ----- the matrix --------------------------------------------------------------------------------
+
+def _matrix_case(spec_dict: dict, sim: str | None, seed: int) -> tuple[str, dict]:
+    """One matrix case, in a worker process: the spec's own unit on its simulator."""
+    from rtl.kinds import spec_from_dict
+    spec = spec_from_dict(spec_dict)
+    s = sim or matrix_simulator(spec)
+    v = verify(Design.of(spec, label=case_id(spec)), sim=s, seed=seed)
+    return case_id(spec), v.summary
+
+
+def verify_matrix(specs: list[Spec], *, sim: str | None = None, jobs: int = 2, seed: int = 1,
+                  junit: str | None = None, log=print) -> list[Verdict]:
+    """Every spec's unit through its tiers (cocotb; each on the faster simulator for its kind
+    unless ``sim`` names one), ``jobs`` at a time in worker processes; JUnit XML to ``junit``."""
+    verdicts = []
+    ctx = get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
+        futures = [pool.submit(_matrix_case, s.to_dict(), sim, seed) for s in specs]
+        for i, f in enumerate(futures, 1):
+            name, summary = f.result()
+            v = Verdict(name, summary)
+            verdicts.append(v)
+            log(f"[{i}/{len(futures)}] {'PASS' if v.ok else 'FAIL'} {name}: {v.vectors:,} "
+                f"vectors, {v.mismatches} mismatches")
+            if not v.ok:
+                log(v.explain())
+    if junit:
+        write_junit(junit, verdicts)
+    return verdicts
+
+
+def write_junit(path, verdicts: list[Verdict], suite: str = "fpforge verify") -> Path:
+    """JUnit XML: one test case per verdict, a failure with the decoded mismatches."""
+    root = ET.Element("testsuites")
+    s = ET.SubElement(root, "testsuite", name=suite, tests=str(len(verdicts)),
+                      failures=str(sum(not v.ok for v in verdicts)),
+                      time=f"{sum(v.summary.get('elapsed_s', 0) or 0 for v in verdicts):.3f}")
+    for v in verdicts:
+        case = ET.SubElement(s, "testcase", classname=suite, name=v.name,
+                             time=f"{v.summary.get('elapsed_s', 0) or 0:.3f}")
+        props = ET.SubElement(case, "properties")
+        for key in ("vectors", "mismatches", "seed", "engine", "sim"):
+            if key in v.summary:
+                ET.SubElement(props, "property", name=key, value=str(v.summary[key]))
+        if not v.ok:
+            fail = ET.SubElement(case, "failure",
+                                 message=f"{v.mismatches} of {v.vectors} vectors mismatch")
+            fail.text = v.explain()
+        elif v.summary.get("not_compared"):
+            ET.SubElement(case, "system-out").text = \
+                f"not compared: {', '.join(v.summary['not_compared'])}"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    return path

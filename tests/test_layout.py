@@ -1,4 +1,6 @@
-"""The house rules of the layout: rtl/ and synth/ never reach for golden/ or JAX."""
+"""The house rules of the layout (docs/architecture.md): rtl/ imports nothing from the floors
+above it (sim/, synth/, golden/, the fpforge/ command line); rtl/ and synth/ never reach for
+golden/ or JAX; golden/ never for Amaranth."""
 
 import ast
 import pathlib
@@ -7,6 +9,11 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FORBIDDEN = {"golden", "jax", "jaxlib"}
+# package -> the top-level names its sources must not import
+RULES = {"rtl": {"golden", "jax", "jaxlib", "sim", "synth", "fpforge"},
+         "synth": {"golden", "jax", "jaxlib", "sim", "fpforge"},
+         "golden": {"amaranth", "sim", "synth", "fpforge"},
+         "sim": {"fpforge"}}
 
 
 def imported_roots(path: pathlib.Path) -> set[str]:
@@ -22,18 +29,53 @@ def imported_roots(path: pathlib.Path) -> set[str]:
 
 def test_top_level_layout():
     for name in ("pyproject.toml", "Makefile", "README.md", ".ci/run", "rtl", "rtl/fp_units",
-                 "sim", "golden", "synth", "tests"):
+                 "sim", "golden", "synth", "tests", "fpforge"):
         assert (ROOT / name).exists(), name
 
 
-def test_rtl_and_synth_sources_do_not_import_golden_or_jax():
+def test_each_floor_imports_only_the_floors_below():
     offenders = {}
-    for package in ("rtl", "synth"):
+    for package, forbidden in RULES.items():
         for path in (ROOT / package).rglob("*.py"):
-            bad = imported_roots(path) & FORBIDDEN
+            bad = imported_roots(path) & forbidden
             if bad:
                 offenders[str(path.relative_to(ROOT))] = sorted(bad)
     assert offenders == {}
+
+
+KIND_NAMES = {"mul", "add", "sub", "fma", "cvt", "mxq", "mxdq", "dot"}
+
+
+def unit_lists(path: pathlib.Path) -> list[int]:
+    """Lines where a tuple, list, set or dict spells out four or more unit kinds."""
+    tree = ast.parse(path.read_text())
+    exported = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Assign) and
+                any(getattr(t, "id", "") == "__all__" for t in n.targets)}
+    lines = []
+    for node in ast.walk(tree):
+        if id(node) in exported:
+            continue            # the names a module exports, not a list of units
+        elts = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else \
+            node.keys if isinstance(node, ast.Dict) else []
+        if len({e.value for e in elts if isinstance(e, ast.Constant)} & KIND_NAMES) >= 4:
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_registry_is_the_only_list_of_units():
+    """Outside rtl/kinds.py no source spells out the kinds: everything asks KINDS (or names
+    BASIC_UNITS, the one default selection)."""
+    offenders = [f"{path.relative_to(ROOT)}:{line}"
+                 for package in ("rtl", "golden", "sim", "synth", "fpforge")
+                 for path in (ROOT / package).rglob("*.py")
+                 if path != ROOT / "rtl" / "kinds.py" for line in unit_lists(path)]
+    assert offenders == []
+
+
+def test_the_unit_list_scan_can_fail(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('__all__ = ["mul", "add", "sub", "fma"]\nUNITS = ("mul", "add", "fma", "dot")\n')
+    assert unit_lists(bad) == [2]
 
 
 def test_importing_rtl_and_synth_loads_no_jax():

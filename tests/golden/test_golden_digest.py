@@ -5,9 +5,9 @@ mx_dequantize, mx_dot), hashed group by group.
 The digests are those of commit 5f7d1c4, before golden/ was rebuilt on rtl/'s specs
 (docs/architecture.md): a refactor of the model, of its rounder or of the specs it reads must
 leave every result, dtype and shape as it was. The per-group digests are in
-golden_digest_5f7d1c4.txt beside this file, so a failure names the groups that moved. A change of
-results that is meant (a bug fixed) gets a new file from ``python tests/golden/test_golden_digest.py``
-named after its commit, and that commit's TOTAL.
+golden_digest_5f7d1c4.txt beside this file, so a failure names the groups that moved. A change
+of results that is meant (a bug fixed) gets a new file, named after its commit, from
+``python tests/golden/test_golden_digest.py``, and that commit's BASE, TOTAL and GROUPS.
 
 About a minute on two cores (most of it compiling the model's kernels once per spec and shape).
 """

@@ -87,13 +87,16 @@ def float32_probe_values(name) -> np.ndarray:
     top = float(fmt.max_finite)
     gap = top - finite[-2] if finite.size > 1 else top
     beyond = np.array([top + gap / 2, top + gap, top * 2, 3e38], np.float64)
-    base = np.concatenate([finite, mids, beyond, -beyond]).astype(np.float32)
-    near = np.concatenate([np.nextafter(base, np.float32(np.inf)),
-                           np.nextafter(base, np.float32(-np.inf))])
     rng = np.random.default_rng(7)
     rand = rng.integers(0, 1 << 32, 4000, dtype=np.uint64).astype(np.uint32).view(np.float32)
     lo, hi = np.log2(float(fmt.min_subnormal)) - 3, np.log2(top) + 2
-    scaled = (rng.choice([-1, 1], 4000) * 2.0 ** rng.uniform(lo, hi, 4000)).astype(np.float32)
+    scaled = rng.choice([-1, 1], 4000) * 2.0 ** rng.uniform(lo, hi, 4000)
+    # E8M0 reaches 2^127: past it (top * 2 and the scaled values) float32 holds only inf, meant.
+    with np.errstate(over="ignore"):
+        base = np.concatenate([finite, mids, beyond, -beyond]).astype(np.float32)
+        scaled = scaled.astype(np.float32)
+    near = np.concatenate([np.nextafter(base, np.float32(np.inf)),
+                           np.nextafter(base, np.float32(-np.inf))])
     special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0], np.float32)
     return np.concatenate([base, near, rand, scaled, special]).astype(np.float32)
 

@@ -1,5 +1,6 @@
 """golden.mx_dot: the exact accumulator against Fractions, the fixed-width accumulator against
-its stated rule written out in plain Python (mx_refs.dot_reference), and the special cases."""
+its stated rule written out in plain Python (oracles.mx_refs.dot_reference), and the special
+cases."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import numpy as np
 import pytest
 
 import golden
-from golden.mx import exact_limbs, element_format
-from mx_refs import NV, dot_reference, finite_codes
+from golden.mx import exact_limbs
+from oracles.mx_refs import NV, dot_reference
 from rtl.formats import CATALOG
-from sim.bench.mx_stimulus import cancelling_rows as vectors
+from rtl.mx import DOT_N_RANGE, element_format
+from sim.stimulus import cancelling_rows as vectors
 
 PAIRS = [("fp8e4m3", "fp8e4m3"), ("fp8e5m2", "fp8e5m2"), ("fp6e3m2", "fp6e2m3"),
          ("fp4e2m1", "fp4e2m1"), ("mxint8", "mxint8"), ("fp8e5m2", "fp4e2m1")]
@@ -110,10 +112,26 @@ def test_batch_axes_and_errors():
     y2, _ = golden.mx_dot(a, b, "fp8e4m3", scales_a=sa, scales_b=sb)
     assert np.asarray(y).shape == (3, 4)
     np.testing.assert_array_equal(np.asarray(y).reshape(-1), np.asarray(y2))
-    with pytest.raises(ValueError, match=r"^accum must be one of exact, fixed, not 'kahan'$"):
+    with pytest.raises(ValueError, match=r"^accumulator must be one of exact, fixed, not "
+                       r"'kahan'$"):
         golden.mx_dot(a, b, "fp8e4m3", accum="kahan")
     with pytest.raises(ValueError, match=r"^frac_bits must be an integer 1\.\.55, not 60$"):
         golden.mx_dot(a, b, "fp8e4m3", accum="fixed", frac_bits=60)
+    with pytest.raises(ValueError, match=r"^the dot unit takes a static rounding mode \(rne, rtz, "
+                       r"rdn, rup, rna, rod\), not 'stochastic'$"):
+        golden.mx_dot(a, b, "fp8e4m3", rounding="stochastic")
     with pytest.raises(ValueError, match=r"^mx_dot needs vectors of equal length 1\.\.64 on "
                        r"the last axis, not shapes \(12, 8\) and \(12, 4\)$"):
         golden.mx_dot(a, b[:, :4], "fp8e4m3")
+    wide = np.zeros((2, 65), np.uint8)
+    with pytest.raises(ValueError, match=r"^mx_dot needs vectors of equal length 1\.\.64 on "
+                       r"the last axis, not shapes \(2, 65\) and \(2, 65\)$"):
+        golden.mx_dot(wide, wide, "fp8e4m3")
+
+
+@pytest.mark.parametrize("n", DOT_N_RANGE)
+def test_shortest_and_longest_vectors(n):
+    """The bounds of rtl.mx.DOT_N_RANGE, both accumulators, against the Fraction reference."""
+    a, b, sa, sb = vectors("fp8e4m3", "mxint8", n, 16, seed=n)
+    check(a, b, sa, sb, "fp8e4m3", "mxint8")
+    check(a, b, sa, sb, "fp8e4m3", "mxint8", accum="fixed", frac_bits=12)

@@ -1,7 +1,9 @@
 """golden.mx_quantize / mx_dequantize against torchao's mx_formats, gfloat and an exact model.
 
 Where the references' conventions differ from the golden model (docs/mx.md), the tests pin the
-difference itself: the affected blocks must differ in exactly the documented way.
+difference itself: the affected blocks must differ in exactly the documented way. The references
+are the ``mxref`` extra (pyproject.toml); without them only their tests skip, the exact model's
+and the API's run.
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ import numpy as np
 import pytest
 
 import golden
-from golden.mx import ELEMENT_FORMATS, element_format
-from mx_refs import (ELEMS, EMAX, FP_ELEMS, GRID, RULES, adversarial_blocks,
-                     code_of, elem_value, gfloat_quantize_block, quantize_block_exact,
-                     round_to_grid, torchao_dequantize, torchao_quantize)
+from oracles.mx_refs import (ELEMS, EMAX, FP_ELEMS, GRID, RULES, code_of, elem_value,
+                             gfloat_quantize_block, needs, quantize_block_exact, round_to_grid,
+                             torchao_dequantize, torchao_quantize)
+from rtl.mx import ELEMENT_FORMATS, element_format
+from sim import stimulus
+from sim.stimulus import adversarial_blocks
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torchao")
+TORCHAO = needs("torch", "torchao")
+GFLOAT = needs("gfloat")
 
 
 def QUICK(all_elems, *quick):
@@ -33,10 +37,9 @@ def golden_q(x, elem, rule, **kw):
     return tuple(np.asarray(a) for a in out)
 
 
-def random_blocks(seed, rows=96, n=256, spread=40):
-    rng = np.random.default_rng(seed)
-    return (rng.standard_normal((rows, n)) *
-            np.exp2(rng.integers(-spread, spread, (rows, 1)))).astype(np.float32)
+def random_blocks(seed, rows, n=256):
+    """Seeded float32 rows of ``n`` values, each row's magnitudes around its own binade."""
+    return stimulus.random_blocks(np.random.default_rng(seed), rows, n)
 
 
 def rceil_log2_rounding(x_blocks, elem, g_scale, t_scale):
@@ -56,50 +59,57 @@ def rceil_log2_rounding(x_blocks, elem, g_scale, t_scale):
     return differ
 
 
-# ----- torchao and the exact model, one golden run per format and rule ---------------------------
+# ----- torchao and the exact model, on the same blocks ------------------------------------------
 
 def _rounded(v, divisor, elem):
     r, _, _ = round_to_grid(Fraction(float(v)) / divisor, GRID[elem], saturate=True)
     return r, GRID[elem], bool(np.signbit(v))
 
 
-def _tiers():
+def _tiers(elems):
     """floor and rceil for every format, ceil and even for two, in make test; all of it, with 16
     blocks per adversarial class, in the slow tier."""
-    for elem in ELEMS:
+    for elem in elems:
         for rule in RULES:
             quick = rule in ("floor", "rceil") or elem in ("fp8e4m3", "fp4e2m1")
             yield pytest.param(elem, rule, 1, marks=() if quick else pytest.mark.slow)
             yield pytest.param(elem, rule, 16, marks=pytest.mark.slow)
 
 
-@pytest.mark.parametrize("elem,rule,per_class", list(_tiers()))
-def test_quantize(elem, rule, per_class):
-    """Seeded random blocks and every adversarial class (mx_refs.adversarial_blocks), float32.
-
-    * torchao (FP elements): bit-exact, except two documented differences checked here in
-      their exact form: blocks with scale code 0 (2^-127), where torchao divides by 2^-126
-      (floor, ceil, even: its float32 scale is clamped to the smallest normal) or by 1 (rceil:
-      its reciprocal for code 0 is 1.0); and rceil blocks where torchao's float32
-      ceil(log2(amax / max_elem)) loses a quotient just above a power of two.
-    * the exact Fraction model: bit-exact on per_class blocks of each adversarial class.
-    """
+def _quantized_case(elem, rule, per_class):
+    """Seeded random blocks and every adversarial class (sim.stimulus.adversarial_blocks) in
+    float32, and their golden quantization: (x, class names of the adversarial rows, scale
+    codes, element codes)."""
     rng = np.random.default_rng(zlib.crc32(f"{elem} {rule}".encode()))
     adv = adversarial_blocks(elem, rng, per_class=max(per_class, 8))
     names = [n for n, b in adv.items() for _ in b]
     x = np.concatenate([random_blocks(per_class, rows=8 * per_class).reshape(-1, 32)] +
                        list(adv.values()))
     gs, ge = golden_q(x, elem, rule)
-    gs = gs[:, 0]
+    return x, names, gs[:, 0], ge
 
+
+@pytest.mark.parametrize("elem,rule,per_class", list(_tiers(ELEMS)))
+def test_quantize_matches_exact_model(elem, rule, per_class):
+    """The exact Fraction model: bit-exact on per_class blocks of each adversarial class."""
+    x, names, gs, ge = _quantized_case(elem, rule, per_class)
     n_random = len(x) - len(names)
     picks = [n_random + i for i, n in enumerate(names) if i % max(per_class, 8) < per_class]
+    assert len(picks) == per_class * len(set(names))
     for i in picks:
         s, codes = quantize_block_exact(x[i], elem, rule)
         assert (int(gs[i]), list(ge[i].astype(int))) == (s, codes), names[i - n_random]
 
-    if elem not in FP_ELEMS:
-        return
+
+@TORCHAO
+@pytest.mark.parametrize("elem,rule,per_class", list(_tiers(FP_ELEMS)))
+def test_quantize_matches_torchao(elem, rule, per_class):
+    """torchao (FP elements): bit-exact, except two documented differences checked here in
+    their exact form: blocks with scale code 0 (2^-127), where torchao divides by 2^-126
+    (floor, ceil, even: its float32 scale is clamped to the smallest normal) or by 1 (rceil:
+    its reciprocal for code 0 is 1.0); and rceil blocks where torchao's float32
+    ceil(log2(amax / max_elem)) loses a quotient just above a power of two."""
+    x, _, gs, ge = _quantized_case(elem, rule, per_class)
     ts, te = torchao_quantize(x, elem, rule)
     ts = ts[:, 0]
     tiny = gs == 0
@@ -114,9 +124,11 @@ def test_quantize(elem, rule, per_class):
     np.testing.assert_array_equal(te[tiny], want)
 
 
+@TORCHAO
 @pytest.mark.parametrize("rule", ["floor", pytest.param("rceil", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("elem", FP_ELEMS)
 def test_bfloat16_matches_torchao(elem, rule):
+    import torch
     x = torch.from_numpy(random_blocks(9, rows=16)).to(torch.bfloat16)
     gx = x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
     gs, ge = golden_q(gx, elem, rule)
@@ -125,14 +137,20 @@ def test_bfloat16_matches_torchao(elem, rule):
     np.testing.assert_array_equal(ge, te)
 
 
-@pytest.mark.parametrize("elem", QUICK(FP_ELEMS, "fp8e4m3", "fp4e2m1"))
-def test_nonfinite_blocks(elem):
-    """inf or NaN in a block: golden gives scale 0xFF and NaN elements (0 without a NaN code);
-    other blocks are untouched. torchao agrees on NaN blocks' scale; an infinity gives it the
-    finite scale 2^(128 - emax) (floor) instead."""
+def _nonfinite_case():
+    """Four rows of four blocks, and the same rows with an inf in block 0 of row 0, a NaN in block
+    1 of row 1, and -inf and NaN in block 2 of row 2."""
     x = random_blocks(3, rows=4, n=128)
     y = x.copy()
     y[0, 5], y[1, 40], y[2, 70], y[2, 71] = np.inf, np.nan, -np.inf, np.nan
+    return x, y
+
+
+@pytest.mark.parametrize("elem", QUICK(FP_ELEMS, "fp8e4m3", "fp4e2m1"))
+def test_nonfinite_blocks(elem):
+    """inf or NaN in a block: golden gives scale 0xFF and NaN elements (0 without a NaN code);
+    other blocks are untouched."""
+    x, y = _nonfinite_case()
     gs, ge = golden_q(y, elem, "floor")
     ref_s, ref_e = golden_q(x, elem, "floor")
     bad = np.zeros(gs.shape, bool)
@@ -143,11 +161,20 @@ def test_nonfinite_blocks(elem):
     ebad = np.repeat(bad, 32, axis=1)
     assert np.all(ge[ebad] == nan_code)
     np.testing.assert_array_equal(ge[~ebad], ref_e[~ebad])
+
+
+@TORCHAO
+@pytest.mark.parametrize("elem", QUICK(FP_ELEMS, "fp8e4m3", "fp4e2m1"))
+def test_nonfinite_blocks_in_torchao(elem):
+    """torchao agrees on NaN blocks' scale (0xFF); an infinity gives it the finite scale
+    2^(128 - emax) (floor) where golden gives 0xFF."""
+    _, y = _nonfinite_case()
     ts, _ = torchao_quantize(y, elem, "floor")
     assert ts[1, 1] == 0xFF and ts[2, 2] == 0xFF
     assert ts[0, 0] == 127 + 128 - EMAX[elem]
 
 
+@TORCHAO
 def test_dequantize_matches_torchao():
     """Every element code under random scales (and the NaN scale): torchao multiplies in float32,
     which is one correct rounding of the exact product, as the golden model's rounder is."""
@@ -168,6 +195,7 @@ def test_dequantize_matches_torchao():
 
 # ----- the exact model and gfloat ---------------------------------------------------------------
 
+@GFLOAT
 @pytest.mark.parametrize("elem", ELEMS)
 def test_matches_gfloat(elem):
     """gfloat's compute_scale_amax + saturating encode is the OCP floor rule. MXINT8: gfloat's
@@ -190,6 +218,7 @@ def test_matches_gfloat(elem):
         assert minus128 > 0, "the adversarial blocks should reach -128 in gfloat"
 
 
+@GFLOAT
 @pytest.mark.parametrize("elem", QUICK(ELEMS, "fp8e4m3", "mxint8"))
 def test_stochastic_matches_gfloat(elem):
     """golden's stochastic rounding (round away when frac_R + rbits carries) is gfloat's
@@ -245,11 +274,17 @@ def test_shapes_and_block_parameter():
     s1, e1 = golden_q(x.reshape(-1, 16), "fp8e4m3", "floor", block=16)
     np.testing.assert_array_equal(s.reshape(-1), s1.reshape(-1))
     np.testing.assert_array_equal(e.reshape(-1), e1.reshape(-1))
-    ts, te = torchao_quantize(x.reshape(6, 64), "fp8e4m3", "floor", block=16)
-    np.testing.assert_array_equal(s.reshape(6, 4), ts)
-    np.testing.assert_array_equal(e.reshape(6, 64), te)
     s2, e2, f = golden.mx_quantize(x, "fp8e4m3", block=16, return_flags=True)
     assert np.asarray(f).shape == x.shape and (np.asarray(f) & 1).any()
+
+
+@TORCHAO
+def test_block_16_matches_torchao():
+    x = random_blocks(4, 6, 64)
+    s, e = golden_q(x, "fp8e4m3", "floor", block=16)
+    ts, te = torchao_quantize(x, "fp8e4m3", "floor", block=16)
+    np.testing.assert_array_equal(s, ts)
+    np.testing.assert_array_equal(e, te)
 
 
 def test_errors():
@@ -258,9 +293,16 @@ def test_errors():
                        r"fp6e3m2, fp6e2m3, fp4e2m1, mxint8 \(or their catalog names\), not "
                        r"'fp16'$"):
         golden.mx_quantize(x, "fp16")
-    with pytest.raises(ValueError, match=r"^scale_rule must be one of floor, ceil, rceil, even, "
+    with pytest.raises(ValueError, match=r"^scale rule must be one of floor, ceil, rceil, even, "
                        r"not 'round'$"):
         golden.mx_quantize(x, "fp8e4m3", scale_rule="round")
+    with pytest.raises(ValueError, match=r"^block must be an integer 1\.\.256, not 0$"):
+        golden.mx_quantize(x, "fp8e4m3", block=0)
+    with pytest.raises(ValueError, match=r"^block must be an integer 1\.\.256, not 0$"):
+        golden.mx_dequantize(np.zeros((2, 1), np.uint8), x.astype(np.uint8), "fp8e4m3", block=0)
+    with pytest.raises(ValueError, match=r"^the MX quantizer takes a static rounding mode or "
+                       r"stochastic, not 'dynamic'$"):
+        golden.mx_quantize(x, "fp8e4m3", rounding="dynamic")
     with pytest.raises(ValueError, match=r"^the last axis of x \(shape \(2, 32\)\) must be a "
                        r"multiple of the block size 24$"):
         golden.mx_quantize(x, "fp8e4m3", block=24)

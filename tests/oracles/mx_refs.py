@@ -6,15 +6,15 @@ the Fraction model below rounds with its own code, so agreeing with it means som
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import warnings
 from fractions import Fraction
 
 import numpy as np
+import pytest
 
 from rtl.formats import CATALOG, FloatFormat
-# Stimulus the cocotb bench shares (sim/ must not import tests/): re-exported for the MX tests.
-from sim.bench.mx_stimulus import adversarial_blocks, finite_codes  # noqa: F401
 
 os.environ.setdefault("TORCHINDUCTOR_DISABLE", "1")
 
@@ -27,6 +27,13 @@ GRID = {"fp8e4m3": CATALOG["float8_e4m3fn"], "fp8e5m2": CATALOG["float8_e5m2"],
         "fp6e3m2": CATALOG["float6_e3m2fn"], "fp6e2m3": CATALOG["float6_e2m3fn"],
         "fp4e2m1": CATALOG["float4_e2m1fn"]}
 EMAX = {"fp8e4m3": 8, "fp8e5m2": 15, "fp6e3m2": 4, "fp6e2m3": 2, "fp4e2m1": 2, "mxint8": 0}
+
+
+def needs(*modules):
+    """Skip a test unless the references it reads are installed (pyproject.toml's mxref extra)."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} "
+                              "(pip install -e '.[mxref]')")
 
 
 # ----- torchao ----------------------------------------------------------------------------------

@@ -108,8 +108,7 @@ def _value_to_code(fmt: FloatFormat) -> dict:
 
 def _mpfr_exact(code, fmt: FloatFormat):
     v = fmt.code_value(int(code))
-    ctx = gmpy2.context(precision=64, emin=-_BIG, emax=_BIG)
-    with gmpy2.local_context(ctx):
+    with gmpy2.context(precision=64, emin=-_BIG, emax=_BIG):
         if isinstance(v, float):                 # +-0.0 as float, inf
             return gmpy2.mpfr(v)
         return gmpy2.mpfr(v.numerator) / v.denominator   # exact: power-of-two denominator
@@ -140,7 +139,7 @@ def mpfr_apply(op, *operands, fmts, rounding="rne"):
         results = []
         for ctx in (sub_ctx, wide_ctx):
             ctx.clear_flags()
-            with gmpy2.local_context(ctx) as c:
+            with gmpy2.context(ctx) as c:        # a copy of ctx, current inside the block
                 if op == "mul":
                     y = c.mul(xs[0], xs[1])
                 elif op == "add":

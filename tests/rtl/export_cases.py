@@ -1,4 +1,5 @@
-"""The export option matrix and the checks every exported batch goes through."""
+"""The export option matrix, a small spec of every kind, and the checks every exported batch goes
+through."""
 
 from __future__ import annotations
 
@@ -9,21 +10,50 @@ from pathlib import Path
 
 from rtl.export import write_export
 from rtl.formats import catalog_formats
-from rtl.lint import iverilog_read, verilator_env, verilator_lint, yosys_read
+from rtl.kinds import KINDS, make_spec
 from rtl.options import Rounding
-from rtl.spec import UnitSpec
+from rtl.scalar import CvtSpec, ScalarSpec
+from rtl.spec import Spec
+from rtl.toolchain import verilator
+from sim.lint import iverilog_read, verilator_lint, yosys_read
 
 ROUNDINGS = [r.value for r in Rounding]          # rne rtz rdn rup rna rod stochastic dynamic
 SMALL = [f.name for f in catalog_formats(16)]     # every catalog format of at most 16 bits
 
-# (unit, output format, operand format): mul/add/fma in each format; cvt from float32 into each
-# format and from each format back to float32.
-PAIRS = ([(u, f, f) for u in ("mul", "add", "fma") for f in SMALL]
+# The scalar kinds of two or three operands in one format (mul, add, sub, fma): every one in
+# KINDS, so a new scalar kind joins the matrix by being registered.
+SAME_FORMAT_UNITS = [k for k, kd in KINDS.items()
+                     if issubclass(kd.spec, ScalarSpec) and not issubclass(kd.spec, CvtSpec)]
+
+# (unit, output format, operand format): each such unit in each format; cvt from float32 into
+# each format and from each format back to float32.
+PAIRS = ([(u, f, f) for u in SAME_FORMAT_UNITS for f in SMALL]
          + [("cvt", f, "float32") for f in SMALL] + [("cvt", "float32", f) for f in SMALL])
 
 # Every option combination: rounding x saturate x subnormals x stages.
 OPTIONS = [dict(rounding=r, saturate=s, subnormals=n, stages=st) for r, s, n, st in
            itertools.product(ROUNDINGS, (False, True), (True, False), (0, 2))]
+
+# A small spec of every kind, combinational and pipelined (the block kinds with short buses so
+# that a batch converts in seconds). tests check that every kind of KINDS has its pair here.
+KIND_OPTIONS = {
+    "mul": [dict(format="fp8e4m3"), dict(format="fp8e5m2", rounding="dynamic", stages=2)],
+    "add": [dict(format="bf16"), dict(format="fp6e3m2", rounding="stochastic", stages=1)],
+    "sub": [dict(format="fp8e4m3"), dict(format="fp16", rounding="rtz", saturate=True,
+                                        stages=1)],
+    "fma": [dict(format="fp8e4m3", c_format="fp16"),
+            dict(format="fp4e2m1", rounding="dynamic", subnormals=False, stages=2)],
+    "cvt": [dict(format="fp8e4m3", in_format="bf16", rounding="stochastic", sr_bits=5),
+            dict(format="fp32", in_format="e8m0", stages=1)],
+    "mxq": [dict(format="fp4e2m1", block=2, rounding="stochastic"),
+            dict(format="mxint8", in_format="bf16", block=2, scale_rule="even", stages=2)],
+    "mxdq": [dict(in_format="fp6e2m3", block=2), dict(in_format="mxint8", block=3, stages=1)],
+    "dot": [dict(in_format="fp4e2m1", n=2), dict(a_format="fp8e4m3", b_format="mxint8", n=1,
+                                                 accum="fixed", frac_bits=6, scales=False,
+                                                 format="bf16", stages=2)],
+}
+KIND_SPECS = [make_spec(unit, **values) for unit, cases in KIND_OPTIONS.items()
+              for values in cases]
 
 
 def pair_id(pair) -> str:
@@ -31,11 +61,11 @@ def pair_id(pair) -> str:
     return f"{unit}-{out}" if out == inp else f"{unit}-{inp}-to-{out}"
 
 
-def spec(unit, out, inp=None, **options) -> UnitSpec:
-    return UnitSpec.create(unit, out, in_fmt=inp, **options)
+def spec(unit, out, inp=None, **options) -> Spec:
+    return make_spec(unit, format=out, in_format=inp, **options)
 
 
-def unique(specs) -> list[UnitSpec]:
+def unique(specs) -> list[Spec]:
     """One spec per module name: --no-subnormals changes nothing for formats without
     subnormals (E8M0), and such specs share a name."""
     return list({s.default_name: s for s in reversed(specs)}.values())[::-1]
@@ -53,12 +83,11 @@ def export_all(specs, folder: Path) -> list[Path]:
 def unused_top_inputs(paths, specs) -> list[str]:
     """Input ports of a top module that Verilator finds unused (in whole or in part): a unit
     problem the waiver file must not hide, so this runs without it."""
-    exe, env = verilator_env()
+    exe, env = verilator()
     cmd = [exe, "--lint-only", "-Wno-lint", "-Wwarn-UNUSEDSIGNAL", "-Wno-fatal", "-Wno-MULTITOP",
            *map(str, paths)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env).stderr
-    inputs = {s.default_name: set(s.operands) | {"rm", "rbits", "valid_i", "clk", "rst"}
-              for s in specs}
+    inputs = {s.default_name: {p.name for p in s.ports() if p.is_input} for s in specs}
     found = []
     for m in re.finditer(r"%Warning-UNUSEDSIGNAL: [^\n]*?: (.*?'(\w+)'[^\n]*)\n\s*: \.\.\. note: "
                          r"In instance '([\w.]+)'", out):
@@ -69,7 +98,8 @@ def unused_top_inputs(paths, specs) -> list[str]:
 
 
 def check_batch(paths, specs):
-    """All three tools read every file; Verilator -Wall is clean with the waiver file."""
+    """All three tools read every file; Verilator -Wall is clean with the waiver file; every
+    input of every top module is used."""
     assert len(paths) == len(specs)
     for tool in (verilator_lint, iverilog_read, yosys_read):
         ok, out = tool(paths)
@@ -77,4 +107,3 @@ def check_batch(paths, specs):
         if tool is not verilator_lint:
             assert out == "", f"{tool.__name__} printed:\n{out[:6000]}"
     assert unused_top_inputs(paths, specs) == []
-

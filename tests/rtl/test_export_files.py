@@ -13,19 +13,19 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-import rtl.fp_units
+import rtl.kinds
 from rtl import export
-from rtl.export import ContractError, export_verilog, ports, write_export
+from rtl.emit import ModuleNameError
+from rtl.export import ContractError, ExportError, export_verilog, write_export
+from rtl.kinds import make_spec
 from rtl.options import FLAG_ORDER
-from rtl.spec import UnitSpec
 
-FMA = UnitSpec.create("fma", "fp8e4m3", in_fmt="fp8e5m2", c_fmt="bf16", rounding="stochastic",
-                      saturate=True, stages=2)
-CVT = UnitSpec.create("cvt", "e8m0", in_fmt="fp32", rounding="dynamic", subnormals=False)
+FMA = make_spec("fma", format="fp8e4m3", in_format="fp8e5m2", c_format="bf16",
+                rounding="stochastic", saturate=True, stages=2)
+CVT = make_spec("cvt", format="e8m0", in_format="fp32", rounding="dynamic", subnormals=False)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def test_header_records_formats_options_ports_and_versions(fma):
     assert "\nlatency     2 cycle(s), 2 register stage(s)" in body
     assert ("\nflags       flags[4:0] = {invalid, divide_by_zero, overflow, underflow, "
             "inexact}") in body
-    table = head[head.index("ports") + 1:head.index("ports") + 1 + len(ports(FMA))]
+    table = head[head.index("ports") + 1:head.index("ports") + 1 + len(FMA.ports())]
     assert [line.split()[:3] for line in table] == [
         ["clk", "input", "1"], ["rst", "input", "1"], ["a", "input", "8"], ["b", "input", "8"],
         ["c", "input", "16"], ["rbits", "input", "8"], ["valid_i", "input", "1"],
@@ -81,7 +81,7 @@ def test_sidecar(fma, tmp_path):
     write_export(FMA, tmp_path / "fma.v")
     side = json.loads((tmp_path / "fma.json").read_text())
     assert side == json.loads(fma.sidecar_text) | {"verilog_file": "fma.v"}
-    assert side["ports"] == [p.__dict__ for p in ports(FMA)]
+    assert side["ports"] == [p.record() for p in FMA.ports()]
     assert [p["name"] for p in side["ports"]] == ["clk", "rst", "a", "b", "c", "rbits", "valid_i",
                                                   "y", "flags", "valid_o"]
     assert side["options"] == {"rounding": "stochastic", "rounding_meaning": side["options"][
@@ -126,16 +126,20 @@ def test_two_runs_are_byte_identical(tmp_path):
 
 
 def test_another_process_checkout_and_folder_gives_the_same_bytes(tmp_path):
-    """A fresh interpreter, another hash seed, another working folder and output folder: the
-    three files are the same to the byte, and mention neither folder."""
+    """A fresh interpreter (through the command line), another hash seed, another working folder
+    and output folder, an empty Verilog cache (so it converts anew): the three files are the
+    same to the byte, and mention neither folder."""
     here = tmp_path / "here" / "unit.v"
     write_export(CVT, here)
     there = tmp_path / "elsewhere" / "out"
-    env = dict(os.environ, PYTHONHASHSEED="12345", AMARANTH_USE_YOSYS="system")
-    subprocess.run([sys.executable, "-m", "rtl.cli", "verilog", "--unit", "cvt", "--format",
+    there.mkdir(parents=True)
+    env = dict(os.environ, PYTHONHASHSEED="12345", AMARANTH_USE_YOSYS="system",
+               FPFORGE_CACHE=str(tmp_path / "cache"))
+    subprocess.run([sys.executable, "-m", "fpforge", "verilog", "--unit", "cvt", "--format",
                     "e8m0", "--in-format", "fp32", "--rounding", "dynamic", "--no-subnormals",
                     "-o", str(there / "unit.v")], cwd=tmp_path, env=env, check=True,
                    capture_output=True)
+    assert list((tmp_path / "cache" / "verilog").iterdir()), "the second process used no cache"
     root = str(Path(__file__).resolve().parents[2])
     for suffix in (".v", ".json", ".core"):
         text = here.with_suffix(suffix).read_text()
@@ -145,39 +149,39 @@ def test_another_process_checkout_and_folder_gives_the_same_bytes(tmp_path):
         assert not re.search(r"\b20\d\d-\d\d-\d\d\b|\d\d:\d\d:\d\d", text)
 
 
-def test_amaranth_yosys_choice_is_pinned(monkeypatch):
+def test_amaranth_yosys_choice_is_pinned(monkeypatch, tmp_path):
+    monkeypatch.setenv("FPFORGE_CACHE", str(tmp_path))       # convert, do not read the cache
     monkeypatch.setenv("AMARANTH_USE_YOSYS", "system")
     assert export_verilog(CVT).verilog == export_verilog(CVT).verilog
     assert os.environ["AMARANTH_USE_YOSYS"] == "system"
 
 
-class _WrongPorts(wiring.Component):
-    """A unit whose ports break the contract: y one bit too narrow, no flags."""
+class _WrongPorts:
+    """A unit whose ports break the contract: y one bit too narrow, no flags. Only its
+    signature and latency are read: it is refused before anything would elaborate it."""
 
     def __init__(self, spec):
-        super().__init__({"a": In(8), "b": In(8), "y": Out(7)})
+        self.signature = wiring.Signature({"a": In(8), "b": In(8), "y": Out(7)})
         self.latency = spec.stages
-
-    def elaborate(self, platform):
-        m = Module()
-        m.d.comb += self.y.eq(self.a ^ self.b)
-        return m
 
 
 def test_a_unit_breaking_the_port_contract_is_refused(monkeypatch, tmp_path):
-    monkeypatch.setattr(rtl.fp_units, "build", _WrongPorts)
-    spec = UnitSpec.create("mul", "fp8e4m3")
-    with pytest.raises(ContractError, match=r"^unit fp_mul_e4m3fn_rne breaks the port contract: "
-                                          r"generated input a\[8\], input b\[8\], output y\[7\], "
-                                          r"expected input a\[8\], input b\[8\], output "
-                                          r"flags\[5\], output y\[8\] "):
+    monkeypatch.setenv("FPFORGE_CACHE", str(tmp_path / "cache"))   # build, do not read the cache
+    monkeypatch.setattr(rtl.kinds, "build", _WrongPorts)
+    spec = make_spec("mul", format="fp8e4m3")
+    with pytest.raises(ContractError) as err:
         write_export(spec, tmp_path / "m.v")
+    assert str(err.value) == (
+        "unit fp_mul_e4m3fn_rne breaks its port contract: built {'a': ('input', 8), 'b': "
+        "('input', 8), 'y': ('output', 7)}, ports() says {'a': ('input', 8), 'b': ('input', 8), "
+        "'y': ('output', 8), 'flags': ('output', 5)} (differ: [('flags', ('output', 5)), "
+        "('y', ('output', 7)), ('y', ('output', 8))])")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_failed_write_leaves_the_earlier_export_and_no_temporary_file(monkeypatch, tmp_path):
     out = tmp_path / "m.v"
-    write_export(UnitSpec.create("mul", "fp4e2m1"), out)
+    write_export(make_spec("mul", format="fp4e2m1"), out)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     calls = []
 
@@ -188,17 +192,29 @@ def test_a_failed_write_leaves_the_earlier_export_and_no_temporary_file(monkeypa
         return tempfile.mkstemp(*args, **kwargs)
 
     monkeypatch.setattr(export.tempfile, "mkstemp", failing_mkstemp)
-    with pytest.raises(OSError, match="No space left"):
-        write_export(UnitSpec.create("add", "fp4e2m1"), out)
+    with pytest.raises(ExportError) as err:
+        write_export(make_spec("add", format="fp4e2m1"), out)
+    assert str(err.value) == f"cannot write {str(out)!r}: No space left on device"
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_a_bad_module_name_leaves_the_earlier_export(tmp_path):
+    spec = make_spec("mxq", format="fp4e2m1", block=2)
+    path = tmp_path / "q.v"
+    write_export(spec, path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    with pytest.raises(ModuleNameError, match=r"^module name must be a plain Verilog "
+                                              r"identifier .*, not '9bad'$"):
+        write_export(spec, path, name="9bad")
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
 def test_ports_follow_the_spec():
-    names = lambda spec: [(p.name, p.direction, p.width) for p in ports(spec)]  # noqa: E731
-    assert names(UnitSpec.create("mul", "fp8e4m3")) == [
+    names = lambda spec: [(p.name, p.direction, p.width) for p in spec.ports()]  # noqa: E731
+    assert names(make_spec("mul", format="fp8e4m3")) == [
         ("a", "input", 8), ("b", "input", 8), ("y", "output", 8), ("flags", "output", 5)]
-    assert names(UnitSpec.create("cvt", "fp4e2m1", in_fmt="bf16", rounding="stochastic",
-                                 sr_bits=12, stages=1)) == [
+    assert names(make_spec("cvt", format="fp4e2m1", in_format="bf16", rounding="stochastic",
+                           sr_bits=12, stages=1)) == [
         ("clk", "input", 1), ("rst", "input", 1), ("x", "input", 16), ("rbits", "input", 12),
         ("valid_i", "input", 1), ("y", "output", 4), ("flags", "output", 5),
         ("valid_o", "output", 1)]
@@ -207,6 +223,22 @@ def test_ports_follow_the_spec():
 def test_module_name_carries_the_rbits_width():
     """Two stochastic units with different rbits widths have different interfaces, so different
     names; the default width keeps the short name."""
-    name = lambda **kw: UnitSpec.create("mul", "fp8e4m3", rounding="stochastic", **kw).default_name  # noqa: E731,E501
+    def name(**kw):
+        return make_spec("mul", format="fp8e4m3", rounding="stochastic", **kw).default_name
     assert name() == name(sr_bits=8) == "fp_mul_e4m3fn_stochastic"
     assert name(sr_bits=12) == "fp_mul_e4m3fn_stochastic_sr12"
+
+
+def test_sub_exports_as_a_kind_of_its_own(tmp_path):
+    """``sub`` (a - b) has its module name, operation, operand roles and regenerating command."""
+    spec = make_spec("sub", format="fp8e5m2", rounding="rdn", stages=1)
+    result = write_export(spec, tmp_path / "s.v")
+    assert result.name == "fp_sub_e5m2_rdn_s1"
+    head = "\n".join(header(result.verilog))
+    assert "\nunit        sub: y = a - b\n" in head
+    assert "\n  a       input    8  operand a (minuend), float8_e5m2 code\n" in head
+    assert "\n  b       input    8  operand b (subtrahend), float8_e5m2 code\n" in head
+    assert ("\ncommand     fpforge verilog --unit sub --format float8_e5m2 --rounding rdn "
+            "--stages 1 -o fp_sub_e5m2_rdn_s1.v\n") in head
+    assert "\nmodule fp_sub_e5m2_rdn_s1(" in result.verilog
+    assert json.loads((tmp_path / "s.json").read_text())["operation"] == "y = a - b"

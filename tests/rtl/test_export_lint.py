@@ -5,10 +5,11 @@ Each test exports one batch and starts each tool once for the whole batch."""
 
 import pytest
 
-from rtl.spec import UnitSpec
+from rtl.kinds import KINDS, make_spec
 
-from .cases import (OPTIONS, PAIRS, ROUNDINGS, SMALL, check_batch, export_all, pair_id, spec,
-                    unique)
+from tests.rtl.export_cases import (KIND_OPTIONS, KIND_SPECS, OPTIONS, PAIRS, ROUNDINGS,
+                                    SAME_FORMAT_UNITS, SMALL, check_batch, export_all, pair_id,
+                                    spec, unique)
 
 
 def _check(specs, tmp_path):
@@ -16,12 +17,20 @@ def _check(specs, tmp_path):
     check_batch(export_all(specs, tmp_path), specs)
 
 
+def test_every_kind_combinational_and_pipelined(tmp_path):
+    """A small spec of every kind in KINDS, without and with pipeline stages."""
+    assert list(KIND_OPTIONS) == list(KINDS)
+    for unit in KINDS:
+        assert sorted(s.stages > 0 for s in KIND_SPECS if s.unit == unit) == [False, True]
+    _check(KIND_SPECS, tmp_path)
+
+
 @pytest.mark.parametrize("fmt", SMALL)
 def test_every_unit_in_every_format_rne(fmt, tmp_path):
     _check([spec(*pair) for pair in PAIRS if fmt in pair[1:]], tmp_path)
 
 
-@pytest.mark.parametrize("unit", ["mul", "add", "fma", "cvt"])
+@pytest.mark.parametrize("unit", [*SAME_FORMAT_UNITS, "cvt"])
 def test_every_rounding_mode(unit, tmp_path):
     inp = "float32" if unit == "cvt" else None
     _check([spec(unit, "fp8e4m3", inp, rounding=r) for r in ROUNDINGS if r != "rne"], tmp_path)
@@ -30,7 +39,7 @@ def test_every_rounding_mode(unit, tmp_path):
 @pytest.mark.parametrize("fmt", ["fp8e5m2", "bf16", "e8m0", "fp4e2m1"])
 def test_options_combined(fmt, tmp_path):
     specs = []
-    for unit in ("mul", "add", "fma", "cvt"):
+    for unit in (*SAME_FORMAT_UNITS, "cvt"):
         inp = "float32" if unit == "cvt" else None
         specs += [spec(unit, fmt, inp, rounding="dynamic", saturate=True, subnormals=False,
                        stages=2),
@@ -39,22 +48,25 @@ def test_options_combined(fmt, tmp_path):
 
 
 def test_mixed_operand_formats(tmp_path):
-    _check([UnitSpec.create("mul", "bf16", a_fmt="fp8e4m3", b_fmt="fp8e5m2"),
-            UnitSpec.create("fma", "fp16", in_fmt="fp8e4m3", c_fmt="fp16", rounding="rod"),
-            UnitSpec.create("add", "fp8e4m3", in_fmt="fp16", saturate=True, stages=3),
-            UnitSpec.create("cvt", "float32", in_fmt="e8m0")], tmp_path)
+    _check([make_spec("mul", format="bf16", a_format="fp8e4m3", b_format="fp8e5m2"),
+            make_spec("fma", format="fp16", in_format="fp8e4m3", c_format="fp16",
+                      rounding="rod"),
+            make_spec("add", format="fp8e4m3", in_format="fp16", saturate=True, stages=3),
+            make_spec("sub", format="fp8e4m3", a_format="fp4e2m1", b_format="bf16"),
+            make_spec("cvt", format="float32", in_format="e8m0")], tmp_path)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
 def test_every_rounding_mode_in_every_format(pair, tmp_path):
     """Issue 3's acceptance matrix: every unit x every format of <= 16 bits (and float32 as a
-    cvt source) x every rounding mode; tests/rtl/test_rtl_matrix.py runs the quick check on it."""
+    cvt source) x every rounding mode; tests/rtl/fp_units/test_rtl_matrix.py runs the quick
+    check on it."""
     _check([spec(*pair, rounding=r) for r in ROUNDINGS], tmp_path)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
 def test_full_option_matrix(pair, tmp_path):
-    """... x saturating or not x subnormals kept or flushed x 0 or 2 stages (4,064 modules)."""
+    """... x saturating or not x subnormals kept or flushed x 0 or 2 stages (4,864 modules)."""
     _check([spec(*pair, **options) for options in OPTIONS], tmp_path)

@@ -9,24 +9,28 @@ import numpy as np
 import pytest
 
 import golden
-from rtl import cli
-from rtl.spec import UnitSpec
+from fpforge import cli
+from rtl import toolchain
+from rtl.kinds import make_spec
 
 CASES = {
     "mul-fp8e4m3-s2": (["--unit", "mul", "--format", "fp8e4m3", "--stages", "2"],
-                       UnitSpec.create("mul", "fp8e4m3", stages=2)),
+                       make_spec("mul", format="fp8e4m3", stages=2)),
     "cvt-fp32-to-fp8e5m2-dynamic": (
         ["--unit", "cvt", "--format", "fp8e5m2", "--in-format", "fp32", "--rounding", "dynamic"],
-        UnitSpec.create("cvt", "fp8e5m2", in_fmt="fp32", rounding="dynamic")),
+        make_spec("cvt", format="fp8e5m2", in_format="fp32", rounding="dynamic")),
     "add-bf16-stochastic-s1-sat": (
         ["--unit", "add", "--format", "bf16", "--rounding", "stochastic", "--saturate",
          "--stages", "1"],
-        UnitSpec.create("add", "bf16", rounding="stochastic", saturate=True, stages=1)),
+        make_spec("add", format="bf16", rounding="stochastic", saturate=True, stages=1)),
+    "sub-fp8e5m2-dynamic": (
+        ["--unit", "sub", "--format", "fp8e5m2", "--rounding", "dynamic"],
+        make_spec("sub", format="fp8e5m2", rounding="dynamic")),
     "fma-fp4-rod-s3-ftz": (
         ["--unit", "fma", "--format", "fp4e2m1", "--in-format", "fp8e4m3", "--c-format", "fp16",
          "--rounding", "rod", "--no-subnormals", "--stages", "3"],
-        UnitSpec.create("fma", "fp4e2m1", in_fmt="fp8e4m3", c_fmt="fp16", rounding="rod",
-                        subnormals=False, stages=3)),
+        make_spec("fma", format="fp4e2m1", in_format="fp8e4m3", c_format="fp16", rounding="rod",
+                  subnormals=False, stages=3)),
 }
 N = 3000
 
@@ -91,9 +95,10 @@ def test_exported_verilog_simulates_to_the_golden_model(case, tmp_path):
             word = (word << p["width"]) | inputs[p["name"]].astype(object)
     (tmp_path / "in.hex").write_text("".join(f"{w:x}\n" for w in word))
     (tmp_path / "tb.v").write_text(make_testbench(side, N))
-    subprocess.run(["iverilog", "-g2005", "-o", "sim.vvp", "tb.v", "dut.v"], cwd=tmp_path,
-                   check=True, capture_output=True)
-    subprocess.run(["vvp", "-n", "sim.vvp"], cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run([toolchain.tool("iverilog"), "-g2005", "-o", "sim.vvp", "tb.v", "dut.v"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run([toolchain.tool("vvp"), "-n", "sim.vvp"], cwd=tmp_path, check=True,
+                   capture_output=True)
     rows = np.loadtxt(tmp_path / "out.txt", dtype=np.int64, ndmin=2)
 
     # Clocked: two rows written in reset, then the row written after clock edge i holds the
@@ -103,11 +108,10 @@ def test_exported_verilog_simulates_to_the_golden_model(case, tmp_path):
         in_reset, rows = rows[:2], rows[2:]
         np.testing.assert_array_equal(in_reset[:, 2], 0)   # reset holds valid_o low
     skip = max(lat - 1, 0)
-    extra = {k: inputs[k] for k in ("rm", "rbits") if k in inputs}
-    y, flags = golden.evaluate(spec, *(inputs[p] for p in spec.operands), **extra)
+    want = golden.evaluate(spec, **{p.name: inputs[p.name] for p in spec.inputs()})
     got = rows[skip:skip + N]
-    np.testing.assert_array_equal(got[:, 0], np.asarray(y, dtype=np.int64))
-    np.testing.assert_array_equal(got[:, 1], np.asarray(flags, dtype=np.int64))
+    np.testing.assert_array_equal(got[:, 0], np.asarray(want["y"], dtype=np.int64))
+    np.testing.assert_array_equal(got[:, 1], np.asarray(want["flags"], dtype=np.int64))
     if lat:
         # valid_o is valid_i delayed by the latency; reset cleared it before the first operation.
         np.testing.assert_array_equal(rows[:skip, 2], 0)

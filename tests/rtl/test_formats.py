@@ -41,7 +41,8 @@ def _ml_values(name):
     fmt = CATALOG[name]
     codes = np.arange(1 << fmt.width, dtype=np.uint64)
     storage = np.uint8 if fmt.width <= 8 else np.uint16 if fmt.width <= 16 else np.uint32
-    return codes, codes.astype(storage).view(ml_type(name)).astype(np.float64)
+    with np.errstate(invalid="ignore"):          # signalling NaNs widen to quiet ones
+        return codes, codes.astype(storage).view(ml_type(name)).astype(np.float64)
 
 
 @pytest.mark.parametrize("name", [n for n in ML_NAMES if CATALOG[n].width <= 16])
@@ -71,7 +72,8 @@ def test_float32_decoding_sampled_against_numpy():
                             np.array([0, 1, 0x7FFFFF, 0x800000, 0x7F7FFFFF, 0x7F800000,
                                       0x7F800001, 0x7FC00000, 0x80000000, 0xFF800000],
                                      np.uint64)])
-    values = codes.astype(np.uint32).view(np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):          # signalling NaNs widen to quiet ones
+        values = codes.astype(np.uint32).view(np.float32).astype(np.float64)
     for code, ml in zip(codes.tolist(), values.tolist()):
         ours = fmt.code_value(code)
         if math.isnan(ml):
@@ -144,7 +146,9 @@ def test_fp8e4m3_is_ocp_e4m3_not_ieee_style():
     ("e6m1_b20", ("e6m1_b20", 6, 1, 20, Specials.IEEE, True)),
     ("e4m3_ftz", ("float8_e4m3_ftz", 4, 3, 7, Specials.IEEE, False)),
     ("fp16_ftz", ("float16_ftz", 5, 10, 15, Specials.IEEE, False)),
-    ("e3m2fn_ftz", ("e3m2fn_ftz", 3, 2, 3, Specials.FN, False)),
+    ("e3m2fn_b3_ftz", ("e3m2fn_b3_ftz", 3, 2, 3, Specials.FN, False)),
+    ("e2m1fn_b1", ("e2m1fn_b1", 2, 1, 1, Specials.FN, True)),
+    ("e2m3fn_b2", ("e2m3fn_b2", 2, 3, 2, Specials.FN, True)),
     ("e3m2fin", ("float6_e3m2fn", 3, 2, 3, Specials.FINITE, True)),
 ])
 def test_generic_grammar(spelling, expected):
@@ -153,6 +157,84 @@ def test_generic_grammar(spelling, expected):
         expected
     assert resolve(fmt.generic_name) == fmt
     assert resolve(fmt.name) == fmt
+
+
+# ----- the fn trap: ml_dtypes' float4_e2m1fn is finite, the grammar's e2m1fn is not -------------
+
+AMBIGUOUS = {"e2m1fn": "float4_e2m1fn", "e3m2fn": "float6_e3m2fn", "e2m3fn": "float6_e2m3fn"}
+
+
+@pytest.mark.parametrize("spelling, message", [
+    ("e2m1fn", "ambiguous format 'e2m1fn': ml_dtypes' float4_e2m1fn is finite (no inf, no NaN, "
+               "max 6: spell it float4_e2m1fn, fp4e2m1 or e2m1fin), while the generic grammar's "
+               "fn has NaN at the all-ones code (max 4: spell it e2m1fn_b1)"),
+    ("e3m2fn", "ambiguous format 'e3m2fn': ml_dtypes' float6_e3m2fn is finite (no inf, no NaN, "
+               "max 28: spell it float6_e3m2fn, fp6e3m2 or e3m2fin), while the generic grammar's "
+               "fn has NaN at the all-ones code (max 24: spell it e3m2fn_b3)"),
+    ("e2m3fn", "ambiguous format 'e2m3fn': ml_dtypes' float6_e2m3fn is finite (no inf, no NaN, "
+               "max 7.5: spell it float6_e2m3fn, fp6e2m3 or e2m3fin), while the generic "
+               "grammar's fn has NaN at the all-ones code (max 7: spell it e2m3fn_b1)"),
+    ("E2M1FN_ftz", "ambiguous format 'E2M1FN_ftz': ml_dtypes' float4_e2m1fn is finite (no inf, "
+                   "no NaN, max 6: spell it float4_e2m1fn_ftz, fp4e2m1_ftz or e2m1fin_ftz), "
+                   "while the generic grammar's fn has NaN at the all-ones code (max 4: spell "
+                   "it e2m1fn_b1_ftz)"),
+    ("e03m2fn_ftz", "ambiguous format 'e03m2fn_ftz': ml_dtypes' float6_e3m2fn is finite (no "
+                    "inf, no NaN, max 28: spell it float6_e3m2fn_ftz, fp6e3m2_ftz or "
+                    "e3m2fin_ftz), while the generic grammar's fn has NaN at the all-ones code "
+                    "(max 24: spell it e3m2fn_b3_ftz)"),
+])
+def test_ambiguous_fn_spellings_are_refused(spelling, message):
+    with pytest.raises(FormatError) as err:
+        resolve(spelling)
+    assert str(err.value) == message
+
+
+def test_only_the_fn_spellings_that_ml_dtypes_reads_otherwise_are_refused():
+    """float8_e4m3fn's fn is the grammar's fn (NaN at all-ones), so e4m3fn stays; so do the
+    other catalog tails the grammar reads alike (e5m2fnuz, e8m0fnu, ...)."""
+    assert resolve("e4m3fn") == CATALOG["float8_e4m3fn"]
+    for name, fmt in CATALOG.items():
+        tail = name.rpartition("_")[2]
+        if tail in AMBIGUOUS:
+            continue
+        try:
+            assert resolve(tail) == fmt, tail
+        except FormatError as err:
+            assert str(err).startswith("unknown format"), tail      # float16, e4m3b11fnuz
+
+
+@pytest.mark.parametrize("spelling", list(AMBIGUOUS))
+def test_both_readings_resolve_with_their_spellings(spelling):
+    ml = CATALOG[AMBIGUOUS[spelling]]
+    short = next(s for s, n in SHORT_NAMES.items() if n == ml.name)
+    e, m = ml.exp_bits, ml.man_bits
+    for ftz in ("", "_ftz"):
+        finite = ml.with_subnormals(not ftz)
+        assert {resolve(s + ftz) for s in (ml.name, short, f"e{e}m{m}fin")} == {finite}
+        assert finite.specials is Specials.FINITE and not finite.has_nan
+        grammar = resolve(f"{spelling}_b{ml.bias}{ftz}")
+        assert (grammar.exp_bits, grammar.man_bits, grammar.bias, grammar.specials,
+                grammar.subnormals) == (e, m, ml.bias, Specials.FN, not ftz)
+        assert grammar.classify(grammar.magnitude_mask) == "nan"
+        assert grammar.max_finite < finite.max_finite
+
+
+@pytest.mark.parametrize("specials", list(Specials), ids=lambda s: s.value)
+@pytest.mark.parametrize("spelling", list(AMBIGUOUS))
+def test_generic_name_round_trips_near_the_trap(spelling, specials):
+    """Every format of these E and M (any convention, default bias or not, flushed or not)
+    has a generic name and a name that resolve back to it."""
+    ml = CATALOG[AMBIGUOUS[spelling]]
+    for bias in range(0, 5):
+        for subnormals in (True, False):
+            try:
+                fmt = FloatFormat(ml.exp_bits, ml.man_bits, bias, specials, subnormals)
+            except FormatError:
+                continue                    # impossible (fnu with a fraction, no normals, ...)
+            assert resolve(fmt.generic_name) == fmt, fmt.generic_name
+            assert resolve(fmt.name) == fmt, fmt.name
+            if specials is Specials.FN:
+                assert fmt.generic_name.startswith(f"{spelling}_b{bias}")
 
 
 def test_ftz_variants_are_distinct_and_flush():

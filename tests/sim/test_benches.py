@@ -1,6 +1,6 @@
 """The cocotb benches against the RTL: the quick matrix of ``make test``.
 
-Every unit on both simulators (``SIM=icarus`` or ``SIM=verilator`` keeps one), 8-bit formats
+Every kind on both simulators (``SIM=icarus`` or ``SIM=verilator`` keeps one), 8-bit formats
 exhaustively; dynamic rounding with rm changing every cycle, stochastic rounding with random
 rbits, a 2-stage pipeline with bubbles, and the 16-bit tier (corner classes crossed, relations,
 biased random). Rerun one case with ``pytest tests/sim/test_benches.py -k '<id>'``.
@@ -8,26 +8,29 @@ biased random). Rerun one case with ``pytest tests/sim/test_benches.py -k '<id>'
 
 import pytest
 
-from rtl.spec import UnitSpec
-from sim.bench import runner
-from sim.bench.harness import Harness
-from sim.bench.tiers import case_id, config_for, simulators, stimulus_for
+from rtl.kinds import make_spec
+from sim.design import Design
+from sim.engines.cocotb import CocotbEngine, build_top
+from sim.stream import Plan
+from sim.tiers import case_id, simulators, stimulus_for
 
 
-def check(spec, sim, **kw):
-    result = runner.run(config_for(spec, sim, **kw), sim)
+def check(spec, sim, *, stimulus=None, seed=1, bubbles=0.0):
+    plan = Plan(stimulus or stimulus_for(spec), seed=seed, bubbles=bubbles)
+    result = CocotbEngine(sim).verify(Design.of(spec), plan)
     if not result.ok:
         pytest.fail(result.explain(), pytrace=False)
     assert result["mismatches"] == 0 and result["vectors"] > 0
     return result
 
 
-# Every unit, exhaustively on 8-bit (fma: 4-bit) formats, on each simulator.
+# Every scalar kind, exhaustively on 8-bit (fma: 4-bit) formats, on each simulator.
 EVERY_UNIT = [
-    UnitSpec.create("mul", "fp8e4m3"),
-    UnitSpec.create("add", "fp8e5m2"),
-    UnitSpec.create("fma", "fp4e2m1"),
-    UnitSpec.create("cvt", "fp8e4m3", in_fmt="fp16"),
+    make_spec("mul", format="fp8e4m3"),
+    make_spec("add", format="fp8e5m2"),
+    make_spec("sub", format="fp6e2m3", rounding="rdn"),
+    make_spec("fma", format="fp4e2m1"),
+    make_spec("cvt", format="fp8e4m3", in_format="fp16"),
 ]
 
 
@@ -38,18 +41,28 @@ def test_every_unit_exhaustive(spec, sim):
     assert result["vectors"] == 1 << sum(f.width for f in spec.in_fmts)
 
 
+def test_a_module_without_flags_is_checked_on_the_rest():
+    """A design that lacks an output of the spec is compared on the others, and says so."""
+    spec = make_spec("mul", format="fp8e4m3")
+    full = Design.of(spec)
+    no_flags = Design(spec=spec, top=full.top, ports=full.ports, text=full.text,
+                      absent=("flags",), label=full.label + "_noflags")
+    result = CocotbEngine(simulators()[0]).verify(no_flags, Plan([["corners", {}]]))
+    assert result.ok and result["compared"] == ["y"] and result["not_compared"] == ["flags"]
+
+
 # More 8-bit formats and options, exhaustively, on Icarus (compiles in seconds); the first two
 # in the quick matrix, the rest with the slow sweeps (CI time).
 ICARUS_ONLY = [
-    UnitSpec.create("add", "fp8e4m3"),
-    UnitSpec.create("mul", "e8m0", rounding="rup"),
+    make_spec("add", format="fp8e4m3"),
+    make_spec("mul", format="e8m0", rounding="rup"),
 ] + [pytest.param(s, marks=pytest.mark.slow) for s in [
-    UnitSpec.create("mul", "fp8e5m2"),
-    UnitSpec.create("mul", "fp8e4m3fnuz", rounding="rtz"),
-    UnitSpec.create("add", "float8_e3m4", rounding="rna", saturate=True),
-    UnitSpec.create("add", "fp8e5m2fnuz", rounding="rdn", subnormals=False),
-    UnitSpec.create("add", "fp6e3m2", rounding="rod"),
-    UnitSpec.create("cvt", "bf16", in_fmt="fp8e5m2"),
+    make_spec("mul", format="fp8e5m2"),
+    make_spec("mul", format="fp8e4m3fnuz", rounding="rtz"),
+    make_spec("add", format="float8_e3m4", rounding="rna", saturate=True),
+    make_spec("add", format="fp8e5m2fnuz", rounding="rdn", subnormals=False),
+    make_spec("add", format="fp6e3m2", rounding="rod"),
+    make_spec("cvt", format="bf16", in_format="fp8e5m2"),
 ]]
 
 
@@ -60,16 +73,16 @@ def test_8bit_exhaustive(spec):
     check(spec, "icarus")
 
 
-@pytest.mark.parametrize("spec", [UnitSpec.create("add", "fp8e4m3", rounding="dynamic"),
-                                  UnitSpec.create("fma", "fp4e2m1", rounding="dynamic")],
+@pytest.mark.parametrize("spec", [make_spec("add", format="fp8e4m3", rounding="dynamic"),
+                                  make_spec("fma", format="fp4e2m1", rounding="dynamic")],
                          ids=case_id)
 def test_dynamic_rounding_changes_every_cycle(spec):
     # Stimulus draws rm per vector (codes 0..7, reserved ones too): a new mode every cycle.
     check(spec, simulators()[0])
 
 
-@pytest.mark.parametrize("spec", [UnitSpec.create("mul", "fp8e5m2", rounding="stochastic"),
-                                  pytest.param(UnitSpec.create("cvt", "fp8e4m3", in_fmt="bf16",
+@pytest.mark.parametrize("spec", [make_spec("mul", format="fp8e5m2", rounding="stochastic"),
+                                  pytest.param(make_spec("cvt", format="fp8e4m3", in_format="bf16",
                                                                rounding="stochastic", sr_bits=4),
                                                marks=pytest.mark.slow)],
                          ids=case_id)
@@ -79,18 +92,18 @@ def test_stochastic_rounding_random_bits(spec):
 
 # Regression: these read x bits on Icarus (flags of the 2-stage add, every output of the 2-stage
 # fma) while the benches compiled with -g2012, where a declaration initializer is no event and
-# Yosys's time-0 trigger for ``always @*`` blocks never fires (sim/bench/runner.py ICARUS_ARGS).
-@pytest.mark.parametrize("spec", [UnitSpec.create("add", "fp8e4m3", stages=2),
-                                  UnitSpec.create("fma", "fp4e2m1", stages=2, rounding="dynamic")],
+# Yosys's time-0 trigger for ``always @*`` blocks never fires (sim/engines/cocotb.py ICARUS_ARGS).
+@pytest.mark.parametrize("spec", [make_spec("add", format="fp8e4m3", stages=2),
+                                  make_spec("fma", format="fp4e2m1", stages=2, rounding="dynamic")],
                          ids=case_id)
 @pytest.mark.parametrize("bubbles", [0.0, 0.4], ids=["back-to-back", "bubbles"])
 def test_pipelined_back_to_back_and_bubbles(spec, bubbles):
     check(spec, simulators()[0], bubbles=bubbles, seed=3)
 
 
-@pytest.mark.parametrize("spec", [UnitSpec.create("add", "fp16"),
-                                  UnitSpec.create("mul", "bf16"),
-                                  UnitSpec.create("fma", "fp8e4m3")], ids=case_id)
+@pytest.mark.parametrize("spec", [make_spec("add", format="fp16"),
+                                  make_spec("mul", format="bf16"),
+                                  make_spec("fma", format="fp8e4m3")], ids=case_id)
 def test_corner_classes_and_biased_random(spec):
     # The quick matrix draws 8k biased-random vectors on top of corners and relations; the
     # full matrix (make verify) draws 64k.
@@ -102,12 +115,12 @@ def test_verilator_reuses_its_compiled_runtime(tmp_path):
     only the design's own code, links the kept objects, and its bench still runs."""
     if "verilator" not in simulators():
         pytest.skip("SIM selects another simulator")
-    spec = UnitSpec.create("fma", "fp4e2m1")
-    cfg = config_for(spec, "verilator")
-    runner.build(cfg, "verilator")                 # the first build keeps the objects
-    h = Harness(spec, cfg.lanes, cfg.steps)
-    fresh = runner.build_top("verilator", tmp_path / "fresh", h.name, h.verilog(), waves=False)
+    design = Design.of(make_spec("fma", format="fp4e2m1"))
+    eng = CocotbEngine("verilator")
+    eng.build(design)                              # the first build keeps the objects
+    h = eng.harness(design)
+    fresh = build_top("verilator", tmp_path / "fresh", h.name, h.verilog(), waves=False)
     log = (fresh / "build.log").read_text()
     assert "-o Vtop__ALL.o" in log and "-o verilated.o" not in log
-    result = runner.run(cfg, "verilator", build_dir=fresh)
+    result = eng.verify(design, Plan([["exhaustive", {}]]), build_dir=fresh)
     assert result.ok and result["vectors"] == 1 << 12, result.explain()

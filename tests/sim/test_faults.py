@@ -1,23 +1,27 @@
-"""The benches can fail: deliberately wrong units must produce decoded mismatch reports."""
+"""The benches can fail: deliberately wrong designs (sim/faults.py) must produce decoded
+mismatch reports, on every engine that checks."""
 
 import re
 
 import pytest
 
-from rtl.spec import UnitSpec
-from sim.bench import runner
-from sim.bench.tiers import config_for, simulators
+from rtl.kinds import make_spec
+from sim.design import Design
+from sim.engines.batch import BatchEngine
+from sim.engines.cocotb import CocotbEngine
+from sim.faults import FAULTS, faulty_design
+from sim.stream import Plan
+from sim.tiers import simulators
 
 
-def run_fault(spec, fault, stimulus):
-    sim = simulators()[0]
-    return runner.run(config_for(spec, sim, stimulus=stimulus, fault=fault, max_report=5), sim)
+def run_fault(spec, fault, stimulus, engine=None):
+    engine = engine or CocotbEngine(simulators()[0])
+    return engine.verify(faulty_design(spec, fault), Plan(stimulus, seed=7, max_report=5))
 
 
 def test_forced_flag_is_reported():
-    spec = UnitSpec.create("mul", "fp8e4m3")
+    spec = make_spec("mul", format="fp8e4m3")
     result = run_fault(spec, "force-inexact", [["corners", {}]])
-    assert not result.ok
     assert result["mismatches"] > 0
     lines = result["first_mismatches"]
     assert len(lines) == 2 * 5    # operand line + expected/got line per mismatch
@@ -30,14 +34,30 @@ def test_forced_flag_is_reported():
     assert result["mismatches"] < result["vectors"]
 
 
-def test_wrong_rounding_mode_is_reported():
-    spec = UnitSpec.create("add", "fp8e5m2")       # the reference rounds to nearest even
-    result = run_fault(spec, "rtz-instead", [["exhaustive", {"start": 0, "stop": 8192}]])
-    assert not result.ok
+@pytest.mark.parametrize("engine", [BatchEngine(), None], ids=["batch", "cocotb"])
+def test_wrong_rounding_mode_is_reported(engine):
+    spec = make_spec("add", format="fp8e5m2")       # the reference rounds to nearest even
+    result = run_fault(spec, "rtz-instead", [["exhaustive", {"start": 0, "stop": 8192}]], engine)
     assert 0 < result["mismatches"] < result["vectors"] == 8192
     assert any("expected y=" in line for line in result["first_mismatches"])
 
 
+def test_every_fault_applies_or_says_why():
+    mul, mxdq = make_spec("mul", format="fp8e4m3"), make_spec("mxdq", in_format="fp8e4m3")
+    for name in FAULTS:
+        for spec in (mul, mxdq):
+            try:
+                d = faulty_design(spec, name)
+            except ValueError as err:
+                assert str(err) and "\n" not in str(err)
+                continue
+            assert isinstance(d, Design) and d.spec == spec and d.top != spec.default_name
+    with pytest.raises(ValueError, match="has no flags output to force"):
+        faulty_design(mxdq, "force-inexact")
+
+
 def test_unknown_fault_is_rejected():
-    with pytest.raises(ValueError, match="unknown fault 'nope'; valid: force-inexact"):
-        run_fault(UnitSpec.create("mul", "fp8e4m3"), "nope", [["corners", {}]])
+    with pytest.raises(ValueError, match="^unknown fault 'nope'; valid: force-inexact, "
+                                         "force-invalid, rtz-instead, rna-instead, "
+                                         "other-element-format$"):
+        faulty_design(make_spec("mul", format="fp8e4m3"), "nope")

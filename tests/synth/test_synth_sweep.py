@@ -1,28 +1,29 @@
-"""Physics sanity on real synthesis figures, the sweep's outputs, and the command lines' errors.
+"""Physics sanity on real synthesis figures, the sweep's outputs, and its errors.
 
 One small sweep (module-scoped: seven units and their cores) feeds every figure test: wider
 formats cost more, flushing subnormals never costs area or logic, every figure is positive.
 """
 
 import csv
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from rtl.formats import CATALOG, resolve
+from rtl.formats import CATALOG, FormatError, resolve
+from rtl.kinds import make_spec
 from rtl.options import OptionError
 from synth import sweep as sw
 from synth.bench_ppa import NO_FLAGS_SUFFIX, flags_unconnected
-from synth.flow import module_ports
+from synth.records import design_for
 
 ROOT = Path(__file__).resolve().parents[2]
-# (format, unit) pairs whose ftz variant is synthesised beside the default one.
-FTZ_CASES = [("fp8e4m3", "mul"), ("fp8e4m3", "add"), ("fp4e2m1", "mul")]
-CASES = [sw.Case(resolve(f), "mul") for f in ("fp4e2m1", "fp8e4m3", "fp16")] + \
-    [sw.Case(resolve(f), u, v) for f, u in FTZ_CASES for v in ("default", "ftz")]
+FLUSH = "no-subnormals"
+# (format, unit) pairs whose no-subnormals variant is synthesised beside the default one.
+FLUSH_CASES = [("fp8e4m3", "mul"), ("fp8e4m3", "add"), ("fp4e2m1", "mul")]
+CASES = [sw.case(f, "mul") for f in ("fp4e2m1", "fp8e4m3", "fp16")] + \
+    [sw.case(f, u, v) for f, u in FLUSH_CASES for v in ("default", FLUSH)]
 
 
 @pytest.fixture(scope="module")
@@ -51,35 +52,35 @@ def test_wider_multiplier_costs_more_area(swept):
     assert fp16 > fp8 > fp4
 
 
-@pytest.mark.parametrize("fmt, unit", FTZ_CASES)
+@pytest.mark.parametrize("fmt, unit", FLUSH_CASES)
 def test_flushing_subnormals_never_adds_area(swept, fmt, unit):
     rows, _, _ = swept
-    default, ftz = rows[(fmt, unit, "default")], rows[(fmt, unit, "ftz")]
-    assert ftz.transistors <= default.transistors
-    assert ftz.ge <= default.ge
+    default, flushed = rows[(fmt, unit, "default")], rows[(fmt, unit, FLUSH)]
+    assert flushed.transistors <= default.transistors
+    assert flushed.ge <= default.ge
 
 
-WIDE_FTZ_CASES = [(f, u) for f in ("fp8e5m2", "bf16", "fp16") for u in ("mul", "add")]
+WIDE_FLUSH_CASES = [(f, u) for f in ("fp8e5m2", "bf16", "fp16") for u in ("mul", "add")]
 
 
 @pytest.fixture(scope="module")
 def swept_wide(tmp_path_factory):
-    cases = [sw.Case(resolve(f), u, v) for f, u in WIDE_FTZ_CASES for v in ("default", "ftz")]
+    cases = [sw.case(f, u, v) for f, u in WIDE_FLUSH_CASES for v in ("default", FLUSH)]
     rows, _, _ = sw.sweep(cases, out_dir=tmp_path_factory.mktemp("sweep_wide"), jobs=2)
     return {(r.short, r.unit, r.variant): r for r in rows}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fmt, unit", WIDE_FTZ_CASES)
+@pytest.mark.parametrize("fmt, unit", WIDE_FLUSH_CASES)
 def test_flushing_subnormals_never_adds_logic_wide(swept_wide, fmt, unit):
     """The generator's side: flushing never emits more logic (Yosys's technology-free
     transistor estimate of the generic gates)."""
-    default, ftz = swept_wide[(fmt, unit, "default")], swept_wide[(fmt, unit, "ftz")]
-    assert ftz.transistors <= default.transistors
+    default, flushed = swept_wide[(fmt, unit, "default")], swept_wide[(fmt, unit, FLUSH)]
+    assert flushed.transistors <= default.transistors
 
 
 # ABC's area mapping is not monotonic (128 equivalent rewrites of d4beb32's fp8e4m3 mul mapped
-# to 306-365 GE), so this holds by measurement, not by construction: the ftz fp16 add mapped
+# to 306-365 GE), so this holds by measurement, not by construction: the flushing fp16 add mapped
 # larger than the default one (884 vs 843 GE) until the rounder's unclamped path built its code
 # as one incrementer (812).
 @pytest.mark.slow
@@ -87,8 +88,8 @@ def test_flushing_subnormals_never_adds_logic_wide(swept_wide, fmt, unit):
     ("fp8e5m2", "mul"), ("fp8e5m2", "add"), ("bf16", "mul"), ("bf16", "add"),
     ("fp16", "mul"), ("fp16", "add")])
 def test_flushing_subnormals_never_adds_area_wide(swept_wide, fmt, unit):
-    default, ftz = swept_wide[(fmt, unit, "default")], swept_wide[(fmt, unit, "ftz")]
-    assert ftz.ge <= default.ge
+    default, flushed = swept_wide[(fmt, unit, "default")], swept_wide[(fmt, unit, FLUSH)]
+    assert flushed.ge <= default.ge
 
 
 def test_report_files(swept, tmp_path):
@@ -101,7 +102,8 @@ def test_report_files(swept, tmp_path):
     assert all(float(r["ge"]) > 0 for r in read)
     text = sw.markdown(rows, meta)
     assert "| float16 (fp16) | 16 |" in text and "## What the options cost" in text
-    assert "| float8_e4m3fn | add | ftz |" in text
+    assert "| float8_e4m3fn | add | no-subnormals |" in text and "ftz" not in text
+    assert "python -m" not in text and "`fpforge sweep`" in text
     assert "![area](area.png)" in text and "None: the generator accepted" in text
     paths = sw.plot(rows, tmp_path)
     assert [p.name for p in paths] == ["area.png", "delay.png", "variants.png"]
@@ -112,7 +114,7 @@ def test_rejected_combination_is_skipped_with_reason(monkeypatch):
     def reject(spec):
         raise OptionError(f"unit {spec.unit} cannot do that")
     monkeypatch.setattr(sw, "design_for", reject)
-    case, design, reason = sw._design(sw.Case(resolve("fp8e4m3"), "mul", "ftz"))
+    case, design, reason = sw._design(sw.case("fp8e4m3", "mul", FLUSH))
     assert design is None and reason == "OptionError: unit mul cannot do that"
 
 
@@ -123,56 +125,71 @@ def test_cases_cover_catalog_units_and_variants():
     base = [c for c in cases if c.variant == "default"]
     assert len(base) == len(fmts) * 4 and len(cases) == len(set(cases))
     assert {c.variant for c in cases} == set(sw.VARIANTS)
-    assert sw.Case(resolve("fp8e4m3"), "cvt").spec().in_fmts == (resolve("float32"),)
+    assert sw.case("fp8e4m3", "cvt").spec().in_fmts == (resolve("float32"),)
+    # every case is a unit, a label and the option values that build its spec
+    assert sw.case("bf16", "add", FLUSH).spec() == \
+        make_spec("add", format="bf16", subnormals=False)
+    assert sw.mx_case("fp4e2m1", "dot", "fixed8", n=4).spec() == \
+        make_spec("dot", in_format="fp4e2m1", n=4, accum="fixed", frac_bits=8)
+    assert sw.mx_case("mxint8", "mxq", "ceil", block=2).spec() == \
+        make_spec("mxq", format="mxint8", block=2, scale_rule="ceil")
+    assert set(sw.MX_UNITS) == {"mxq", "mxdq", "dot"}
+    assert set(sw.SCALAR_UNITS) == {"mul", "add", "sub", "fma", "cvt"}
 
 
-def test_flags_unconnected_wrapper_has_no_flags_port():
-    from rtl.spec import UnitSpec
-    from synth.records import unit_design
-    d = flags_unconnected(unit_design(UnitSpec.create("mul", "fp4e2m1")))
+def test_flags_unconnected_wrapper_has_no_flags_port(tmp_path, yosys_ports):
+    unit = design_for(make_spec("mul", format="fp4e2m1"))
+    d = flags_unconnected(unit)
     assert d.name == "fp_mul_e2m1fin_rne" + NO_FLAGS_SUFFIX
-    assert sorted(p[2] for p in module_ports(d.verilog, d.name)) == ["a", "b", "y"]
+    assert [p.name for p in d.ports] == ["a", "b", "y"]
+    (tmp_path / "d.v").write_text(d.verilog)
+    ports = yosys_ports(tmp_path, ["d.v"], d.name)
+    assert ports == {n: dw for n, dw in yosys_ports(tmp_path, ["d.v"], unit.name).items()
+                     if n != "flags"}
     assert ".flags()" in d.verilog
 
 
-# ----- command lines ---------------------------------------------------------------------------
-def _cli(*args, cwd=None):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=600)
-
-
-@pytest.mark.parametrize("argv, listed", [
-    (["--format", "fp7e9"], "float8_e4m3fn"),
-    (["--format", "fp8e4m3", "--units", "mul,div"], "mul, add, fma, cvt"),
+# ----- the library entry points' errors and runs ---------------------------------------------
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(formats=["fp8e4m3", "nope"]), FormatError, "unknown format 'nope'"),
+    (dict(formats="fp8e4m3,nope"), FormatError, "bfloat16"),
+    (dict(units=["mul", "sqrt"]), OptionError, "unknown unit 'sqrt'; valid: mul, add, sub, fma, "
+                                               "cvt"),
+    (dict(variants=["ftz"]), OptionError, "unknown variant 'ftz'; valid: default, "
+                                          "no-subnormals, saturate, dynamic, stochastic"),
+    (dict(max_width=2), OptionError, "the narrowest is float4_e2m1fn (4 bits)"),
 ])
-def test_unknown_name_one_line_exit_2_no_files(tmp_path, argv, listed):
-    out = tmp_path / "build"
-    p = _cli("-m", "synth", *argv, "--out", str(out))
-    assert p.returncode == 2
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: unknown ") and listed in lines[0]
-    assert p.stdout == "" and not out.exists()
-
-
-def test_sweep_unknown_name_one_line_exit_2(tmp_path, capsys):
-    assert sw.main(["--formats", "fp8e4m3,nope", "--out", str(tmp_path / "b")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "unknown format 'nope'" in err[0] and "bfloat16" in err[0]
-    assert sw.main(["--units", "mul,sqrt", "--out", str(tmp_path / "b")]) == 2
-    assert "valid: mul, add, fma, cvt" in capsys.readouterr().err
-    assert sw.main(["--max-width", "2", "--out", str(tmp_path / "b")]) == 2
-    assert "the narrowest is float4_e2m1fn (4 bits)" in capsys.readouterr().err
+def test_sweep_bad_name_is_one_line_before_any_work(tmp_path, kwargs, error, words):
+    with pytest.raises(error) as info:
+        sw.run_sweep(out=tmp_path / "b", **kwargs)
+    assert words in str(info.value) and "\n" not in str(info.value)
     assert not (tmp_path / "b").exists()
+
+
+def test_run_sweep_writes_and_publishes_its_report(tmp_path, capsys):
+    pub = tmp_path / "docs"
+    assert sw.run_sweep(formats=["fp4e2m1"], units=["mul"], variant_formats=[], mx=False,
+                        out=tmp_path / "b", publish=pub) == 0
+    run_dir, = (tmp_path / "b").iterdir()
+    rows = sw.read_csv(run_dir / "sweep.csv")
+    assert [(r.format, r.unit, r.variant, r.status) for r in rows] == \
+        [("float4_e2m1fn", "mul", "default", "ok")]
+    assert rows[0].ge > rows[0].core_ge > 0
+    assert sorted(p.name for p in pub.iterdir()) == \
+        ["area.png", "delay.png", "sweep.csv", "sweep.md"]
+    assert (pub / "sweep.csv").read_text() == (run_dir / "sweep.csv").read_text()
+    out = capsys.readouterr().out
+    assert "sweep: 1 cases" in out and "| float4_e2m1fn (fp4e2m1) | 4 |" in out
 
 
 def test_two_runs_at_once_do_not_clobber(tmp_path):
     out = tmp_path / "build"
-    args = [sys.executable, "-m", "synth", "--units", "mul", "--no-fpga", "--no-core",
-            "--out", str(out), "--format"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen(args + [f], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env) for f in ("fp4e2m1", "fp4e2m1")]
+    code = ("import sys; import synth; from rtl.kinds import make_spec; "
+            "synth.run([make_spec('mul', format='fp4e2m1')], out_dir=sys.argv[1], fpga=False, "
+            "cores=False)")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(out)], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
     for p in procs:
         _, err = p.communicate(timeout=600)
         assert p.returncode == 0, err
@@ -191,7 +208,7 @@ def test_committed_report_covers_every_catalog_format():
         rows = {(r["format"], r["unit"]): r for r in csv.DictReader(fh)
                 if r["variant"] == "default"}
     for name in CATALOG:
-        for unit in sw.UNITS:
+        for unit in sw.SWEEP_UNITS:
             row = rows[(name, unit)]
             assert row["status"] == "ok" and float(row["ge"]) > 0 and \
                 float(row["delay_ps"]) > 0, row

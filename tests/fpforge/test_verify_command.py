@@ -1,0 +1,136 @@
+"""``fpforge verify`` on real cases: fpforge's own export, the gate-level netlist synthesis maps
+to the cell library, and an independent implementation written here (other port names, no
+flags port) that passes, and the same with one rounding bug, which fails with a decoded report.
+Exit status 0 pass, 1 mismatches, 2 bad input; JUnit XML on request."""
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from fpforge.cli import main
+
+# fp16 -> E5M2 (same exponent field and bias): round the 10 fraction bits to 2, ties to even;
+# the carry walks into the exponent and past the largest finite code to infinity, as IEEE rne
+# overflows. Written from the formats' definitions, not from fpforge's code.
+NARROW = """
+module my_narrow(input [15:0] h, output [7:0] q);
+  wire [14:0] mag = h[14:0];
+  wire is_nan = (mag[14:10] == 5'h1f) && (mag[9:0] != 10'd0);
+  wire [7:0] trunc = {1'b0, mag[14:8]};
+  wire round = mag[7];
+  wire sticky = |mag[6:0];
+  wire inc = %s;
+  wire [7:0] rounded = trunc + {7'd0, inc};
+  assign q = is_nan ? 8'h7e : {h[15], rounded[6:0]};
+endmodule
+"""
+RNE = "round & (sticky | mag[8])"
+TIES_AWAY = "round"          # the bug: rounds ties away from zero
+CVT = ["--unit", "cvt", "--format", "fp8e5m2", "--in-format", "fp16"]
+
+
+def verify(args, capsys):
+    status = main(["verify", *args])
+    return status, capsys.readouterr()
+
+
+def write(tmp_path, body, name="narrow.v"):
+    path = tmp_path / name
+    path.write_text(NARROW % body)
+    return str(path)
+
+
+def test_an_independent_implementation_passes_every_input(tmp_path, capsys):
+    junit = tmp_path / "v.xml"
+    status, out = verify([*CVT, "--verilog", write(tmp_path, RNE), "--top", "my_narrow",
+                          "--port", "x=h", "--port", "y=q", "--junit", str(junit)], capsys)
+    assert status == 0, out.out + out.err
+    assert "PASS, 65,536 vectors, 0 mismatches" in out.out
+    assert "not compared (the module has no such port): flags" in out.out
+    case = ET.parse(junit).getroot().find("testsuite/testcase")
+    assert case.find("failure") is None and "flags" in case.find("system-out").text
+
+
+def test_the_same_with_one_rounding_bug_fails_decoded(tmp_path, capsys):
+    junit = tmp_path / "v.xml"
+    status, out = verify([*CVT, "--verilog", write(tmp_path, TIES_AWAY), "--top", "my_narrow",
+                          "--port", "x=h", "--port", "y=q", "--junit", str(junit)], capsys)
+    assert status == 1
+    lines = out.out.splitlines()
+    assert "FAIL, 65,536 vectors" in lines[0]
+    # a tie, decoded: the input's value and class, the expected and produced codes
+    first = next(i for i, line in enumerate(lines) if line.lstrip().startswith("#"))
+    assert "x=0x" in lines[first] and "normal" in lines[first] and "rounding=rne" in lines[first]
+    assert "expected y=0x" in lines[first + 1] and "got y=0x" in lines[first + 1]
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite.get("failures") == "1"
+    assert "mismatch" in suite.find("testcase/failure").get("message")
+
+
+def test_fpforges_own_export_passes(tmp_path, capsys):
+    assert main(["verilog", "--unit", "mul", "--format", "fp8e5m2", "--stages", "2",
+                 "--out-dir", str(tmp_path)]) == 0
+    capsys.readouterr()
+    status, out = verify(["--unit", "mul", "--format", "fp8e5m2", "--stages", "2",
+                          "--verilog", str(tmp_path / "fp_mul_e5m2_rne_s2.v"),
+                          "--top", "fp_mul_e5m2_rne_s2", "--clock", "clk", "--reset", "rst",
+                          "--valid-in", "valid_i", "--valid-out", "valid_o", "--latency", "2",
+                          "--engine", "batch"], capsys)
+    assert status == 0, out.out + out.err
+    assert "PASS, 65,536 vectors, 0 mismatches" in out.out
+
+
+def test_without_verilog_it_checks_fpforges_own_unit(capsys):
+    status, out = verify(["--unit", "sub", "--format", "fp6e3m2", "--rounding", "rod"], capsys)
+    assert status == 0 and "fp_sub_e3m2fin_rod: PASS, 4,096 vectors" in out.out
+
+
+def test_a_deliberately_wrong_unit_fails(capsys):
+    status, out = verify(["--unit", "add", "--format", "fp4e2m1", "--fault", "rtz-instead",
+                          "--engine", "batch"], capsys)
+    assert status == 1 and "FAIL, 256 vectors" in out.out
+
+
+def test_gate_level_netlist_matches_the_golden_model(tmp_path, capsys):
+    """fpforge synth --gate-level: the netlist mapped to the cells, simulated with the cell
+    models, against the golden model: synthesis preserved the function."""
+    status = main(["synth", "--unit", "mul", "--format", "fp6e3m2", "--no-fpga", "--no-core",
+                   "--gate-level", "--out", str(tmp_path), "--jobs", "1"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "gate-level fp_mul_e3m2fin_rne: PASS, 4,096 vectors, 0 mismatches" in out
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--verilog", "missing.v", "--top", "t"], "Verilog file '{tmp}/missing.v' does not exist"),
+    (["--verilog", "{narrow}"], "--verilog needs --top NAME (the module to check)"),
+    (["--verilog", "{narrow}", "--top", "my_narrow"],
+     "module my_narrow has no port 'x' for input x (16 bits); map it with --port x=NAME"),
+    (["--verilog", "{narrow}", "--top", "my_narrow", "--port", "x=q"],
+     "module my_narrow port q is an output of 8 bit(s); x needs an input of 16"),
+    (["--verilog", "{narrow}", "--top", "my_narrow", "--port", "z=h"],
+     "--port z=...: fp_cvt_e5m10_to_e5m2_rne has no port 'z'; its ports: flags, x, y"),
+    (["--verilog", "{narrow}", "--top", "other", "--port", "x=h"],
+     "Yosys cannot read module other from narrow.v: ERROR: Module `other' not found!"),
+    (["--verilog", "{narrow}", "--top", "my_narrow", "--port", "x=h", "--latency", "2"],
+     "a design with latency 2 needs --clock NAME"),
+    (["--top", "my_narrow"], "--top describes a module given with --verilog FILE; without "
+                             "--verilog fpforge checks its own unit"),
+    (["--port", "x=h", "--verilog", "{narrow}", "--top", "my_narrow", "--port", "y"],
+     "--port takes SPEC_PORT=MODULE_PORT (e.g. a=op_a), not 'y'"),
+    (["--shards", "2"], "--shards, --shard and --limit go with --exhaustive"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    narrow = write(tmp_path, RNE)
+    args = [a.format(narrow=narrow, tmp=tmp_path) for a in args]
+    status, out = verify([*CVT, *args], capsys)
+    assert status == 2 and out.out == ""
+    assert out.err == f"fpforge verify: error: {message.format(tmp=tmp_path)}\n"
+
+
+def test_exhaustive_runs_every_input_on_the_native_engine(capsys):
+    status = main(["verify-exhaustive", "--unit", "mul", "--format", "fp4e2m1", "--shards", "2"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "256 of 256 vectors, 0 mismatches" in out and "native engine" in out

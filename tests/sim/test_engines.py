@@ -1,0 +1,143 @@
+"""The engines behind one interface: ``simulate(design, inputs) -> outputs`` agrees across batch
+Icarus, the cocotb harness and the native Verilator loop; their tops bind any design by its
+port map."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+from rtl.kinds import make_spec
+from sim.design import Design
+from sim.engines import engine
+from sim.engines.batch import BatchEngine
+from sim.engines.harness import Harness
+from sim.engines.native import NativeTop, container_bytes
+from sim.tiers import simulators
+
+needs_cxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler")
+
+
+def _random_inputs(spec, n, seed):
+    rng = np.random.default_rng(seed)
+    return {p.name: rng.integers(0, 1 << p.lane_width, (n,) if p.lanes == 1 else (n, p.lanes),
+                                 dtype=np.uint64).astype(np.uint32) for p in spec.inputs()}
+
+
+def test_pipelined_matches_combinational_on_batch():
+    comb = make_spec("add", format="fp8e5m2", rounding="dynamic")
+    piped = make_spec("add", format="fp8e5m2", rounding="dynamic", stages=3)
+    inputs = _random_inputs(comb, 3000, 5)
+    a = BatchEngine().simulate(Design.of(comb), inputs)
+    b = BatchEngine().simulate(Design.of(piped), inputs)
+    assert all((a[p] == b[p]).all() for p in ("y", "flags"))
+
+
+def test_inputs_must_match_the_ports():
+    design = Design.of(make_spec("mul", format="fp8e4m3"))
+    with pytest.raises(ValueError, match=r"inputs must be exactly the ports \['a', 'b'\]; "
+                                         r"missing \['b'\], unknown \['c'\]"):
+        BatchEngine().simulate(design, {"a": np.zeros(4), "c": np.zeros(4)})
+    with pytest.raises(ValueError, match="input arrays must be non-empty and of equal length"):
+        BatchEngine().simulate(design, {"a": np.zeros(4), "b": np.zeros(3)})
+    bus = Design.of(make_spec("mxdq", in_format="fp4e2m1", block=4))
+    with pytest.raises(ValueError, match=r"input x has 4 lane\(s\): arrays of shape \(2, 4\)"):
+        BatchEngine().simulate(bus, {"scale": np.zeros(2), "x": np.zeros(2)})
+
+
+def test_unknown_engine():
+    with pytest.raises(ValueError, match="^unknown engine 'x'; valid: batch, cocotb, native$"):
+        engine("x")
+
+
+@pytest.mark.parametrize("spec", [make_spec("fma", format="fp8e4m3", rounding="stochastic",
+                                            stages=2),
+                                  make_spec("mxq", format="fp6e3m2", block=4, stages=1)],
+                         ids=lambda s: s.default_name)
+def test_batch_and_cocotb_agree(spec):
+    design = Design.of(spec)
+    inputs = _random_inputs(spec, 700, 9)
+    a = BatchEngine().simulate(design, inputs)
+    b = engine("cocotb", simulators()[0]).simulate(design, inputs)
+    assert set(a) == set(b) == {p.name for p in spec.outputs()}
+    assert all((a[p] == b[p]).all() for p in a)
+
+
+@pytest.mark.slow
+@needs_cxx
+@pytest.mark.parametrize("spec", [make_spec("fma", format="fp8e4m3", rounding="stochastic",
+                                            stages=2),
+                                  make_spec("dot", in_format="fp6e2m3", n=4)],
+                         ids=lambda s: s.default_name)
+def test_every_engine_agrees(spec):
+    design = Design.of(spec)
+    inputs = _random_inputs(spec, 5000, 11)
+    outs = [BatchEngine().simulate(design, inputs),
+            engine("cocotb", "verilator").simulate(design, inputs),
+            engine("native").simulate(design, inputs)]
+    for other in outs[1:]:
+        assert all((outs[0][p] == other[p]).all() for p in outs[0])
+
+
+def test_harness_geometry_and_ports():
+    spec = make_spec("add", format="fp8e4m3", rounding="dynamic", stages=2)
+    h = Harness(Design.of(spec), lanes=3, steps=5)
+    assert (h.vectors, h.latency, h.cycles) == (15, 2, 7)
+    top = h._top()
+    assert "input [119:0] a;" in top and "input [44:0] rm;" in top      # 3 lanes x 5 steps
+    assert "output reg [74:0] flags = 0;" in top
+    assert top.count(f"{spec.default_name} lane") == 3
+    assert ".valid_o(lane_valid_o)" in top and "valid_d1" not in top
+    with pytest.raises(ValueError, match="lanes must be a positive integer, not 0"):
+        Harness(Design.of(spec), lanes=0)
+
+
+def test_harness_counts_the_latency_of_a_module_without_valid():
+    spec = make_spec("mul", format="fp8e4m3", stages=2)
+    bare = Design(spec=spec, top="mymul", ports=Design.of(spec).ports, text="", latency=2,
+                  clock="ck", reset="rst_n", reset_low=True, port_map={"a": "x1", "y": "p"})
+    top = Harness(bare, lanes=2, steps=4)._top()
+    assert ".ck(clk), .rst_n(~rst)" in top and ".x1(a[(slot * 2 + 0) * 8 +: 8])" in top
+    assert ".p(y_0)" in top and "assign lane_valid_o = valid_d2;" in top
+
+
+def test_harness_registers_a_combinational_design():
+    top = Harness(Design.of(make_spec("mul", format="fp8e4m3")), lanes=1, steps=2)._top()
+    assert "always @(posedge clk) y_0_q <= y_0;" in top and "{y_0_q}" in top
+
+
+@pytest.mark.parametrize("width,expected", [(1, 1), (8, 1), (9, 2), (16, 2), (17, 4), (32, 4)])
+def test_codes_sit_in_byte_containers(width, expected):
+    assert container_bytes(width) == expected
+
+
+def test_native_top_puts_each_element_in_a_container():
+    spec = make_spec("add", format="fp6e3m2", rounding="dynamic")
+    top = NativeTop(Design.of(spec), 3)
+    text = top._top()
+    assert "input [23:0] a;" in text and "input [23:0] rm;" in text
+    assert ".a({a[16 +: 6]})" in text and ".rm({rm[8 +: 3]})" in text
+    assert ".clk(" not in text    # combinational: the bare unit
+    assert "assign flags[16 +: 8] = {3'd0, flags_2[0 +: 5]};" in text
+    assert top.ports_header().splitlines() == [
+        "#define LATENCY 0", "#define FOR_INPUTS(X) X(a, 3) X(b, 3) X(rm, 3)",
+        "#define FOR_OUTPUTS(X) X(y, 3) X(flags, 3)"]
+    bus = NativeTop(Design.of(make_spec("mxdq", in_format="fp4e2m1", block=2, stages=2)), 2)
+    text = bus._top()
+    assert ".x({x[8 +: 4], x[0 +: 4]})" in text and ".clk(clk), .rst(rst), .valid_i(1'b1)" in text
+    assert "#define FOR_OUTPUTS(X) X(y, 16)" in bus.ports_header()
+
+
+@pytest.mark.slow
+@needs_cxx
+def test_native_engine_matches_the_golden_model_and_catches_a_fault():
+    from sim.faults import faulty_design
+    from sim.stream import Plan
+    native = engine("native")
+    spec = make_spec("add", format="fp8e5m2", rounding="dynamic", stages=2)
+    # not a multiple of the lanes at the end: padding is checked
+    s = native.verify(Design.of(spec), Plan([["exhaustive", {"stop": 65536 - 5}]], batch=1 << 14))
+    assert (s["vectors"], s["mismatches"]) == (65536 - 5, 0), s["first_mismatches"]
+    bad = native.verify(faulty_design(make_spec("mul", format="fp8e4m3"), "rtz-instead"),
+                        Plan([["exhaustive", {"stop": 4096}]], batch=1 << 12))
+    assert bad["mismatches"] > 0 and "rounding=rne" in bad["first_mismatches"][0]

@@ -1,6 +1,7 @@
 """Step 1 of every operation: decode codes into sign / exponent / integer significand.
 
-Mirrors rtl/fp_units' decoder. value = (-1)^sign * sig * 2^exp exactly, for finite codes.
+Same contract as rtl/fp_units/decode.py, the same steps. value = (-1)^sign * sig * 2^exp
+exactly, for finite codes.
 """
 
 from __future__ import annotations

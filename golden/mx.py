@@ -317,7 +317,7 @@ def _exact_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat):
         total = jnp.sum(w, axis=-1)
         mag = jnp.abs(total).astype(U64)
         return (total < 0).astype(U32), jnp.full(total.shape, E0, I32), mag, \
-            jnp.zeros(total.shape, bool), total == 0
+            jnp.zeros(total.shape, bool)
     lo = jnp.sum(jnp.where(q == 0, w, 0), axis=-1)
     hi = jnp.sum(jnp.where(q == 1, w, 0), axis=-1)
     hi = hi + (lo >> 32)                        # arithmetic shift: floor(lo / 2^32)
@@ -330,8 +330,7 @@ def _exact_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat):
     drop = jnp.maximum(32 - lax.clz(hi_u).astype(I32), 0)    # bits of hi beyond 32
     sig64 = shl(hi_u, 32 - drop) | shr(lo_u, drop)
     sticky = any_below(lo_u, drop)
-    return negative.astype(U32), (E0 + drop).astype(I32), sig64, sticky, \
-        (hi_n == 0) & (lo_n == 0)
+    return negative.astype(U32), (E0 + drop).astype(I32), sig64, sticky
 
 
 def _fixed_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat, frac_bits: int):
@@ -352,7 +351,7 @@ def _fixed_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat, frac_bits: 
     t = jnp.where(sign == 1, -term.astype(I64), term.astype(I64))
     total = jnp.sum(t, axis=-1)
     return (total < 0).astype(U32), (emax[..., 0] - frac_bits).astype(I32), \
-        jnp.abs(total).astype(U64), lost, total == 0
+        jnp.abs(total).astype(U64), lost
 
 
 @functools.partial(jax.jit, static_argnames=("spec",))
@@ -371,17 +370,18 @@ def _mx_dot(a, b, sa, sb, *, spec: MxDotSpec):
 
     # 2. Accumulate (exact, or the fixed-width accumulator's truncation).
     if accum == "exact":
-        r_sign, r_exp, r_sig, sticky, zero = _exact_sum(sign, sig, exp, ea, eb)
-        lost = jnp.zeros(zero.shape, bool)
+        r_sign, r_exp, r_sig, sticky = _exact_sum(sign, sig, exp, ea, eb)
+        lost = jnp.zeros(r_sign.shape, bool)
     else:
-        r_sign, r_exp, r_sig, lost, zero = _fixed_sum(sign, sig, exp, ea, eb, frac_bits)
-        sticky = jnp.zeros(zero.shape, bool)
+        r_sign, r_exp, r_sig, lost = _fixed_sum(sign, sig, exp, ea, eb, frac_bits)
+        sticky = jnp.zeros(r_sign.shape, bool)
     mode = Mode(opts.rounding)
-    rdn = mode.is_(Rounding.RDN)
+    # Every product zero: -0 only when every one is -0 (rdn: when any is). A sum of nonzero
+    # products that vanishes is the rounder's rule (+0, -0 rounding down), as in the RTL.
     all_zero = jnp.all(sig == 0, axis=-1)
-    zero_sign = jnp.where(all_zero, jnp.any(sign == 1, axis=-1) if rdn else
-                          jnp.all(sign == 1, axis=-1), rdn)
-    r_sign = jnp.where(zero, zero_sign.astype(U32), r_sign)
+    zero_sign = jnp.any(sign == 1, axis=-1) if mode.is_(Rounding.RDN) else \
+        jnp.all(sign == 1, axis=-1)
+    r_sign = jnp.where(all_zero, zero_sign.astype(U32), r_sign)
 
     # 3. Specials, then the scales: X_A * X_B only moves the exponent.
     pos_inf = jnp.any(p_inf & (sign == 0), axis=-1)
@@ -394,7 +394,7 @@ def _mx_dot(a, b, sa, sb, *, spec: MxDotSpec):
     invalid = jnp.any(zero_inf | ua.is_snan | ub.is_snan, axis=-1) | inf_minus_inf
     r_sign = jnp.where(is_inf, neg_inf.astype(U32), r_sign)
     raw = Raw(sign=r_sign, exp=r_exp + (sa - E8M0_BIAS) + (sb - E8M0_BIAS), sig=r_sig,
-              sticky=sticky, is_nan=is_nan, is_inf=is_inf, invalid=invalid)
+              sticky=sticky, is_nan=is_nan, is_inf=is_inf, invalid=invalid, cancels=~all_zero)
     y, flags = round_raw(raw, out, opts, mode)
     flags = flags | jnp.where(lost & ~is_nan & ~is_inf, jnp.uint8(int(Flag.NX)), jnp.uint8(0))
     return y, flags

@@ -58,7 +58,7 @@ def _normalize(sig, exp, frame_msb):
     return shl(sig, n), exp - n
 
 
-def add_core(x: Raw, y: Raw, mode: Mode, frame_msb: int) -> Raw:
+def add_core(x: Raw, y: Raw, frame_msb: int) -> Raw:
     """Exact x + y (x may itself be an exact product), kept in a frame plus sticky."""
     xs, xe = _normalize(x.sig, x.exp.astype(I32), frame_msb)
     ys, ye = _normalize(y.sig, y.exp.astype(I32), frame_msb)
@@ -74,18 +74,16 @@ def add_core(x: Raw, y: Raw, mode: Mode, frame_msb: int) -> Raw:
     same = bsign == ssign
     # Subtracting a value whose low bits were cut: floor(big - small) = big - small_hi - 1.
     sig = jnp.where(same, bs + small, bs - small - lost.astype(bs.dtype))
-    exact_zero = (sig == 0) & ~lost
-    # IEEE 754 6.3: an exact zero sum of opposite signs is +0, or -0 when rounding down.
-    zero_sign = jnp.where(same, bsign, jnp.asarray(mode.is_(Rounding.RDN)).astype(U32))
-    sign = jnp.where(exact_zero, zero_sign, bsign)
 
     inf_minus_inf = x.is_inf & y.is_inf & (x.sign != y.sign)
     is_nan = x.is_nan | y.is_nan | inf_minus_inf
     is_inf = (x.is_inf | y.is_inf) & ~is_nan
     inf_sign = jnp.where(x.is_inf, x.sign, y.sign)
-    return Raw(sign=jnp.where(is_inf, inf_sign, sign).astype(U32), exp=be, sig=sig,
+    # A sum of opposite signs that vanishes is +0 (-0 rounding down): the rounder's rule, as in
+    # the RTL; zeros of one sign keep it.
+    return Raw(sign=jnp.where(is_inf, inf_sign, bsign).astype(U32), exp=be, sig=sig,
                sticky=lost, is_nan=is_nan, is_inf=is_inf,
-               invalid=x.invalid | y.invalid | inf_minus_inf)
+               invalid=x.invalid | y.invalid | inf_minus_inf, cancels=~same)
 
 
 def as_raw(u: Unpacked) -> Raw:
@@ -138,20 +136,20 @@ def mul_unit(spec, ops, mode):
 @scalar_unit
 def add_unit(spec, ops, mode):
     """a + b: the exact sum in a frame plus a sticky bit."""
-    return add_core(as_raw(ops[0]), as_raw(ops[1]), mode, sum_frame(spec)[0])
+    return add_core(as_raw(ops[0]), as_raw(ops[1]), sum_frame(spec)[0])
 
 
 @scalar_unit
 def sub_unit(spec, ops, mode):
     """a - b: the sum with b's sign flipped."""
     b = ops[1]._replace(sign=ops[1].sign ^ 1)
-    return add_core(as_raw(ops[0]), as_raw(b), mode, sum_frame(spec)[0])
+    return add_core(as_raw(ops[0]), as_raw(b), sum_frame(spec)[0])
 
 
 @scalar_unit
 def fma_unit(spec, ops, mode):
     """a * b + c: the exact product is the first addend of the sum."""
-    return add_core(mul_core(ops[0], ops[1]), as_raw(ops[2]), mode, sum_frame(spec)[0])
+    return add_core(mul_core(ops[0], ops[1]), as_raw(ops[2]), sum_frame(spec)[0])
 
 
 @scalar_unit

@@ -1,8 +1,12 @@
-"""Step 3 of every operation: the ONE rounder, shared by mul, add, fma and convert.
+"""Step 3 of every operation: the ONE rounder, shared by every kind.
 
-Mirrors rtl/fp_units' rounder and docs/numerics.md sections 3-6. Input is a raw result, the exact
-value (-1)^sign * (sig + f) * 2^exp with 0 <= f < 1 and ``sticky`` = (f > 0); output is the
-encoded result and the exception flags.
+Same contract as rtl/fp_units/rounder.py (docs/numerics.md sections 3-7), a different algorithm
+(arrays of 32/64-bit integers and variable shifts instead of a window sized per format), cut at
+the same steps in the same order: 1 normalize (with the sign of a sum that cancels to zero,
+section 6), 2 window: truncate and encode (section 3), 3 increment (section 3), 4 classify:
+tininess (section 5) and overflow (section 4), 5 the result's code, its sign and the flags
+(sections 6, 7). Input is a raw result, the exact value (-1)^sign * (sig + f) * 2^exp with
+0 <= f < 1 and ``sticky`` = (f > 0); output is the encoded result and the exception flags.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ class Raw(NamedTuple):
     is_nan: jnp.ndarray    # result is NaN (operand NaN or invalid operation)
     is_inf: jnp.ndarray    # result is an exact infinity (is_nan wins when both are set)
     invalid: jnp.ndarray   # raise the invalid flag
+    # Where true, a sum that vanished (sig == 0, no sticky) is an exact zero of opposite-signed
+    # terms: +0, or -0 when rounding down (IEEE 754 6.3). None: no cancelling sum.
+    cancels: jnp.ndarray | None = None
 
 
 class Mode:
@@ -78,7 +85,6 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     M, bias, emin = fmt.man_bits, fmt.bias, fmt.emin
     R = opts.sr_bits
     stochastic = opts.rounding is Rounding.STOCHASTIC
-    sign = raw.sign.astype(bool)
     sig = raw.sig                        # uint32 or uint64, chosen by the core
     if stochastic and width(sig) < M + R + 1:
         sig = sig.astype(U64)            # room for the M+1 kept bits and R random-bit positions
@@ -87,7 +93,12 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     # must not leak its own inexact/overflow/underflow flags.
     nonzero = ((sig != 0) | raw.sticky) & ~raw.is_inf & ~raw.is_nan
 
-    # 1. Normalize: the leading one moves to bit W-1 and E is its weight. Then the result's LSB
+    # 1. Normalize (section 3). The sign of a sum that cancels to zero first (section 6).
+    sign = raw.sign.astype(bool)
+    if raw.cancels is not None:
+        vanished = raw.cancels & (sig == 0) & ~raw.sticky & ~raw.is_inf & ~raw.is_nan
+        sign = jnp.where(vanished, mode.is_(Rounding.RDN), sign)
+    # The leading one moves to bit W-1 and E is its weight. Then the result's LSB
     #    is at bit W-1-M of sig_n for a normal result, E_lsb - E bits further up for a subnormal
     #    one (precision M+1, floor at emin): every cut below is a right shift.
     top = msb(sig)
@@ -101,9 +112,10 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     E_lsb = jnp.maximum(E, emin) if fmt.has_subnormals else E    # exponent the LSB belongs to
     rbit = (W - 2 - M) + (E_lsb - E)     # bit of sig_n just below the LSB (W or more: none)
 
-    # 2. Truncate and encode directly: one formula for normal, subnormal and E8M0 codes (the
-    #    kept hidden bit adds one to the exponent field, hence bias - 1). One variable shift
-    #    yields the kept bits and the round bit; what it dropped is the sticky part.
+    # 2. Window (section 3): truncate and encode directly, one formula for normal, subnormal
+    #    and E8M0 codes (the kept hidden bit adds one to the exponent field, hence bias - 1).
+    #    One variable shift yields the kept bits and the round bit; what it dropped is the
+    #    sticky part.
     k2 = shr(sig_n, rbit)                # kept bits, then the round bit
     kept = k2 >> 1
     rb = (k2 & 1) == 1
@@ -115,7 +127,7 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     parity = (code & 1) == 1
     inexact = rb | st
 
-    # 3. Increment the code; a carry walks into the exponent field by itself.
+    # 3. Increment the code (section 3); a carry walks into the exponent field by itself.
     sr_carry = None
     if stochastic:
         # The R bits directly below the LSB (rbit + 1 - R >= 0 by the widening above); the carry
@@ -125,7 +137,8 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
         sr_carry = (jnp.asarray(rbits).astype(sig.dtype) & mask) > (mask - frac)
     code = code + mode.increment(sign, parity, rb, st, sr_carry).astype(code_t)
 
-    # 4. Tininess after rounding (before rounding under stochastic rounding).
+    # 4. Classify: tininess after rounding (before rounding under stochastic rounding; section 5)
+    #    and then overflow.
     below = nonzero & (E < emin)
     if stochastic:
         tiny = below
@@ -144,9 +157,9 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     code = jnp.where(flush, 0, code)     # zero, or E8M0's smallest value 2^-127
     inexact = inexact | flush
 
-    # 5. Overflow: round first, then compare with the largest finite code. An exact infinity
-    #    becomes +-max (or NaN) where the format has no infinity or saturation is asked for --
-    #    OCP 8-bit FP: saturating E5M2 turns +-inf into +-57344, saturating fnuz into NaN.
+    #    Overflow (section 4): round first, then compare with the largest finite code. An exact
+    #    infinity becomes +-max (or NaN) where the format has no infinity or saturation is asked
+    #    for -- OCP 8-bit FP: saturating E5M2 turns +-inf into +-57344, saturating fnuz into NaN.
     sat = opts.saturate
     inf_in = raw.is_inf
     inf_converts = (not fmt.has_inf) or sat
@@ -165,7 +178,7 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     code = jnp.where(nonzero | inf_in, code, 0)
     inexact = (inexact & nonzero) | overflow
 
-    # 6. NaN, unrepresentable values, and the sign.
+    # 5. The result's code, its sign and the flags (sections 6, 7): NaN, unrepresentable values.
     nan_out = raw.is_nan | overflow_nan
     invalid = raw.invalid
     if fmt.specials is Specials.FNU:

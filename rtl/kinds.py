@@ -28,8 +28,8 @@ from .scalar import AddSpec, CvtSpec, FmaSpec, MulSpec, SubSpec
 from .spec import Spec
 
 __all__ = ["Kind", "KINDS", "UNITS", "BASIC_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
-           "make_spec", "spec_from_dict", "render_options", "build", "golden_function", "units_phrase",
-           "option_flag"]
+           "make_spec", "spec_from_dict", "render_options", "build", "golden_function",
+           "units_phrase", "option_flag"]
 
 
 @dataclass(frozen=True)

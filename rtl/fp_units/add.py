@@ -1,6 +1,7 @@
 """fp add and sub: a + b and a - b, rounded once, and the aligned-sum core that fma reuses.
 
-Mirrors golden/ops.py ``add_core``, with a frame sized from the formats instead of 64 bits.
+Same contract as golden/ops.py ``add_core``, a different frame: sized from the formats here,
+32 or 64 bits there.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Step 1 of every unit: split one operand code into sign, exponent, significand and class.
 
-Mirrors golden/decode.py. For finite codes the value is ``(-1)^sign * sig * 2^(exp + off)``
-where ``exp`` is a small *unsigned* signal (the exponent field, with subnormals read at field 1)
-and ``off = -bias - M`` is a Python constant: units add exponents as raw fields and fold every
-bias into one constant, so no per-operand bias adder is built.
+Same contract as golden/decode.py, the same steps. For finite codes the value is
+``(-1)^sign * sig * 2^(exp + off)`` where ``exp`` is a small *unsigned* signal (the exponent
+field, with subnormals read at field 1) and ``off = -bias - M`` is a Python constant: units add
+exponents as raw fields and fold every bias into one constant, so no per-operand bias adder is
+built.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""dot: the OCP MX dot product. Mirrors golden/mx.py ``mx_dot`` step by step.
+"""dot: the OCP MX dot product. Same contract as golden/mx.py ``dot_unit``, the same steps (the
+exact sum in one frame here, in radix-2^32 limbs there).
 
     a_i, b_i (element codes) -> decode -> exact products (sig_a * sig_b, exponent fields added)
         -> accumulate (``exact``: every product aligned in one fixed-point frame and summed;

@@ -1,4 +1,4 @@
-"""mxdq: the OCP MX dequantizer. Mirrors golden/mx.py ``mx_dequantize``.
+"""mxdq: the OCP MX dequantizer. Same contract as golden/mx.py ``mxdq_unit``, the same steps.
 
     scale, x (k element codes) -> decode each element -> exponent + (scale - 127)
         -> the one Rounder into float32 (rne; exact unless it overflows or underflows)

@@ -1,4 +1,4 @@
-"""mxq: the OCP MX block quantizer. Mirrors golden/mx.py ``mx_quantize`` step by step.
+"""mxq: the OCP MX block quantizer. Same contract as golden/mx.py ``mxq_unit``, the same steps.
 
     x (k float32 / bfloat16 codes) -> amax (an integer max of the magnitude bits)
         -> shared exponent s (the scale rule) -> E8M0 scale
@@ -55,7 +55,7 @@ def _max_tree(m: Module, values: list, name: str):
 
 def shared_exponent(m: Module, amax, in_fmt: FloatFormat, elem: ElementFormat, rule: str):
     """Unclamped shared exponent s of a block whose largest magnitude code is ``amax`` (> 0 and
-    finite where it matters; the caller overrides the other blocks). Mirrors golden/mx.py
+    finite where it matters; the caller overrides the other blocks). Same contract as golden/mx.py
     ``shared_exponent``."""
     M, bias = in_fmt.man_bits, in_fmt.bias
     e_field = amax[M:]

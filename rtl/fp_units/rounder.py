@@ -1,7 +1,12 @@
-"""Step 3 and 4 of every unit: the ONE rounder and the encoder (docs/numerics.md sections 3-6).
+"""Step 3 and 4 of every unit: the ONE rounder and the encoder (docs/numerics.md sections 3-7).
 
-Mirrors golden/rounding.py. Every unit hands it a raw result (sign, exponent, integer
-significand, sticky, special-case bits); nothing about rounding lives anywhere else.
+Same contract as golden/rounding.py, a different algorithm (a window sized per format, with
+what the static exponent range rules out left out), cut at the same steps in the same order:
+1 normalize (with the sign of a sum that cancels to zero, section 6), 2 window (section 3),
+3 encode and increment (section 3), 4 classify: tininess (section 5) and overflow (section 4),
+5 the result's code, its sign and the flags (sections 6, 7). Every unit hands it a raw result
+(sign, exponent, integer significand, sticky, special-case bits); nothing about rounding lives
+anywhere else.
 
 How it works, in hardware terms:
 
@@ -78,7 +83,7 @@ class Rounder(Elaboratable):
         clamp = sub and can_tiny                        # the subnormal floor can bind
         mode = Mode(self.options, self.rm)
 
-        # ---- 1. Normalize ---------------------------------------------------------------------
+        # ---- 1. Normalize (section 3; the sign of a vanished sum, section 6) -------------------
         sig = raw.sig
         if clamp:
             # t: how far the top bit lies above emin (negative: below it).
@@ -180,7 +185,7 @@ class Rounder(Elaboratable):
             norm = Signal(W, name="norm")
             m.d.comb += norm.eq((sig << s)[:W] if raw.lz_max else sig)
 
-            # ---- 2. Window --------------------------------------------------------------------
+            # ---- 2. Window (section 3) ------------------------------------------------------
             if W >= L:
                 win = norm[W - L:]
                 sticky = raw.sticky | (norm[:W - L] != 0) if W > L else raw.sticky
@@ -204,7 +209,7 @@ class Rounder(Elaboratable):
         if self.rm is not None:
             mode = Mode(self.options, p["rm"])
 
-        # ---- 3. Encode and increment ----------------------------------------------------------
+        # ---- 3. Encode and increment (section 3) --------------------------------------------
         sign, win, st = p["sign"], p["win"], p["sticky"]
         hidden = win[L - 1]
         frac = win[G:G + M]
@@ -236,7 +241,7 @@ class Rounder(Elaboratable):
             # paths keep the sum.
             m.d.comb += code.eq(Cat(frac, exp_field).as_signed() + inc)
 
-        # ---- 4. Classify: tininess, overflow --------------------------------------------------
+        # ---- 4. Classify: tininess (section 5), overflow (section 4) -------------------------
         tiny = Const(0, 1)
         if can_tiny:
             tiny = Signal(name="tiny")
@@ -260,7 +265,7 @@ class Rounder(Elaboratable):
             ovf = Signal(name="ovf")
             m.d.comb += ovf.eq(code > fmt.max_finite_code)
 
-        # ---- 5. Encode the result and the flags -----------------------------------------------
+        # ---- 5. The result's code, its sign and the flags (sections 6, 7) -------------------
         self._encode(m, mode, p, code, inexact, tiny, ovf)
         return m
 

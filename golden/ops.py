@@ -21,24 +21,23 @@ from .decode import Unpacked, decode
 from .rounding import Mode, Raw, round_raw
 
 
-def sum_frame(spec: ScalarSpec) -> tuple[int, object]:
+def sum_frame(spec: ScalarSpec, addends) -> tuple[int, object]:
     """(F, dtype): the bit of the larger addend's leading one, and the integer width to use.
 
     A result's leading one is at F - 1 or above unless nothing was shifted out, so its LSB sits
     at F - p_out or above; F >= p_out + R + 2 leaves the R stochastic bits, the round bit and a
-    guard bit exact. Addends (a whole fma product) must fit the frame too. Bit F + 1 is the carry.
+    guard bit exact. Addends (``addends(precisions)``: a whole fma product is one) must fit the
+    frame too. Bit F + 1 is the carry.
     """
     R = spec.options.sr_bits if spec.rounding is Rounding.STOCHASTIC else 0
-    widths = [f.precision for f in spec.in_fmts]
-    if spec.unit == "fma":      # the whole product is the first addend
-        widths = [widths[0] + widths[1], widths[2]]
+    widths = addends([f.precision for f in spec.in_fmts])
     F = max(spec.out_fmt.precision + R + 2, *widths)
     return (F, U32) if F <= 30 else (61, U64)
 
 
-def core_dtype(spec: ScalarSpec):
-    if spec.unit in ("add", "sub", "fma"):
-        return sum_frame(spec)[1]
+def core_dtype(spec: ScalarSpec, addends):
+    if addends is not None:
+        return sum_frame(spec, addends)[1]
     bits = sum(f.precision for f in spec.in_fmts)     # a product's width, or one operand
     return U32 if bits <= 32 else U64
 
@@ -94,66 +93,80 @@ def as_raw(u: Unpacked) -> Raw:
 
 # ----- the golden functions of the scalar kinds --------------------------------------------------
 
-def scalar_unit(core):
-    """The golden function of a scalar kind whose exact core is ``core(spec, operands, mode)``
-    (decoded operands -> Raw): ``f(spec, inputs, want) -> {"y": codes, "flags": flags}``.
+def scalar_unit(*, addends=None):
+    """Make the golden function of a scalar kind from its exact core, ``core(spec, operands,
+    frame)`` (decoded operands -> Raw): ``f(spec, inputs, want) -> {"y": codes, "flags": flags}``.
+    ``addends(precisions)`` gives the widths of the addends of the core's sum (a whole product
+    is one), which size the sum's frame (``frame`` is its top bit); None: the core is no sum.
 
     Operands are arrays of codes (or scalars) that broadcast together; float arrays are read bit
     for bit, as their codes (quantize's inputs); ``rm`` (RISC-V codes) and ``rbits`` likewise.
     Codes come back in the narrowest unsigned dtype of the output format, flags as uint8 in
     RISC-V fflags order. Without ``flags`` in ``want`` the flag logic is compiled away.
     """
-    def unit(spec: ScalarSpec, inputs: dict, want=("y", "flags")) -> dict:
-        with_flags = "flags" in want
-        out = _kernel(spec, core, with_flags, tuple(jnp.asarray(inputs[p]) for p in spec.operands),
-                      _opt(inputs.get("rm")), _opt(inputs.get("rbits")))
-        outs = {"y": out[0], "flags": out[1]} if with_flags else {"y": out}
-        return {p: outs[p] for p in want}
-    unit.__doc__ = core.__doc__
-    unit.core = core
-    return unit
+    def wrap(core):
+        def unit(spec: ScalarSpec, inputs: dict, want=("y", "flags")) -> dict:
+            with_flags = "flags" in want
+            out = _kernel(spec, core, addends, with_flags,
+                          tuple(jnp.asarray(inputs[p]) for p in spec.operands),
+                          _opt(inputs.get("rm")), _opt(inputs.get("rbits")))
+            outs = {"y": out[0], "flags": out[1]} if with_flags else {"y": out}
+            return {p: outs[p] for p in want}
+        unit.__doc__ = core.__doc__
+        unit.core = core
+        return unit
+    return wrap
 
 
 def _opt(x):
     return None if x is None else jnp.asarray(x)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2))
-def _kernel(spec: ScalarSpec, core, with_flags: bool, operands, rm, rbits):
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def _kernel(spec: ScalarSpec, core, addends, with_flags: bool, operands, rm, rbits):
     mode = Mode(spec.rounding, rm)
-    dtype = core_dtype(spec)
-    dec = [decode(_codes(o), f, dtype) for o, f in zip(operands, spec.in_fmts)]
-    y, flags = round_raw(core(spec, dec, mode), spec.out_fmt, spec.options, mode, rbits)
+    dec = [decode(_codes(o), f, core_dtype(spec, addends))
+           for o, f in zip(operands, spec.in_fmts)]
+    frame = sum_frame(spec, addends)[0] if addends is not None else None
+    y, flags = round_raw(core(spec, dec, frame), spec.out_fmt, spec.options, mode, rbits)
     return (y, flags) if with_flags else y
 
 
-@scalar_unit
-def mul_unit(spec, ops, mode):
+def _two(p):
+    return p
+
+
+def _product_then_one(p):
+    return [p[0] + p[1], p[2]]
+
+
+@scalar_unit()
+def mul_unit(spec, ops, frame):
     """a * b: the exact product."""
     return mul_core(*ops)
 
 
-@scalar_unit
-def add_unit(spec, ops, mode):
+@scalar_unit(addends=_two)
+def add_unit(spec, ops, frame):
     """a + b: the exact sum in a frame plus a sticky bit."""
-    return add_core(as_raw(ops[0]), as_raw(ops[1]), sum_frame(spec)[0])
+    return add_core(as_raw(ops[0]), as_raw(ops[1]), frame)
 
 
-@scalar_unit
-def sub_unit(spec, ops, mode):
+@scalar_unit(addends=_two)
+def sub_unit(spec, ops, frame):
     """a - b: the sum with b's sign flipped."""
     b = ops[1]._replace(sign=ops[1].sign ^ 1)
-    return add_core(as_raw(ops[0]), as_raw(b), sum_frame(spec)[0])
+    return add_core(as_raw(ops[0]), as_raw(b), frame)
 
 
-@scalar_unit
-def fma_unit(spec, ops, mode):
+@scalar_unit(addends=_product_then_one)
+def fma_unit(spec, ops, frame):
     """a * b + c: the exact product is the first addend of the sum."""
-    return add_core(mul_core(ops[0], ops[1]), as_raw(ops[2]), sum_frame(spec)[0])
+    return add_core(mul_core(ops[0], ops[1]), as_raw(ops[2]), frame)
 
 
-@scalar_unit
-def cvt_unit(spec, ops, mode):
+@scalar_unit()
+def cvt_unit(spec, ops, frame):
     """x: the decoded operand itself."""
     return as_raw(ops[0])
 

@@ -12,7 +12,6 @@ from typing import Callable
 
 from rtl import emit
 from rtl.kinds import make_spec
-from rtl.mx import element_format
 from rtl.options import Flag, OptionError, Rounding
 from rtl.spec import Spec
 
@@ -81,9 +80,11 @@ SAME_WIDTH = {"fp8e4m3": "fp8e5m2", "fp8e5m2": "fp8e4m3", "fp6e3m2": "fp6e2m3",
 
 
 def _other_element(spec: Spec) -> dict:
+    """The option that names a block unit's element format, set to the other one."""
+    elem = getattr(spec, "elem", None)
     values = spec.option_values()
-    key = {"mxq": "format", "mxdq": "in_format"}.get(spec.unit)
-    elem = element_format(values[key]).name if key else None
+    key = next((k for k, v in values.items() if elem is not None and v == elem.name), None)
+    elem = elem.name if key else None
     if elem not in SAME_WIDTH:
         raise OptionError(f"the fault other-element-format needs an mxq or mxdq spec with one "
                           f"of {', '.join(SAME_WIDTH)}, not {spec.default_name}")

@@ -13,7 +13,8 @@ import pytest
 
 from fpforge import cli
 from rtl.formats import valid_forms
-from rtl.kinds import KINDS, make_spec
+from kind_examples import specs as kind_specs
+from rtl.kinds import KINDS, SPEC_OPTIONS, UNITS, make_spec, units_phrase
 from rtl.mx import MxDotSpec, MxQuantSpec
 
 FPFORGE = str(Path(sys.executable).with_name("fpforge"))
@@ -56,8 +57,12 @@ ROUND_TRIPS = {
 }
 
 
+# ... and every kind's examples (tests/kind_examples.py), spelled by spec.argv().
+ROUND_TRIPS |= {s.default_name: (s.argv(), s) for s in kind_specs()}
+
+
 def test_round_trips_cover_every_kind():
-    assert list(ROUND_TRIPS) == list(KINDS)
+    assert {spec.unit for _, spec in ROUND_TRIPS.values()} == set(KINDS)
 
 
 @pytest.mark.parametrize("unit", ROUND_TRIPS)
@@ -154,10 +159,19 @@ BASE = ["verilog", "--unit", "mul", "--format", "fp8e4m3"]
 Q = ["verilog", "--unit", "mxq", "--format", "fp8e4m3"]
 D = ["verilog", "--unit", "dot", "--format", "float32", "--in-format", "fp8e4m3"]
 E = "fpforge verilog: error: "
+
+
+def applies(flag: str) -> str:
+    """``--x applies to unit(s) ...``: the kinds that take the option, from the registry."""
+    dest = next(o.dest for o in SPEC_OPTIONS if o.flag == flag)
+    takers = [k for k, kd in KINDS.items() if dest in kd.spec.OPTIONS]
+    return f"{flag} applies to {units_phrase(takers)} only"
+
+
 ERRORS = {
     "unknown unit": (["verilog", "--unit", "div", "--format", "fp8e4m3"],
-                     E + "argument --unit: invalid choice: 'div' (choose from 'mul', 'add', "
-                         "'sub', 'fma', 'cvt', 'mxq', 'mxdq', 'dot')"),
+                     E + "argument --unit: invalid choice: 'div' (choose from "
+                         f"{', '.join(map(repr, UNITS))})"),
     "unknown format": (["verilog", "--unit", "mul", "--format", "fp9"],
                        E + f"unknown format 'fp9'; {VALID}"),
     "unknown in-format": (BASE + ["--in-format", "float8_e4m3fnx"],
@@ -175,13 +189,13 @@ ERRORS = {
                              "4: spell it e2m1fn_b1)"),
     "a-format with cvt": (["verilog", "--unit", "cvt", "--format", "fp8e4m3", "--a-format",
                            "fp16"],
-                          E + "--a-format applies to units mul, add, sub, fma and dot only, not "
+                          E + applies("--a-format") + ", not "
                               "cvt"),
     "c-format with mul": (BASE + ["--c-format", "fp16"],
-                          E + "--c-format applies to unit fma only, not mul"),
+                          E + applies("--c-format") + ", not mul"),
     "c-format with sub": (["verilog", "--unit", "sub", "--format", "fp8e4m3", "--c-format",
                            "fp16"],
-                          E + "--c-format applies to unit fma only, not sub"),
+                          E + applies("--c-format") + ", not sub"),
     "negative stages": (BASE + ["--stages", "-1"],
                         E + "stages must be a non-negative integer, not -1"),
     "stages not a number": (BASE + ["--stages", "two"],
@@ -241,10 +255,10 @@ ERRORS = {
                     E + "the MX quantizer takes a static rounding mode or stochastic, not "
                         "'dynamic'"),
     "mxq saturate": (Q + ["--saturate"],
-                     E + "--saturate applies to units mul, add, sub, fma and cvt only, not mxq "
+                     E + applies("--saturate") + ", not mxq "
                          "(its elements always saturate)"),
     "mxq a-format": (Q + ["--a-format", "fp16"],
-                     E + "--a-format applies to units mul, add, sub, fma and dot only, not mxq"),
+                     E + applies("--a-format") + ", not mxq"),
     "n with mxq": (Q + ["--n", "8"], E + "--n applies to unit dot only, not mxq"),
     "block with dot": (D + ["--block", "8"],
                        E + "--block applies to units mxq and mxdq only, not dot"),
@@ -262,7 +276,7 @@ ERRORS = {
                       E + "unit mxdq rounds rne (exact unless float32 overflows or underflows); "
                           "--rounding rtz does not apply"),
     "mxdq saturate": (["verilog", "--unit", "mxdq", "--in-format", "fp4e2m1", "--saturate"],
-                      E + "--saturate applies to units mul, add, sub, fma and cvt only, not "
+                      E + applies("--saturate") + ", not "
                           "mxdq"),
     "dot n too long": (D + ["--n", "65"], E + "dot length n must be an integer 1..64, not 65"),
     "dot n zero": (D + ["--n", "0"], E + "dot length n must be an integer 1..64, not 0"),
@@ -276,7 +290,7 @@ ERRORS = {
                        E + "the dot unit takes a static rounding mode (rne, rtz, rdn, rup, rna, "
                            "rod), not 'stochastic'"),
     "dot saturate": (D + ["--saturate"],
-                     E + "--saturate applies to units mul, add, sub, fma and cvt only, not dot "
+                     E + applies("--saturate") + ", not dot "
                          "(its result overflows to inf)"),
     "frac-bits exact": (D + ["--frac-bits", "8"],
                         E + "--frac-bits sets the width of --accum fixed; it does not apply to "

@@ -14,6 +14,8 @@ from rtl.kinds import KINDS, make_spec
 from rtl.options import Rounding
 from rtl.scalar import CvtSpec, ScalarSpec
 from rtl.spec import Spec
+from kind_examples import EXAMPLES
+from kind_examples import specs as kind_specs
 from rtl.toolchain import verilator
 from sim.lint import iverilog_read, verilator_lint, yosys_read
 
@@ -34,26 +36,9 @@ PAIRS = ([(u, f, f) for u in SAME_FORMAT_UNITS for f in SMALL]
 OPTIONS = [dict(rounding=r, saturate=s, subnormals=n, stages=st) for r, s, n, st in
            itertools.product(ROUNDINGS, (False, True), (True, False), (0, 2))]
 
-# A small spec of every kind, combinational and pipelined (the block kinds with short buses so
-# that a batch converts in seconds). tests check that every kind of KINDS has its pair here.
-KIND_OPTIONS = {
-    "mul": [dict(format="fp8e4m3"), dict(format="fp8e5m2", rounding="dynamic", stages=2)],
-    "add": [dict(format="bf16"), dict(format="fp6e3m2", rounding="stochastic", stages=1)],
-    "sub": [dict(format="fp8e4m3"), dict(format="fp16", rounding="rtz", saturate=True,
-                                        stages=1)],
-    "fma": [dict(format="fp8e4m3", c_format="fp16"),
-            dict(format="fp4e2m1", rounding="dynamic", subnormals=False, stages=2)],
-    "cvt": [dict(format="fp8e4m3", in_format="bf16", rounding="stochastic", sr_bits=5),
-            dict(format="fp32", in_format="e8m0", stages=1)],
-    "mxq": [dict(format="fp4e2m1", block=2, rounding="stochastic"),
-            dict(format="mxint8", in_format="bf16", block=2, scale_rule="even", stages=2)],
-    "mxdq": [dict(in_format="fp6e2m3", block=2), dict(in_format="mxint8", block=3, stages=1)],
-    "dot": [dict(in_format="fp4e2m1", n=2), dict(a_format="fp8e4m3", b_format="mxint8", n=1,
-                                                 accum="fixed", frac_bits=6, scales=False,
-                                                 format="bf16", stages=2)],
-}
-KIND_SPECS = [make_spec(unit, **values) for unit, cases in KIND_OPTIONS.items()
-              for values in cases]
+# A small spec of every kind, combinational and pipelined (tests/kind_examples.py).
+KIND_OPTIONS = EXAMPLES
+KIND_SPECS = kind_specs()
 
 
 def pair_id(pair) -> str:

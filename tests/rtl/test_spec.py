@@ -6,7 +6,9 @@ import re
 import pytest
 
 from fpforge.cli import _parser, _values
-from rtl.kinds import KINDS, SPEC_OPTIONS, UNITS, build, make_spec, spec_from_dict
+from kind_examples import EXAMPLES
+from kind_examples import specs as kind_specs
+from rtl.kinds import KINDS, SPEC_OPTIONS, UNITS, make_spec, spec_from_dict, units_phrase
 from rtl.options import FLAG_ORDER, FLAGS_WIDTH, RM_CODES, OptionError, Rounding, rm_name
 from rtl.ports import CONTROL, Port
 from rtl.spec import Spec
@@ -26,12 +28,13 @@ SPECS = [
     make_spec("dot", a_format="fp8e4m3", b_format="fp4e2m1", n=5, accum="fixed", frac_bits=9,
               scales=False, format="bf16", rounding="rup"),
     make_spec("dot", in_format="mxint8", n=64, stages=3),
+    *kind_specs(),
 ]
 IDS = [s.default_name for s in SPECS]
 
 
 def test_every_kind_is_covered():
-    assert {s.unit for s in SPECS} == set(KINDS) and UNITS == tuple(KINDS)
+    assert list(EXAMPLES) == list(KINDS) and UNITS == tuple(KINDS)
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
@@ -86,13 +89,13 @@ def test_options_a_kind_does_not_take_name_the_kinds_that_do():
     with pytest.raises(OptionError, match=r"^--block applies to units mxq and mxdq only, not "
                                           r"mul$"):
         make_spec("mul", block=8)
-    with pytest.raises(OptionError, match=r"^--saturate applies to units mul, add, sub, fma and "
-                                          r"cvt only, not dot \(its result overflows to inf\)$"):
+    takers = units_phrase(k for k, kd in KINDS.items() if "saturate" in kd.spec.OPTIONS)
+    with pytest.raises(OptionError, match=rf"^--saturate applies to {takers} only, not dot "
+                                          r"\(its result overflows to inf\)$"):
         make_spec("dot", in_format="fp8e4m3", saturate=True)
     assert make_spec("dot", in_format="fp8e4m3", saturate=False) == \
         make_spec("dot", in_format="fp8e4m3")          # a switch at its default is no option
-    with pytest.raises(OptionError, match=r"^unknown unit 'div'; valid: mul, add, sub, fma, cvt, "
-                                          r"mxq, mxdq, dot$"):
+    with pytest.raises(OptionError, match=rf"^unknown unit 'div'; valid: {', '.join(KINDS)}$"):
         make_spec("div")
     with pytest.raises(TypeError, match="unknown spec option"):
         make_spec("mul", formatt="fp8e4m3")

@@ -4,22 +4,13 @@ import numpy as np
 import pytest
 
 from rtl.formats import resolve
+from kind_examples import SMALL, small
 from rtl.kinds import KINDS, make_spec
 from sim.stimulus import (Corner, corner_codes, corners, exhaustive, generate, parts_of,
                           relations, space_size)
 from sim.tiers import case_id, full_matrix, matrix_simulator, stimulus_for
 
-ONE_PER_KIND = {
-    "mul": make_spec("mul", format="fp4e2m1"),
-    "add": make_spec("add", format="fp4e2m1", rounding="dynamic"),
-    "sub": make_spec("sub", format="fp4e2m1", rounding="stochastic", sr_bits=3),
-    "fma": make_spec("fma", format="fp4e2m1"),
-    "cvt": make_spec("cvt", format="fp4e2m1", in_format="fp8e4m3"),
-    "mxq": make_spec("mxq", format="fp4e2m1", in_format="bfloat16", block=1,
-                     rounding="stochastic", sr_bits=2),
-    "mxdq": make_spec("mxdq", in_format="fp4e2m1", block=1),
-    "dot": make_spec("dot", in_format="fp4e2m1", n=1, scales=False),
-}
+ONE_PER_KIND = {unit: small(unit) for unit in SMALL}
 
 
 def test_every_kind_has_a_stimulus_case():

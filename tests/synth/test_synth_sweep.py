@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from rtl.formats import CATALOG, FormatError, resolve
-from rtl.kinds import make_spec
+from rtl.kinds import KINDS, make_spec
 from rtl.options import OptionError
+from rtl.scalar import ScalarSpec
 from synth import sweep as sw
 from synth.bench_ppa import NO_FLAGS_SUFFIX, flags_unconnected
 from synth.records import design_for
@@ -134,7 +135,8 @@ def test_cases_cover_catalog_units_and_variants():
     assert sw.mx_case("mxint8", "mxq", "ceil", block=2).spec() == \
         make_spec("mxq", format="mxint8", block=2, scale_rule="ceil")
     assert set(sw.MX_UNITS) == {"mxq", "mxdq", "dot"}
-    assert set(sw.SCALAR_UNITS) == {"mul", "add", "sub", "fma", "cvt"}
+    assert set(sw.SCALAR_UNITS) == {k for k, kd in KINDS.items()
+                                    if issubclass(kd.spec, ScalarSpec)}
 
 
 def test_flags_unconnected_wrapper_has_no_flags_port(tmp_path, yosys_ports):
@@ -153,8 +155,8 @@ def test_flags_unconnected_wrapper_has_no_flags_port(tmp_path, yosys_ports):
 @pytest.mark.parametrize("kwargs, error, words", [
     (dict(formats=["fp8e4m3", "nope"]), FormatError, "unknown format 'nope'"),
     (dict(formats="fp8e4m3,nope"), FormatError, "bfloat16"),
-    (dict(units=["mul", "sqrt"]), OptionError, "unknown unit 'sqrt'; valid: mul, add, sub, fma, "
-                                               "cvt"),
+    (dict(units=["mul", "sqrt"]), OptionError, "unknown unit 'sqrt'; valid: " +
+     ", ".join(sw.SCALAR_UNITS)),
     (dict(variants=["ftz"]), OptionError, "unknown variant 'ftz'; valid: default, "
                                           "no-subnormals, saturate, dynamic, stochastic"),
     (dict(max_width=2), OptionError, "the narrowest is float4_e2m1fn (4 bits)"),

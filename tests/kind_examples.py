@@ -1,0 +1,52 @@
+"""Every kind's example specs for the tests, in one place: a new kind adds its entry here and
+every generic test covers it (the protocol, the emitted ports, export and lint, golden.evaluate,
+stimulus, the command line's round trips); the generic tests fail until it does.
+
+``EXAMPLES[unit]``: option values of a combinational and a pipelined spec, between them the
+optional ports the kind has (rm, rbits, other operand formats, buses); the block kinds with short
+buses so that a batch converts in seconds. ``SMALL[unit]``: a spec whose data inputs total at
+most 16 bits, so that a test can enumerate every input.
+"""
+
+from __future__ import annotations
+
+from rtl.kinds import make_spec
+
+EXAMPLES = {
+    "mul": [dict(format="fp8e4m3"), dict(format="fp8e5m2", rounding="dynamic", stages=2)],
+    "add": [dict(format="bf16"), dict(format="fp6e3m2", rounding="stochastic", stages=1)],
+    "sub": [dict(format="fp8e4m3"), dict(format="fp16", rounding="rtz", saturate=True,
+                                        stages=1)],
+    "fma": [dict(format="fp8e4m3", c_format="fp16"),
+            dict(format="fp4e2m1", rounding="dynamic", subnormals=False, stages=2)],
+    "cvt": [dict(format="fp8e4m3", in_format="bf16", rounding="stochastic", sr_bits=5),
+            dict(format="fp32", in_format="e8m0", stages=1)],
+    "mxq": [dict(format="fp4e2m1", block=2, rounding="stochastic"),
+            dict(format="mxint8", in_format="bf16", block=2, scale_rule="even", stages=2)],
+    "mxdq": [dict(in_format="fp6e2m3", block=2), dict(in_format="mxint8", block=3, stages=1)],
+    "dot": [dict(in_format="fp4e2m1", n=2), dict(a_format="fp8e4m3", b_format="mxint8", n=1,
+                                                 accum="fixed", frac_bits=6, scales=False,
+                                                 format="bf16", stages=2)],
+}
+
+SMALL = {
+    "mul": dict(format="fp4e2m1"),
+    "add": dict(format="fp4e2m1", rounding="dynamic"),
+    "sub": dict(format="fp4e2m1", rounding="stochastic", sr_bits=3),
+    "fma": dict(format="fp4e2m1"),
+    "cvt": dict(format="fp4e2m1", in_format="fp8e4m3"),
+    "mxq": dict(format="fp4e2m1", in_format="bfloat16", block=1, rounding="stochastic",
+                sr_bits=2),
+    "mxdq": dict(in_format="fp4e2m1", block=1),
+    "dot": dict(in_format="fp4e2m1", n=1, scales=False),
+}
+
+
+def specs(unit: str | None = None) -> list:
+    """The example specs of ``unit`` (default: of every kind)."""
+    return [make_spec(u, **values) for u, cases in EXAMPLES.items()
+            if unit in (None, u) for values in cases]
+
+
+def small(unit: str):
+    return make_spec(unit, **SMALL[unit])

@@ -37,7 +37,7 @@ SMALL = {
     "cvt": dict(format="fp4e2m1", in_format="fp8e4m3"),
     "mxq": dict(format="fp4e2m1", in_format="bfloat16", block=1, rounding="stochastic",
                 sr_bits=2),
-    "mxdq": dict(in_format="fp4e2m1", block=1),
+    "mxdq": dict(in_format="fp6e2m3", block=1),
     "dot": dict(in_format="fp4e2m1", n=1, scales=False),
 }
 

@@ -165,6 +165,13 @@ def fma_unit(spec, ops, frame):
     return add_core(mul_core(ops[0], ops[1]), as_raw(ops[2]), frame)
 
 
+@scalar_unit(addends=_product_then_one)
+def fms_unit(spec, ops, frame):
+    """a * b - c: the fma's sum with c's sign flipped."""
+    c = ops[2]._replace(sign=ops[2].sign ^ 1)
+    return add_core(mul_core(ops[0], ops[1]), as_raw(c), frame)
+
+
 @scalar_unit()
 def cvt_unit(spec, ops, frame):
     """x: the decoded operand itself."""

@@ -24,7 +24,7 @@ from typing import Any, Callable
 from .formats import FormatError
 from .mx import ACCUMULATORS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
 from .options import OptionError, Rounding
-from .scalar import AddSpec, CvtSpec, FmaSpec, MulSpec, SubSpec
+from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
 from .spec import Spec
 
 __all__ = ["Kind", "KINDS", "UNITS", "BASIC_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
@@ -67,6 +67,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "a - b, rounded once"),
     Kind(FmaSpec, "rtl.fp_units.fma:FpFma", "golden.ops:fma_unit",
          "a * b + c, rounded once"),
+    Kind(FmsSpec, "rtl.fp_units.fma:FpFms", "golden.ops:fms_unit",
+         "a * b - c, rounded once"),
     Kind(CvtSpec, "rtl.fp_units.cvt:FpCvt", "golden.ops:cvt_unit",
          "x converted into another format"),
     Kind(MxQuantSpec, "rtl.fp_units.mxq:MxQuantizer", "golden.mx:mxq_unit",

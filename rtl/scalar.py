@@ -15,7 +15,7 @@ from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
 from .ports import Port, clock_ports, flags_port, rbits_port, rm_port, valid_ports
 from .spec import Spec, check_stages
 
-__all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "CvtSpec"]
+__all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "FmsSpec", "CvtSpec"]
 
 DEFAULT_FORMAT = "float8_e4m3fn"       # --format when none is given (fp8e4m3)
 CVT_DEFAULT_SOURCE = "float32"         # cvt's --in-format when none is given
@@ -220,6 +220,15 @@ class FmaSpec(ScalarSpec):
     OPERANDS = (("a", "multiplicand"), ("b", "multiplier"), ("c", "addend"))
     OPERATION = "y = a * b + c (one rounding)"
     EXACT = staticmethod(lambda a, b, c: a * b + c)
+    OPTIONS = ScalarSpec.OPTIONS + ("c_format",)
+
+
+@dataclass(frozen=True)
+class FmsSpec(ScalarSpec):
+    unit: ClassVar[str] = "fms"
+    OPERANDS = (("a", "multiplicand"), ("b", "multiplier"), ("c", "subtrahend"))
+    OPERATION = "y = a * b - c (one rounding)"
+    EXACT = staticmethod(lambda a, b, c: a * b - c)
     OPTIONS = ScalarSpec.OPTIONS + ("c_format",)
 
 

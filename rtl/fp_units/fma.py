@@ -1,12 +1,16 @@
-"""fp fma: a * b + c with one rounding: the exact product is the first addend of the sum."""
+"""fp fma and fms: a * b + c and a * b - c with one rounding: the exact product is the first
+addend of the sum."""
 
 from __future__ import annotations
 
+from amaranth.hdl import Signal
+
 from .add import aligned_sum
+from .common import Operand
 from .mul import product
 from .unit import FpUnit
 
-__all__ = ["FpFma"]
+__all__ = ["FpFma", "FpFms"]
 
 
 class FpFma(FpUnit):
@@ -17,3 +21,15 @@ class FpFma(FpUnit):
     def core(self, m, ops):
         a, b, c = ops
         return aligned_sum(m, product(m, a, b), c, self.spec.out_fmt, self.spec.options)
+
+
+class FpFms(FpFma):
+    """``y = a * b - c``: the fma with c's sign flipped (a NaN c stays NaN)."""
+
+    unit = "fms"
+
+    def core(self, m, ops):
+        a, b, c = ops
+        c_sign = Signal(name="c_neg")
+        m.d.comb += c_sign.eq(~c.sign)
+        return super().core(m, [a, b, Operand(**{**c.__dict__, "sign": c_sign})])

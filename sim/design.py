@@ -152,6 +152,21 @@ class Design:
         """The outputs that are compared (the module's, of the spec's)."""
         return [p for p in self.ports if not p.is_input and p.name not in self.absent]
 
+    def control(self, *, clock: str, reset: str, valid_in: str, valid_out: str) -> list[str]:
+        """Named connections of a pipelined design's clock, reset (its polarity applied) and
+        valid ports to the given signals (``valid_out=""`` leaves it open); none when the
+        design is combinational."""
+        if not self.latency:
+            return []
+        conns = [f".{self.clock}({clock})"]
+        if self.reset:
+            conns.append(f".{self.reset}({'~' if self.reset_low else ''}{reset})")
+        if self.valid_in:
+            conns.append(f".{self.valid_in}({valid_in})")
+        if self.valid_out:
+            conns.append(f".{self.valid_out}({valid_out})")
+        return conns
+
     def verilog_sources(self) -> list[tuple[str, str]]:
         """(file name, text) of every source, in order."""
         if self.text is not None:

@@ -43,16 +43,10 @@ def _testbench(d: Design) -> str:
         lines += [f"  reg [{p.width - 1}:0] mem_{p.name} [0:{MAX_VECTORS - 1}];",
                   f"  wire [{p.width - 1}:0] {p.name};"]
     conns = [f".{d.outer(p.name)}({p.name})" for p in ins + outs]
+    conns += d.control(clock="clk", reset="rst", valid_in="valid_i", valid_out="valid_o")
     piped = d.latency > 0
     if piped:
         lines += ["  reg clk = 0, rst = 1, valid_i = 0;", "  wire valid_o;"]
-        conns.append(f".{d.clock}(clk)")
-        if d.reset:
-            conns.append(f".{d.reset}({'~rst' if d.reset_low else 'rst'})")
-        if d.valid_in:
-            conns.append(f".{d.valid_in}(valid_i)")
-        if d.valid_out:
-            conns.append(f".{d.valid_out}(valid_o)")
     lines += [f"  {d.top} dut({', '.join(conns)});", "  initial begin",
               '    if (!$value$plusargs("N=%d", n)) n = 0;']
     lines += [f'    $readmemb("in_{p.name}.mem", mem_{p.name}, 0, n - 1);' for p in ins]

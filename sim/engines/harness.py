@@ -87,15 +87,8 @@ class Harness:
               f"  assign done = step == {end};"]
         v += self._valid_out()
         for j in range(L):
-            conns = []
-            if d.latency:
-                conns.append(f".{d.clock}(clk)")
-                if d.reset:
-                    conns.append(f".{d.reset}({'~rst' if d.reset_low else 'rst'})")
-                if d.valid_in:
-                    conns.append(f".{d.valid_in}(lane_valid_i)")
-                if d.valid_out:
-                    conns.append(f".{d.valid_out}({'lane_valid_o' if j == 0 else ''})")
+            conns = d.control(clock="clk", reset="rst", valid_in="lane_valid_i",
+                              valid_out="lane_valid_o" if j == 0 else "")
             for p in ins:
                 conns.append(f".{d.outer(p.name)}({p.name}[(slot * {L} + {j}) * {p.width} +: "
                              f"{p.width}])")

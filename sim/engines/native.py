@@ -83,15 +83,7 @@ class NativeTop:
         for p in outs:
             v.append(f"  output [{self.row_bytes(p) * 8 - 1}:0] {p.name};")
         for j in range(L):
-            conns = []
-            if d.latency:
-                conns.append(f".{d.clock}(clk)")
-                if d.reset:
-                    conns.append(f".{d.reset}({'~rst' if d.reset_low else 'rst'})")
-                if d.valid_in:
-                    conns.append(f".{d.valid_in}(1'b1)")
-                if d.valid_out:
-                    conns.append(f".{d.valid_out}()")
+            conns = d.control(clock="clk", reset="rst", valid_in="1'b1", valid_out="")
             for p in ins:
                 c = 8 * self.bytes[p.name]
                 elems = [f"{p.name}[{(j * p.lanes + e) * c} +: {p.lane_width}]"

@@ -23,11 +23,11 @@ import os
 import sys
 from pathlib import Path
 
-from rtl.formats import CATALOG, SHORT_NAMES, FormatError, resolve
-from rtl.kinds import BASIC_UNITS, KINDS, SPEC_OPTIONS, UNITS, make_spec, units_phrase
-from rtl.mx import ELEMENT_FORMATS, SCALE_RULES
-from rtl.options import OptionError
-from rtl.toolchain import ToolMissing
+from fpforge.rtl.formats import CATALOG, SHORT_NAMES, FormatError, resolve
+from fpforge.rtl.kinds import BASIC_UNITS, KINDS, SPEC_OPTIONS, UNITS, make_spec, units_phrase
+from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES
+from fpforge.rtl.options import OptionError
+from fpforge.rtl.toolchain import ToolMissing
 
 __all__ = ["main", "EXIT_USAGE"]
 
@@ -151,8 +151,8 @@ def _positive(kind):
 # ----- subcommands -------------------------------------------------------------------------------
 
 def _cmd_verilog(args) -> int:
-    from rtl.emit import check_module_name
-    from rtl.export import check_output, write_export
+    from fpforge.rtl.emit import check_module_name
+    from fpforge.rtl.export import check_output, write_export
 
     spec = make_spec(args.unit, **_values(args))
     name = check_module_name(args.name or spec.default_name)
@@ -169,8 +169,8 @@ def _cmd_verilog(args) -> int:
 
 
 def _cmd_synth(args) -> int:
-    import synth
-    from synth.report import print_table
+    from fpforge import synth
+    from fpforge.synth.report import print_table
 
     units = args.unit or list(BASIC_UNITS)
     specs = _specs(args, units)
@@ -192,8 +192,8 @@ def _cmd_synth(args) -> int:
 
 def _gate_level(specs, records, args) -> int:
     """Simulate each mapped netlist with the cell models against the golden model."""
-    from sim.design import Design
-    from sim.verify import verify
+    from fpforge.sim.design import Design
+    from fpforge.sim.verify import verify
 
     by_name = {r.name: r for r in records}
     status = 0
@@ -220,7 +220,7 @@ def _own_clocking(spec) -> dict:
 
 
 def _cmd_sweep(args) -> int:
-    from synth import sweep
+    from fpforge.synth import sweep
     out = _existing_dir(args.out, "--out") if args.out else None
     kw = {"out": out} if out else {}
     return sweep.run_sweep(formats=args.formats, units=args.unit, max_width=args.max_width,
@@ -230,7 +230,7 @@ def _cmd_sweep(args) -> int:
 
 def _design(args, spec):
     """The design ``fpforge verify`` checks: fpforge's own unit, or the user's Verilog."""
-    from sim.design import Design
+    from fpforge.sim.design import Design
     if not args.verilog:
         for flag in ("top", "port", "clock", "reset", "valid_in", "valid_out", "latency"):
             if getattr(args, flag) not in (None, []):
@@ -247,9 +247,9 @@ def _design(args, spec):
 
 
 def _cmd_verify(args) -> int:
-    from sim import verify as vf
-    from sim.faults import faulty_design
-    from sim.tiers import full_matrix, verify_formats
+    from fpforge.sim import verify as vf
+    from fpforge.sim.faults import faulty_design
+    from fpforge.sim.tiers import full_matrix, verify_formats
 
     if args.matrix:
         if args.unit or _values(args) or args.verilog:
@@ -296,7 +296,7 @@ def _cmd_verify_exhaustive(args) -> int:
 
 
 def _cmd_verify_equiv(args) -> int:
-    from synth import equiv
+    from fpforge.synth import equiv
     try:
         return equiv.run(args.base, formats=args.formats, units=args.unit, jobs=args.jobs)
     except ValueError as err:      # a base commit that does not exist or cannot export
@@ -304,14 +304,14 @@ def _cmd_verify_equiv(args) -> int:
 
 
 def _cmd_bench_ppa(args) -> int:
-    from synth import bench_ppa
+    from fpforge.synth import bench_ppa
     out = _existing_dir(args.out, "--out") if args.out else None
     return bench_ppa.run_bench(jobs=args.jobs, wall=not args.no_wall,
                                **({"out": out} if out else {}))
 
 
 def _cmd_bench_golden(args) -> int:
-    from golden import bench
+    from fpforge.golden import bench
     return bench.run_bench(log2n=args.log2n, repeats=args.repeats)
 
 
@@ -322,7 +322,7 @@ def _cmd_bench_mx(args) -> int:
     except ImportError:
         raise ToolMissing("bench-mx needs torch and torchao: .venv/bin/pip install -e "
                           "'.[mxref]'") from None
-    from golden import mx_bench
+    from fpforge.golden import mx_bench
     return mx_bench.run_bench(n=args.n, repeat=args.repeat, elems=args.elem, rules=args.rule)
 
 

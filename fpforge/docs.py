@@ -24,7 +24,7 @@ BLOCK = re.compile(r"(<!-- fpforge ports (?P<args>[^>]*?) -->\n)(?P<body>.*?)(<!
 
 
 def _table(args: str) -> str:
-    from rtl.kinds import make_spec
+    from fpforge.rtl.kinds import make_spec
 
     from .cli import _parser, _values, port_table
     parsed = _parser().parse_args(["ports", *shlex.split(args)])

@@ -10,8 +10,8 @@ kinds); README.md shows the API.
 
 from __future__ import annotations
 
-from rtl.kinds import golden_function
-from rtl.spec import Spec
+from fpforge.rtl.kinds import golden_function
+from fpforge.rtl.spec import Spec
 
 from .mx import mx_dequantize, mx_dot, mx_quantize
 from .ops import add, convert, fma, mul, sub

@@ -29,8 +29,8 @@ import jaxlib
 import ml_dtypes
 import numpy as np
 
-from rtl.formats import resolve
-from rtl.scalar import MulSpec
+from fpforge.rtl.formats import resolve
+from fpforge.rtl.scalar import MulSpec
 
 from . import evaluate, quantize
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from rtl.formats import FloatFormat, Specials
+from fpforge.rtl.formats import FloatFormat, Specials
 
 from ._jax import I32, U32, U64, jnp
 

@@ -49,13 +49,13 @@ from __future__ import annotations
 
 import functools
 
-from rtl.formats import CATALOG, FloatFormat, Specials
+from fpforge.rtl.formats import CATALOG, FloatFormat, Specials
 # The MX parameters and their bounds live in rtl/ (one description for the hardware and this
 # model): the public functions below build the unit's spec, which validates them.
-from rtl.mx import (ACCUMULATORS, DOT_N_RANGE, E8M0_BIAS, E8M0_NAN, ELEMENT_FORMATS,
+from fpforge.rtl.mx import (ACCUMULATORS, DOT_N_RANGE, E8M0_BIAS, E8M0_NAN, ELEMENT_FORMATS,
                     MXINT8_FRAC_BITS, SCALE_MAX, SCALE_MIN, SCALE_RULES, ElementFormat,
                     MxDequantSpec, MxDotSpec, MxQuantSpec, element_format)
-from rtl.options import Flag, Rounding, UnitOptions
+from fpforge.rtl.options import Flag, Rounding, UnitOptions
 
 from ._jax import I32, I64, U32, U64, any_below, jax, jnp, lax, shl, shr
 from .decode import Unpacked, decode

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import functools
 
-from rtl.formats import CATALOG, FloatFormat, resolve
-from rtl.options import UnitOptions
-from rtl.scalar import CvtSpec
+from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
+from fpforge.rtl.options import UnitOptions
+from fpforge.rtl.scalar import CvtSpec
 
 from ._jax import jax, jnp
 from .ops import cvt_unit

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from rtl.formats import FloatFormat, Specials
-from rtl.options import RM_CODES, RM_MAX, Flag, Rounding, UnitOptions
+from fpforge.rtl.formats import FloatFormat, Specials
+from fpforge.rtl.options import RM_CODES, RM_MAX, Flag, Rounding, UnitOptions
 
 from ._jax import I32, I64, U32, U64, jnp, msb, shl, shr, width
 

@@ -59,23 +59,23 @@ def _load(ref: str) -> Any:
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
-    Kind(MulSpec, "rtl.fp_units.mul:FpMul", "golden.ops:mul_unit",
+    Kind(MulSpec, "fpforge.rtl.fp_units.mul:FpMul", "fpforge.golden.ops:mul_unit",
          "a * b, rounded once"),
-    Kind(AddSpec, "rtl.fp_units.add:FpAdd", "golden.ops:add_unit",
+    Kind(AddSpec, "fpforge.rtl.fp_units.add:FpAdd", "fpforge.golden.ops:add_unit",
          "a + b, rounded once"),
-    Kind(SubSpec, "rtl.fp_units.add:FpSub", "golden.ops:sub_unit",
+    Kind(SubSpec, "fpforge.rtl.fp_units.add:FpSub", "fpforge.golden.ops:sub_unit",
          "a - b, rounded once"),
-    Kind(FmaSpec, "rtl.fp_units.fma:FpFma", "golden.ops:fma_unit",
+    Kind(FmaSpec, "fpforge.rtl.fp_units.fma:FpFma", "fpforge.golden.ops:fma_unit",
          "a * b + c, rounded once"),
-    Kind(FmsSpec, "rtl.fp_units.fma:FpFms", "golden.ops:fms_unit",
+    Kind(FmsSpec, "fpforge.rtl.fp_units.fma:FpFms", "fpforge.golden.ops:fms_unit",
          "a * b - c, rounded once"),
-    Kind(CvtSpec, "rtl.fp_units.cvt:FpCvt", "golden.ops:cvt_unit",
+    Kind(CvtSpec, "fpforge.rtl.fp_units.cvt:FpCvt", "fpforge.golden.ops:cvt_unit",
          "x converted into another format"),
-    Kind(MxQuantSpec, "rtl.fp_units.mxq:MxQuantizer", "golden.mx:mxq_unit",
+    Kind(MxQuantSpec, "fpforge.rtl.fp_units.mxq:MxQuantizer", "fpforge.golden.mx:mxq_unit",
          "OCP MX block quantizer: a block of float32/bfloat16 values -> E8M0 scale + elements"),
-    Kind(MxDequantSpec, "rtl.fp_units.mxdq:MxDequantizer", "golden.mx:mxdq_unit",
+    Kind(MxDequantSpec, "fpforge.rtl.fp_units.mxdq:MxDequantizer", "fpforge.golden.mx:mxdq_unit",
          "OCP MX dequantizer: E8M0 scale + elements -> float32 values"),
-    Kind(MxDotSpec, "rtl.fp_units.dot:MxDot", "golden.mx:dot_unit",
+    Kind(MxDotSpec, "fpforge.rtl.fp_units.dot:MxDot", "fpforge.golden.mx:dot_unit",
          "OCP MX dot product: two element vectors (and their scales) -> one rounded sum"),
 )}
 UNITS = tuple(KINDS)

@@ -419,7 +419,7 @@ class MxDotSpec(Spec):
 
     @property
     def default_name(self) -> str:
-        """e.g. ``mxdot_fp8e4m3_n32_exact_f32_rne`` (``_ns``: no scale ports)."""
+        """e.g. ``mxdot_fp8e4m3_n32_exact_e8m23_rne`` (``_ns``: no scale ports)."""
         el = self.elem_a.name if self.elem_a == self.elem_b else \
             f"{self.elem_a.name}_{self.elem_b.name}"
         acc = "exact" if self.accum == "exact" else f"fixed{self.frac_bits}"

@@ -22,10 +22,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from rtl.formats import FloatFormat
-from rtl.options import Flag, rm_name
-from rtl.ports import Port
-from rtl.spec import Spec
+from fpforge.rtl.formats import FloatFormat
+from fpforge.rtl.options import Flag, rm_name
+from fpforge.rtl.ports import Port
+from fpforge.rtl.spec import Spec
 
 __all__ = ["expected", "bit_exact", "Checker", "describe_code", "describe_flags",
            "progress_record", "summary_record", "write_json", "raise_on_failure", "UNDEFINED"]
@@ -37,7 +37,7 @@ _FLAG_SHORT = [(Flag.NV, "NV"), (Flag.DZ, "DZ"), (Flag.OF, "OF"), (Flag.UF, "UF"
 def expected(spec: Spec, inputs: dict, batch: int | None = None) -> dict[str, np.ndarray]:
     """The golden model's outputs for ``inputs`` (at most ``batch`` vectors), as uint32 arrays.
     Inputs are padded to ``batch``: one array shape per spec, so JAX compiles once per run."""
-    import golden   # here: only the reference needs JAX
+    from fpforge import golden   # here: only the reference needs JAX
     n = len(next(iter(inputs.values())))
     batch = batch or n
     if n > batch:

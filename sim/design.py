@@ -15,10 +15,10 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rtl import emit
-from rtl.options import OptionError
-from rtl.ports import CLOCK, RESET, VALID_IN, VALID_OUT, Port
-from rtl.spec import Spec
+from fpforge.rtl import emit
+from fpforge.rtl.options import OptionError
+from fpforge.rtl.ports import CLOCK, RESET, VALID_IN, VALID_OUT, Port
+from fpforge.rtl.spec import Spec
 
 __all__ = ["Design", "DesignError"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from rtl import emit
-from rtl.kinds import make_spec
-from rtl.options import Flag, OptionError, Rounding
-from rtl.spec import Spec
+from fpforge.rtl import emit
+from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.options import Flag, OptionError, Rounding
+from fpforge.rtl.spec import Spec
 
 from .design import Design
 

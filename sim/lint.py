@@ -15,8 +15,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from rtl import toolchain
-from rtl.lint import WAIVER_FILE
+from fpforge.rtl import toolchain
+from fpforge.rtl.lint import WAIVER_FILE
 
 __all__ = ["verilator_lint", "iverilog_read", "yosys_read", "module_ports"]
 

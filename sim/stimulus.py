@@ -35,10 +35,10 @@ import itertools
 import ml_dtypes
 import numpy as np
 
-from rtl.formats import FloatFormat, Specials
-from rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec, element_format
-from rtl.scalar import ScalarSpec
-from rtl.spec import Spec
+from fpforge.rtl.formats import FloatFormat, Specials
+from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec, element_format
+from fpforge.rtl.scalar import ScalarSpec
+from fpforge.rtl.spec import Spec
 
 __all__ = ["Corner", "corner_codes", "corners", "relations", "biased_random", "exhaustive",
            "space_size", "generate", "parts_of", "adversarial_blocks", "finite_codes",

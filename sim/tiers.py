@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 
-from rtl.formats import catalog_formats, catalog_selection
-from rtl.kinds import BASIC_UNITS, make_spec
-from rtl.options import Rounding
-from rtl.scalar import ScalarSpec
-from rtl.spec import Spec
+from fpforge.rtl.formats import catalog_formats, catalog_selection
+from fpforge.rtl.kinds import BASIC_UNITS, make_spec
+from fpforge.rtl.options import Rounding
+from fpforge.rtl.scalar import ScalarSpec
+from fpforge.rtl.spec import Spec
 
 __all__ = ["stimulus_for", "geometry", "case_id", "simulators", "FULL_MODES", "MATRIX_UNITS",
            "full_matrix", "verify_formats", "matrix_simulator", "exhaustive_tier"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
-from rtl.spec import Spec
+from fpforge.rtl.spec import Spec
 
 from .design import Design
 from .engines import BUILD_ROOT, engine as get_engine
@@ -193,7 +193,7 @@ def _progress_bar(futures, paths, want, t0):
 
 def _matrix_case(spec_dict: dict, sim: str | None, seed: int) -> tuple[str, dict]:
     """One matrix case, in a worker process: the spec's own unit on its simulator."""
-    from rtl.kinds import spec_from_dict
+    from fpforge.rtl.kinds import spec_from_dict
     spec = spec_from_dict(spec_dict)
     s = sim or matrix_simulator(spec)
     v = verify(Design.of(spec, label=case_id(spec)), sim=s, seed=seed)

@@ -15,8 +15,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from rtl.kinds import make_spec
-from rtl.spec import Spec
+from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.spec import Spec
 
 from .flow import (TARGETS, Job, JobResult, Library, Source, SynthError, own_library, run_job,
                    user_library, yosys_version)

@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rtl.kinds import make_spec
-from rtl.spec import Spec
+from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.spec import Spec
 
 from . import (DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError, default_specs, new_run_dir, run,
                run_designs)

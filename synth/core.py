@@ -12,7 +12,7 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.formats import FloatFormat, resolve
+from fpforge.rtl.formats import FloatFormat, resolve
 
 __all__ = ["MulCore", "core_name"]
 

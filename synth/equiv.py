@@ -30,9 +30,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from rtl.formats import catalog_selection
-from rtl.kinds import BASIC_UNITS
-from rtl.options import OptionError
+from fpforge.rtl.formats import catalog_selection
+from fpforge.rtl.kinds import BASIC_UNITS
+from fpforge.rtl.options import OptionError
 
 from .flow import run_yosys
 from .sweep import MX_UNITS, split_names
@@ -45,27 +45,37 @@ OUT = ROOT / "build" / "equiv"
 EQUIV_UNITS = BASIC_UNITS + MX_UNITS   # the matrix of make verify, the sweep's MX units
 
 # Run inside a tree (its root first on sys.path): write the Verilog of the selected specs and
-# their index. It reads the API of the tree it runs in, old or new, and nothing of this one:
-#   new: sim.tiers, rtl.emit.verilog, synth.sweep.mx_cases() (Case.spec());
-#   old (5f7d1c4 and before): sim.bench.tiers, rtl.fp_units.build + Amaranth's convert,
+# their index. It reads the API of the tree it runs in, whichever it is, and nothing of this one:
+#   packaged: fpforge.sim.tiers, fpforge.rtl.emit.verilog, fpforge.synth.sweep.mx_cases();
+#   top-level packages (6df3658 and before): the same modules without ``fpforge.``;
+#   oldest (5f7d1c4 and before): sim.bench.tiers, rtl.fp_units.build + Amaranth's convert,
 #   synth.sweep.mx_cases() (MxCase.spec()).
-# Case ids: the matrix's case_id, an MX unit's module name (the same in both trees).
+# Case ids: the matrix's case_id, an MX unit's module name (the same in every tree).
 _EXPORT = r"""
-import json, sys
+import importlib, json, sys
 from pathlib import Path
+
+
+def first(*modules):
+    for name in modules:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError(f"none of {modules} in this tree")
+
+
+tiers = first("fpforge.sim.tiers", "sim.tiers", "sim.bench.tiers")
+case_id, full_matrix, verify_formats = tiers.case_id, tiers.full_matrix, tiers.verify_formats
 try:
-    from sim.tiers import case_id, full_matrix, verify_formats
-except ImportError:
-    from sim.bench.tiers import case_id, full_matrix, verify_formats
-try:
-    from rtl.emit import verilog
+    verilog = first("fpforge.rtl.emit", "rtl.emit").verilog
 except ImportError:
     from amaranth.back import verilog as amaranth_verilog
-    from rtl.fp_units import build
+    build = first("rtl.fp_units").build
 
     def verilog(spec):
         return amaranth_verilog.convert(build(spec), name=spec.default_name, emit_src=False)
-from synth.sweep import mx_cases
+mx_cases = first("fpforge.synth.sweep", "synth.sweep").mx_cases
 
 out = Path(sys.argv[1]); out.mkdir(parents=True, exist_ok=True)
 formats = verify_formats(sys.argv[2] or None)
@@ -141,8 +151,9 @@ def export(tree: Path, out: Path, formats: str, units: str = "") -> dict:
     done = subprocess.run([sys.executable, "-c", code, str(out), formats, units], cwd=tree)
     if done.returncode != 0:
         raise ValueError(f"exporting the Verilog of {tree} failed (its traceback is above): "
-                         "the commit needs sim.tiers (or sim.bench.tiers).full_matrix, "
-                         "synth.sweep.mx_cases and rtl.emit (or rtl.fp_units.build)")
+                         "the commit needs [fpforge.]sim.tiers (or sim.bench.tiers).full_matrix, "
+                         "[fpforge.]synth.sweep.mx_cases and [fpforge.]rtl.emit "
+                         "(or rtl.fp_units.build)")
     return json.loads((out / "index.json").read_text())
 
 

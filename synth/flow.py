@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from rtl.ports import Port
-from rtl.toolchain import yosys
+from fpforge.rtl.ports import Port
+from fpforge.rtl.toolchain import yosys
 
 from . import liberty as lib_gen
 from .cells import NAND2_AREA

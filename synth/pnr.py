@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rtl.ports import CLOCK, Port
-from rtl.toolchain import ToolMissing, tool
+from fpforge.rtl.ports import CLOCK, Port
+from fpforge.rtl.toolchain import ToolMissing, tool
 
 from .flow import _q, declared, port_range, run_yosys, script_command
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from rtl.formats import resolve
-from rtl.ports import Port
-from rtl.scalar import FmaSpec, MulSpec
-from rtl.spec import Spec
+from fpforge.rtl.formats import resolve
+from fpforge.rtl.ports import Port
+from fpforge.rtl.scalar import FmaSpec, MulSpec
+from fpforge.rtl.spec import Spec
 
 from .core import MulCore, core_name
 from .flow import AsicFigures, FpgaFigures, GenericFigures
@@ -59,7 +59,7 @@ def options_text(spec: Spec) -> str:
 
 def design_for(spec: Spec) -> Design:
     """The Design of any unit spec, its Verilog from the one emitter (rtl.emit)."""
-    from rtl.emit import verilog   # imports Amaranth: late, so synth/ imports without it
+    from fpforge.rtl.emit import verilog   # imports Amaranth: late, so synth/ imports without it
 
     ports = tuple(spec.ports())
     lanes = {p.name: p.lanes for p in ports}
@@ -84,7 +84,7 @@ def signature_ports(component) -> tuple[Port, ...]:
 
 
 def core_design(fmt_a, fmt_b=None) -> Design:
-    from rtl.emit import convert
+    from fpforge.rtl.emit import convert
 
     fmt_a = resolve(fmt_a)
     fmt_b = fmt_a if fmt_b is None else resolve(fmt_b)

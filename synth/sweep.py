@@ -31,12 +31,12 @@ from dataclasses import dataclass, fields
 from multiprocessing import get_context
 from pathlib import Path
 
-from rtl.formats import CATALOG, FloatFormat, FormatError, catalog_formats, resolve
-from rtl.kinds import BASIC_UNITS, KINDS, make_spec
-from rtl.mx import ELEMENT_FORMATS, SCALE_RULES, element_format
-from rtl.options import OptionError
-from rtl.scalar import ScalarSpec
-from rtl.spec import Spec
+from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, catalog_formats, resolve
+from fpforge.rtl.kinds import BASIC_UNITS, KINDS, make_spec
+from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, element_format
+from fpforge.rtl.options import OptionError
+from fpforge.rtl.scalar import ScalarSpec
+from fpforge.rtl.spec import Spec
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError, new_run_dir, run_designs
 from .records import core_design, core_formats, design_for
@@ -190,7 +190,7 @@ class Row:
 
 
 def _short(fmt: FloatFormat) -> str:
-    from rtl.formats import SHORT_NAMES
+    from fpforge.rtl.formats import SHORT_NAMES
     base = fmt.with_subnormals(True).name
     names = [s for s, c in SHORT_NAMES.items() if c == base]
     return names[0] if names else base

@@ -10,7 +10,7 @@ most 16 bits, so that a test can enumerate every input.
 
 from __future__ import annotations
 
-from rtl.kinds import make_spec
+from fpforge.rtl.kinds import make_spec
 
 EXAMPLES = {
     "mul": [dict(format="fp8e4m3"), dict(format="fp8e5m2", rounding="dynamic", stages=2)],

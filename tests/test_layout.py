@@ -1,6 +1,8 @@
 """The house rules of the layout (docs/architecture.md): rtl/ imports nothing from the floors
 above it (sim/, synth/, golden/, the fpforge/ command line); rtl/ and synth/ never reach for
-golden/ or JAX; golden/ never for Amaranth."""
+golden/ or JAX; golden/ never for Amaranth. Every part is imported by its packaged name
+(``fpforge.rtl``...), never as a top-level ``rtl``: two names would make two copies of a module
+(and two ``Spec`` classes) in one interpreter, and the installed wheel has only the first."""
 
 import ast
 import pathlib
@@ -8,23 +10,35 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-FORBIDDEN = {"golden", "jax", "jaxlib"}
-# package -> the top-level names its sources must not import
-RULES = {"rtl": {"golden", "jax", "jaxlib", "sim", "synth", "fpforge"},
-         "synth": {"golden", "jax", "jaxlib", "sim", "fpforge"},
-         "golden": {"amaranth", "sim", "synth", "fpforge"},
-         "sim": {"fpforge"}}
+PARTS = {"rtl", "golden", "sim", "synth"}      # the repository's folders, fpforge.<part> installed
+# folder -> the parts (fpforge.<part>, or a third-party top-level name) its sources must not import
+RULES = {"rtl": {"golden", "jax", "jaxlib", "sim", "synth", "cli"},
+         "synth": {"golden", "jax", "jaxlib", "sim", "cli"},
+         "golden": {"amaranth", "sim", "synth", "cli"},
+         "sim": {"cli"}}
 
 
-def imported_roots(path: pathlib.Path) -> set[str]:
+def imported_parts(path: pathlib.Path) -> set[str]:
+    """What a source imports: ``fpforge.<part>`` as ``<part>``, anything else by its top-level
+    name, and a bare top-level ``rtl``/``sim``/... as ``top-level <name>``."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    roots = set()
+    names = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            roots |= {alias.name.split(".")[0] for alias in node.names}
+            names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            roots.add(node.module.split(".")[0])
-    return roots
+            names += [f"{node.module}.{alias.name}" if node.module == "fpforge" else node.module
+                      for alias in node.names]
+    parts = set()
+    for name in names:
+        head, _, rest = name.partition(".")
+        if head == "fpforge":
+            parts.add(rest.split(".")[0] or "fpforge")
+        elif head in PARTS:
+            parts.add(f"top-level {head}")
+        else:
+            parts.add(head)
+    return parts
 
 
 def test_top_level_layout():
@@ -37,7 +51,7 @@ def test_each_floor_imports_only_the_floors_below():
     offenders = {}
     for package, forbidden in RULES.items():
         for path in (ROOT / package).rglob("*.py"):
-            bad = imported_roots(path) & forbidden
+            bad = imported_parts(path) & forbidden
             if bad:
                 offenders[str(path.relative_to(ROOT))] = sorted(bad)
     assert offenders == {}
@@ -78,12 +92,22 @@ def test_the_unit_list_scan_can_fail(tmp_path):
     assert unit_lists(bad) == [2]
 
 
+def test_no_source_imports_a_part_by_its_top_level_name():
+    offenders = {str(path.relative_to(ROOT)): sorted(bad)
+                 for folder in ("rtl", "golden", "sim", "synth", "fpforge", "tests")
+                 for path in (ROOT / folder).rglob("*.py")
+                 if (bad := {p for p in imported_parts(path) if p.startswith("top-level")})}
+    assert offenders == {}
+
+
 def test_importing_rtl_and_synth_loads_no_jax():
-    code = ("import sys, pkgutil, importlib, rtl, synth\n"
+    code = ("import sys, pkgutil, importlib\n"
+            "from fpforge import rtl, synth\n"
             "for pkg in (rtl, synth):\n"
             "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
             "        importlib.import_module(m.name)\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in {'jax', 'golden'}))")
+            "print(sorted(m for m in sys.modules\n"
+            "             if m.split('.')[0] == 'jax' or m.startswith('fpforge.golden')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
@@ -92,5 +116,6 @@ def test_importing_rtl_and_synth_loads_no_jax():
 def test_the_checker_sees_a_forbidden_import(tmp_path):
     # The AST scan must be able to fail.
     bad = tmp_path / "bad.py"
-    bad.write_text("from golden.ops import mul\nimport jax.numpy as jnp\n")
-    assert imported_roots(bad) & FORBIDDEN == {"golden", "jax"}
+    bad.write_text("from fpforge.golden.ops import mul\nimport jax.numpy as jnp\n"
+                   "from fpforge import cli\nfrom sim import verify\n")
+    assert imported_parts(bad) == {"golden", "jax", "cli", "top-level sim"}

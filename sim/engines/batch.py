@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rtl import toolchain
+from fpforge.rtl import toolchain
 
 from ..design import Design
 from ..packing import from_binstr, to_binstr

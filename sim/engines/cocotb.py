@@ -34,7 +34,7 @@ import numpy as np
 from cocotb_tools import runner as cocotb_runner
 from cocotb_tools.check_results import get_results
 
-from rtl import toolchain
+from fpforge.rtl import toolchain
 
 from ..design import Design
 from ..stream import Plan
@@ -46,7 +46,7 @@ __all__ = ["CocotbEngine", "BenchConfig", "BenchResult", "simulator", "geometry"
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV_VAR = "FPFORGE_BENCH"
-TEST_MODULE = "sim.engines.cocotb_tb"
+TEST_MODULE = "fpforge.sim.engines.cocotb_tb"
 
 
 def simulator(name: str | None = None) -> str:

@@ -20,9 +20,9 @@ import numpy as np
 import cocotb
 from cocotb.triggers import Timer
 
-from rtl.formats import resolve
-from rtl.kinds import spec_from_dict
-from rtl.ports import Port
+from fpforge.rtl.formats import resolve
+from fpforge.rtl.kinds import spec_from_dict
+from fpforge.rtl.ports import Port
 
 from ..check import raise_on_failure, write_json
 from ..design import Design

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rtl import toolchain
+from fpforge.rtl import toolchain
 
 from ..check import write_json
 from ..design import Design

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fpforge.cli import _parser, main
-from rtl.kinds import KINDS, SPEC_OPTIONS
+from fpforge.rtl.kinds import KINDS, SPEC_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_COMMANDS = ("verilog", "synth", "verify", "verify-exhaustive")

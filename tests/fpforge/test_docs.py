@@ -31,7 +31,7 @@ def test_a_stale_table_is_seen():
 
 # ----- the contract's port tables (docs/verilog-export.md), checked against ports() -----------
 
-from rtl.kinds import make_spec  # noqa: E402
+from fpforge.rtl.kinds import make_spec  # noqa: E402
 
 EXPORT = (ROOT / "docs" / "verilog-export.md").read_text()
 SCALAR_CASES = [make_spec(u, rounding=r, stages=s) for u in ("mul", "add", "sub", "fma", "cvt")

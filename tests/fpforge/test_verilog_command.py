@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from fpforge import cli
-from rtl.formats import valid_forms
+from fpforge.rtl.formats import valid_forms
 from kind_examples import specs as kind_specs
-from rtl.kinds import KINDS, SPEC_OPTIONS, UNITS, make_spec, units_phrase
-from rtl.mx import MxDotSpec, MxQuantSpec
+from fpforge.rtl.kinds import KINDS, SPEC_OPTIONS, UNITS, make_spec, units_phrase
+from fpforge.rtl.mx import MxDotSpec, MxQuantSpec
 
 FPFORGE = str(Path(sys.executable).with_name("fpforge"))
 # The valid format names as the command line prints them: on one line, runs of spaces collapsed

@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import golden
+from fpforge import golden
 from kind_examples import EXAMPLES
 from kind_examples import specs as kind_specs
-from rtl.kinds import KINDS, make_spec
-from rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec
-from rtl.scalar import ScalarSpec
+from fpforge.rtl.kinds import KINDS, make_spec
+from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec
+from fpforge.rtl.scalar import ScalarSpec
 
 # A small spec per kind, with the ports each option adds: pipeline control (excluded from the
 # data ports), rm, rbits, mixed operand formats, lanes, and one-lane block and vector ports.

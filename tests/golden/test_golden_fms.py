@@ -6,9 +6,9 @@ MPFR and an exact model (test_golden_vs_*)."""
 import numpy as np
 import pytest
 
-import golden
-from rtl.formats import resolve
-from rtl.kinds import make_spec
+from fpforge import golden
+from fpforge.rtl.formats import resolve
+from fpforge.rtl.kinds import make_spec
 
 MODES = ("rne", "rtz", "rdn", "rup", "rna", "rod")
 

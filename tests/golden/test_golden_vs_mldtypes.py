@@ -17,7 +17,7 @@ import pytest
 from oracles.compare import check_candidate
 from oracles.references import ML_SMALL, f32_bits, ml_decode, ml_encode
 from oracles.vectors import all_codes, exhaustive_pairs
-from rtl.formats import CATALOG
+from fpforge.rtl.formats import CATALOG
 
 # The oracle's own check against ml_dtypes runs in the default tier for three formats, the rest
 # (and the oracle on every pair, about a minute per format) under -m slow (make verify).

@@ -11,7 +11,7 @@ import pytest
 from oracles.compare import check_candidate
 from oracles.references import softfloat_apply
 from oracles.vectors import binary_vectors, corner_codes, random_codes, triples
-from rtl.formats import CATALOG
+from fpforge.rtl.formats import CATALOG
 
 MODES = ["rne", "rtz", "rdn", "rup", "rna"]
 # The oracle's self-check runs in rne and rup by default; its other modes under -m slow.

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import golden
-from golden.mx import exact_limbs
+from fpforge import golden
+from fpforge.golden.mx import exact_limbs
 from oracles.mx_refs import NV, dot_reference
-from rtl.formats import CATALOG
-from rtl.mx import DOT_N_RANGE, element_format
-from sim.stimulus import cancelling_rows as vectors
+from fpforge.rtl.formats import CATALOG
+from fpforge.rtl.mx import DOT_N_RANGE, element_format
+from fpforge.sim.stimulus import cancelling_rows as vectors
 
 PAIRS = [("fp8e4m3", "fp8e4m3"), ("fp8e5m2", "fp8e5m2"), ("fp6e3m2", "fp6e2m3"),
          ("fp4e2m1", "fp4e2m1"), ("mxint8", "mxint8"), ("fp8e5m2", "fp4e2m1")]

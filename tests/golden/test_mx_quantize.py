@@ -15,13 +15,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import golden
+from fpforge import golden
 from oracles.mx_refs import (ELEMS, EMAX, FP_ELEMS, GRID, RULES, code_of, elem_value,
                              gfloat_quantize_block, needs, quantize_block_exact, round_to_grid,
                              torchao_dequantize, torchao_quantize)
-from rtl.mx import ELEMENT_FORMATS, element_format
-from sim import stimulus
-from sim.stimulus import adversarial_blocks
+from fpforge.rtl.mx import ELEMENT_FORMATS, element_format
+from fpforge.sim import stimulus
+from fpforge.sim.stimulus import adversarial_blocks
 
 TORCHAO = needs("torch", "torchao")
 GFLOAT = needs("gfloat")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rtl.formats import FloatFormat, resolve
+from fpforge.rtl.formats import FloatFormat, resolve
 
 from . import exact
 
@@ -105,7 +105,7 @@ def oracle_apply(op, *operands, fmts, rounding="rne", saturate=False, rm=None, r
 
 
 def golden_module():
-    import golden
+    from fpforge import golden
     return golden
 
 

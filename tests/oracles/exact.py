@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from rtl.formats import FloatFormat, Specials, resolve
+from fpforge.rtl.formats import FloatFormat, Specials, resolve
 
 NX, UF, OF, DZ, NV = 1, 2, 4, 8, 16
 

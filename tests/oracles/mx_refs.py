@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from rtl.formats import CATALOG, FloatFormat
+from fpforge.rtl.formats import CATALOG, FloatFormat
 
 os.environ.setdefault("TORCHINDUCTOR_DISABLE", "1")
 

@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 import softfloatpy as sf
 
-from rtl.formats import CATALOG, FloatFormat, resolve
+from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
 
 # ----- ml_dtypes ---------------------------------------------------------------------------------
 

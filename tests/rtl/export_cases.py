@@ -8,16 +8,16 @@ import re
 import subprocess
 from pathlib import Path
 
-from rtl.export import write_export
-from rtl.formats import catalog_formats
-from rtl.kinds import KINDS, make_spec
-from rtl.options import Rounding
-from rtl.scalar import CvtSpec, ScalarSpec
-from rtl.spec import Spec
+from fpforge.rtl.export import write_export
+from fpforge.rtl.formats import catalog_formats
+from fpforge.rtl.kinds import KINDS, make_spec
+from fpforge.rtl.options import Rounding
+from fpforge.rtl.scalar import CvtSpec, ScalarSpec
+from fpforge.rtl.spec import Spec
 from kind_examples import EXAMPLES
 from kind_examples import specs as kind_specs
-from rtl.toolchain import verilator
-from sim.lint import iverilog_read, verilator_lint, yosys_read
+from fpforge.rtl.toolchain import verilator
+from fpforge.sim.lint import iverilog_read, verilator_lint, yosys_read
 
 ROUNDINGS = [r.value for r in Rounding]          # rne rtz rdn rup rna rod stochastic dynamic
 SMALL = [f.name for f in catalog_formats(16)]     # every catalog format of at most 16 bits

@@ -11,11 +11,11 @@ import sys
 
 import pytest
 
-from rtl import emit
-from rtl.emit import MAX_NAME, ModuleNameError, check_module_name
-from rtl.kinds import KINDS, make_spec
-from rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec
-from sim.lint import module_ports
+from fpforge.rtl import emit
+from fpforge.rtl.emit import MAX_NAME, ModuleNameError, check_module_name
+from fpforge.rtl.kinds import KINDS, make_spec
+from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec
+from fpforge.sim.lint import module_ports
 
 from tests.rtl.export_cases import KIND_SPECS
 
@@ -71,7 +71,7 @@ def test_the_module_is_named_as_asked(emitted):
 
 DETERMINISM = make_spec("fma", format="fp8e4m3", c_format="bf16", rounding="stochastic",
                         stages=2)
-ONE_LINER = ("import sys; from rtl import emit; from rtl.kinds import make_spec; "
+ONE_LINER = ("import sys; from fpforge.rtl import emit; from fpforge.rtl.kinds import make_spec; "
              "sys.stdout.write(emit.verilog(make_spec('fma', format='fp8e4m3', c_format='bf16', "
              "rounding='stochastic', stages=2)))")
 

@@ -16,12 +16,12 @@ import pytest
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-import rtl.kinds
-from rtl import export
-from rtl.emit import ModuleNameError
-from rtl.export import ContractError, ExportError, export_verilog, write_export
-from rtl.kinds import make_spec
-from rtl.options import FLAG_ORDER
+from fpforge.rtl import kinds
+from fpforge.rtl import export
+from fpforge.rtl.emit import ModuleNameError
+from fpforge.rtl.export import ContractError, ExportError, export_verilog, write_export
+from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.options import FLAG_ORDER
 
 FMA = make_spec("fma", format="fp8e4m3", in_format="fp8e5m2", c_format="bf16",
                 rounding="stochastic", saturate=True, stages=2)
@@ -167,7 +167,7 @@ class _WrongPorts:
 
 def test_a_unit_breaking_the_port_contract_is_refused(monkeypatch, tmp_path):
     monkeypatch.setenv("FPFORGE_CACHE", str(tmp_path / "cache"))   # build, do not read the cache
-    monkeypatch.setattr(rtl.kinds, "build", _WrongPorts)
+    monkeypatch.setattr(kinds, "build", _WrongPorts)
     spec = make_spec("mul", format="fp8e4m3")
     with pytest.raises(ContractError) as err:
         write_export(spec, tmp_path / "m.v")

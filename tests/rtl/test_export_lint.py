@@ -5,7 +5,7 @@ Each test exports one batch and starts each tool once for the whole batch."""
 
 import pytest
 
-from rtl.kinds import KINDS, make_spec
+from fpforge.rtl.kinds import KINDS, make_spec
 
 from tests.rtl.export_cases import (KIND_OPTIONS, KIND_SPECS, OPTIONS, PAIRS, ROUNDINGS,
                                     SAME_FORMAT_UNITS, SMALL, check_batch, export_all, pair_id,

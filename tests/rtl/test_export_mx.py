@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fpforge import cli
-from rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec, element_format
+from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec, element_format
 
 from tests.rtl.export_cases import check_batch
 

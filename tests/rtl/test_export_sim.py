@@ -8,10 +8,10 @@ import subprocess
 import numpy as np
 import pytest
 
-import golden
+from fpforge import golden
 from fpforge import cli
-from rtl import toolchain
-from rtl.kinds import make_spec
+from fpforge.rtl import toolchain
+from fpforge.rtl.kinds import make_spec
 
 CASES = {
     "mul-fp8e4m3-s2": (["--unit", "mul", "--format", "fp8e4m3", "--stages", "2"],

@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from rtl.formats import (CATALOG, GRAMMAR, SHORT_NAMES, FloatFormat, FormatError, Specials,
+from fpforge.rtl.formats import (CATALOG, GRAMMAR, SHORT_NAMES, FloatFormat, FormatError, Specials,
                          catalog_formats, resolve, valid_forms)
 
 from oracles.references import ML_NAMES, ml_type

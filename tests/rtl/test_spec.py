@@ -8,10 +8,10 @@ import pytest
 from fpforge.cli import _parser, _values
 from kind_examples import EXAMPLES
 from kind_examples import specs as kind_specs
-from rtl.kinds import KINDS, SPEC_OPTIONS, UNITS, make_spec, spec_from_dict, units_phrase
-from rtl.options import FLAG_ORDER, FLAGS_WIDTH, RM_CODES, OptionError, Rounding, rm_name
-from rtl.ports import CONTROL, Port
-from rtl.spec import Spec
+from fpforge.rtl.kinds import KINDS, SPEC_OPTIONS, UNITS, make_spec, spec_from_dict, units_phrase
+from fpforge.rtl.options import FLAG_ORDER, FLAGS_WIDTH, RM_CODES, OptionError, Rounding, rm_name
+from fpforge.rtl.ports import CONTROL, Port
+from fpforge.rtl.spec import Spec
 
 SPECS = [
     make_spec("mul", format="fp8e4m3"),
@@ -76,7 +76,7 @@ def test_ports_are_validated():
 
 
 def test_the_registry_names_real_components_and_golden_functions():
-    from rtl.fp_units.unit import Unit
+    from fpforge.rtl.fp_units.unit import Unit
     for name, kind in KINDS.items():
         assert kind.name == name == kind.spec.unit
         assert issubclass(kind.component_class(), Unit) and \

@@ -8,11 +8,11 @@ biased random). Rerun one case with ``pytest tests/sim/test_benches.py -k '<id>'
 
 import pytest
 
-from rtl.kinds import make_spec
-from sim.design import Design
-from sim.engines.cocotb import CocotbEngine, build_top
-from sim.stream import Plan
-from sim.tiers import case_id, simulators, stimulus_for
+from fpforge.rtl.kinds import make_spec
+from fpforge.sim.design import Design
+from fpforge.sim.engines.cocotb import CocotbEngine, build_top
+from fpforge.sim.stream import Plan
+from fpforge.sim.tiers import case_id, simulators, stimulus_for
 
 
 def check(spec, sim, *, stimulus=None, seed=1, bubbles=0.0):

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from rtl.formats import resolve
-from rtl.kinds import make_spec
-from sim.check import UNDEFINED, Checker, bit_exact, describe_code, describe_flags, expected
-from sim.packing import UndefinedBits, from_binstr, to_binstr
+from fpforge.rtl.formats import resolve
+from fpforge.rtl.kinds import make_spec
+from fpforge.sim.check import UNDEFINED, Checker, bit_exact, describe_code, describe_flags, expected
+from fpforge.sim.packing import UndefinedBits, from_binstr, to_binstr
 
 
 @pytest.mark.parametrize("width", [1, 3, 5, 8, 11, 16, 20, 32])

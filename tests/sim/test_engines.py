@@ -7,13 +7,13 @@ import shutil
 import numpy as np
 import pytest
 
-from rtl.kinds import make_spec
-from sim.design import Design
-from sim.engines import engine
-from sim.engines.batch import BatchEngine
-from sim.engines.harness import Harness
-from sim.engines.native import NativeTop, container_bytes
-from sim.tiers import simulators
+from fpforge.rtl.kinds import make_spec
+from fpforge.sim.design import Design
+from fpforge.sim.engines import engine
+from fpforge.sim.engines.batch import BatchEngine
+from fpforge.sim.engines.harness import Harness
+from fpforge.sim.engines.native import NativeTop, container_bytes
+from fpforge.sim.tiers import simulators
 
 needs_cxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler")
 
@@ -131,8 +131,8 @@ def test_native_top_puts_each_element_in_a_container():
 @pytest.mark.slow
 @needs_cxx
 def test_native_engine_matches_the_golden_model_and_catches_a_fault():
-    from sim.faults import faulty_design
-    from sim.stream import Plan
+    from fpforge.sim.faults import faulty_design
+    from fpforge.sim.stream import Plan
     native = engine("native")
     spec = make_spec("add", format="fp8e5m2", rounding="dynamic", stages=2)
     # not a multiple of the lanes at the end: padding is checked

@@ -5,10 +5,10 @@ caught: a new kind is verified by being registered."""
 import pytest
 
 from kind_examples import SMALL, small
-from sim.design import Design
-from sim.engines.batch import BatchEngine
-from sim.faults import FAULTS, faulty_design
-from sim.stream import Plan
+from fpforge.sim.design import Design
+from fpforge.sim.engines.batch import BatchEngine
+from fpforge.sim.faults import FAULTS, faulty_design
+from fpforge.sim.stream import Plan
 
 
 @pytest.mark.parametrize("unit", SMALL)

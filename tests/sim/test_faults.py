@@ -5,13 +5,13 @@ import re
 
 import pytest
 
-from rtl.kinds import make_spec
-from sim.design import Design
-from sim.engines.batch import BatchEngine
-from sim.engines.cocotb import CocotbEngine
-from sim.faults import FAULTS, faulty_design
-from sim.stream import Plan
-from sim.tiers import simulators
+from fpforge.rtl.kinds import make_spec
+from fpforge.sim.design import Design
+from fpforge.sim.engines.batch import BatchEngine
+from fpforge.sim.engines.cocotb import CocotbEngine
+from fpforge.sim.faults import FAULTS, faulty_design
+from fpforge.sim.stream import Plan
+from fpforge.sim.tiers import simulators
 
 
 def run_fault(spec, fault, stimulus, engine=None):

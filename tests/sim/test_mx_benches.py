@@ -16,13 +16,13 @@ import re
 import numpy as np
 import pytest
 
-from rtl.mx import ELEMENT_FORMATS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
-from sim.design import Design
-from sim.engines.cocotb import CocotbEngine
-from sim.faults import faulty_design
-from sim.stimulus import generate
-from sim.stream import Plan
-from sim.tiers import simulators
+from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
+from fpforge.sim.design import Design
+from fpforge.sim.engines.cocotb import CocotbEngine
+from fpforge.sim.faults import faulty_design
+from fpforge.sim.stimulus import generate
+from fpforge.sim.stream import Plan
+from fpforge.sim.tiers import simulators
 
 ELEMS = tuple(ELEMENT_FORMATS)
 MXQ = [["random", {"count": 64}], ["nonfinite", {"count": 16}], ["adversarial", {"per_class": 4}]]

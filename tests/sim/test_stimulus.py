@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from rtl.formats import resolve
+from fpforge.rtl.formats import resolve
 from kind_examples import SMALL, small
-from rtl.kinds import KINDS, make_spec
-from sim.stimulus import (Corner, corner_codes, corners, exhaustive, generate, parts_of,
+from fpforge.rtl.kinds import KINDS, make_spec
+from fpforge.sim.stimulus import (Corner, corner_codes, corners, exhaustive, generate, parts_of,
                           relations, space_size)
-from sim.tiers import case_id, full_matrix, matrix_simulator, stimulus_for
+from fpforge.sim.tiers import case_id, full_matrix, matrix_simulator, stimulus_for
 
 ONE_PER_KIND = {unit: small(unit) for unit in SMALL}
 

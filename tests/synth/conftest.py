@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from synth.flow import run_yosys
+from fpforge.synth.flow import run_yosys
 
 
 def _yosys_ports(directory, files, top) -> dict:

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from rtl.emit import verilog
-from rtl.formats import FormatError
-from rtl.kinds import make_spec
-from rtl.options import OptionError
-from synth import equiv
-from synth.flow import run_yosys
+from fpforge.rtl.emit import verilog
+from fpforge.rtl.formats import FormatError
+from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.options import OptionError
+from fpforge.synth import equiv
+from fpforge.synth.flow import run_yosys
 
 
 def gate_level(text: str, top: str, work) -> str:
@@ -73,8 +73,8 @@ def test_only_comment_lines_and_whitespace_are_ignored():
 
 
 def test_export_covers_the_matrix_and_the_sweeps_mx_units(tmp_path):
-    from sim.tiers import FULL_MODES
-    from synth import sweep
+    from fpforge.sim.tiers import FULL_MODES
+    from fpforge.synth import sweep
     index = equiv.export(equiv.ROOT, tmp_path, "fp4e2m1", "mul,mxdq")
     assert {i["unit"] for i in index.values()} == {"mul", "mxdq"}
     # mul: every rounding x saturate x subnormals x 2 stage counts; mxdq: the sweep's one case

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from synth.cells import CELL_BY_NAME, CELLS, NAND2_AREA, ge
-from synth.liberty import (EDGES, STA_SCALE, cell_models_text, liberty_text, parse_liberty_areas,
+from fpforge.synth.cells import CELL_BY_NAME, CELLS, NAND2_AREA, ge
+from fpforge.synth.liberty import (EDGES, STA_SCALE, cell_models_text, liberty_text, parse_liberty_areas,
                            parse_model_areas, write_library)
 
 

@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from rtl.kinds import make_spec
-from rtl.ports import Port
-from synth import SynthError, run_designs
-from synth.cells import CELL_BY_NAME, NAND2_AREA
-from synth.flow import FPGA_TOP, Source, batch_top, parse_ltp, parse_sta
-from synth.liberty import write_library
-from synth.records import Design, SynthRecord, core_design, design_for
+from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.ports import Port
+from fpforge.synth import SynthError, run_designs
+from fpforge.synth.cells import CELL_BY_NAME, NAND2_AREA
+from fpforge.synth.flow import FPGA_TOP, Source, batch_top, parse_ltp, parse_sta
+from fpforge.synth.liberty import write_library
+from fpforge.synth.records import Design, SynthRecord, core_design, design_for
 
 SEQ = """module seq_mac(input clk, input [3:0] a, input [3:0] b, output reg [7:0] p);
   reg [3:0] ra, rb;
@@ -123,6 +123,6 @@ def test_fpga_runs_refuse_a_design_without_ports_before_any_work(tmp_path):
 
 
 def test_run_dirs_never_collide(tmp_path):
-    from synth import new_run_dir
+    from fpforge.synth import new_run_dir
     dirs = {new_run_dir(tmp_path, "e4m3fn") for _ in range(5)}
     assert len(dirs) == 5 and all(d.parent == tmp_path and d.is_dir() for d in dirs)

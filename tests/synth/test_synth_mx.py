@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-import synth
-from rtl.formats import FormatError
-from rtl.kinds import KINDS, make_spec
-from rtl.options import OptionError
-from synth import sweep as sw
-from synth.report import print_table
+from fpforge import synth
+from fpforge.rtl.formats import FormatError
+from fpforge.rtl.kinds import KINDS, make_spec
+from fpforge.rtl.options import OptionError
+from fpforge.synth import sweep as sw
+from fpforge.synth.report import print_table
 
 
 def test_synth_takes_every_mx_unit(tmp_path, capsys):
@@ -42,7 +42,7 @@ def test_synth_takes_every_mx_unit(tmp_path, capsys):
 
 
 def test_mx_units_synthesise_without_resource_sharing():
-    from synth.records import design_for
+    from fpforge.synth.records import design_for
     # Yosys's SAT sharing ran > 15 min on an MX unit; a scalar unit keeps it.
     assert not design_for(make_spec("mxdq", in_format="fp4e2m1", block=2)).share
     assert not design_for(make_spec("dot", in_format="fp4e2m1", n=2)).share

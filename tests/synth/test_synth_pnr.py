@@ -5,10 +5,10 @@ import re
 
 import pytest
 
-import synth.pnr as pnr
-from rtl.kinds import make_spec
-from synth import run
-from synth.records import SynthRecord, design_for
+import fpforge.synth.pnr as pnr
+from fpforge.rtl.kinds import make_spec
+from fpforge.synth import run
+from fpforge.synth.records import SynthRecord, design_for
 
 
 def test_wrapper_registers_every_port_of_the_spec_once(tmp_path, yosys_ports):

@@ -7,9 +7,9 @@ fp16 950.0 / 1061.4 (957 / 1064).
 
 import pytest
 
-from synth import run_designs
-from synth.cells import REFERENCE_POINTS
-from synth.records import core_design
+from fpforge.synth import run_designs
+from fpforge.synth.cells import REFERENCE_POINTS
+from fpforge.synth.records import core_design
 
 AREA_TOL = 0.05
 DELAY_TOL = 0.06
@@ -50,8 +50,8 @@ def test_slow_edge_never_faster(cores):
 
 
 def test_unit_costs_more_than_its_core(tmp_path):
-    import synth
-    from rtl.kinds import make_spec
+    from fpforge import synth
+    from fpforge.rtl.kinds import make_spec
     mul, core = synth.run([make_spec("mul", format="fp8e4m3")], out_dir=tmp_path, fpga=False)
     assert (mul.kind, core.kind, mul.core) == ("unit", "core", core.name)
     assert mul.asic.area_um2 > core.asic.area_um2 and mul.area_vs_core > 1

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from rtl.formats import CATALOG, FormatError, resolve
-from rtl.kinds import KINDS, make_spec
-from rtl.options import OptionError
-from rtl.scalar import ScalarSpec
-from synth import sweep as sw
-from synth.bench_ppa import NO_FLAGS_SUFFIX, flags_unconnected
-from synth.records import design_for
+from fpforge.rtl.formats import CATALOG, FormatError, resolve
+from fpforge.rtl.kinds import KINDS, make_spec
+from fpforge.rtl.options import OptionError
+from fpforge.rtl.scalar import ScalarSpec
+from fpforge.synth import sweep as sw
+from fpforge.synth.bench_ppa import NO_FLAGS_SUFFIX, flags_unconnected
+from fpforge.synth.records import design_for
 
 ROOT = Path(__file__).resolve().parents[2]
 FLUSH = "no-subnormals"
@@ -120,7 +120,7 @@ def test_rejected_combination_is_skipped_with_reason(monkeypatch):
 
 
 def test_cases_cover_catalog_units_and_variants():
-    from rtl.formats import catalog_formats
+    from fpforge.rtl.formats import catalog_formats
     fmts = catalog_formats(16)
     cases = sw.cases(fmts)
     base = [c for c in cases if c.variant == "default"]
@@ -186,7 +186,7 @@ def test_run_sweep_writes_and_publishes_its_report(tmp_path, capsys):
 
 def test_two_runs_at_once_do_not_clobber(tmp_path):
     out = tmp_path / "build"
-    code = ("import sys; import synth; from rtl.kinds import make_spec; "
+    code = ("import sys; from fpforge import synth; from fpforge.rtl.kinds import make_spec; "
             "synth.run([make_spec('mul', format='fp4e2m1')], out_dir=sys.argv[1], fpga=False, "
             "cores=False)")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(out)], cwd=ROOT,

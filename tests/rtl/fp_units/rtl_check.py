@@ -15,15 +15,15 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-import golden
-from rtl import emit
-from rtl.kinds import build
-from rtl.scalar import MulSpec, ScalarSpec
-from rtl.spec import Spec
-from sim.check import Checker, expected
-from sim.design import Design
-from sim.engines.batch import BatchEngine
-from sim.stimulus import exhaustive, mode_inputs, space_size
+from fpforge import golden
+from fpforge.rtl import emit
+from fpforge.rtl.kinds import build
+from fpforge.rtl.scalar import MulSpec, ScalarSpec
+from fpforge.rtl.spec import Spec
+from fpforge.sim.check import Checker, expected
+from fpforge.sim.design import Design
+from fpforge.sim.engines.batch import BatchEngine
+from fpforge.sim.stimulus import exhaustive, mode_inputs, space_size
 
 ENGINE = BatchEngine()
 

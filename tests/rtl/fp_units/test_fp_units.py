@@ -18,12 +18,12 @@ import pytest
 from amaranth.hdl import Shape
 from amaranth.lib.wiring import In, Out
 
-from rtl import emit
-from rtl.formats import catalog_formats, resolve
-from rtl.kinds import KINDS, build, make_spec
-from rtl.options import RM_WIDTH
-from sim.check import Checker, expected, raise_on_failure
-from sim.faults import faulty_design
+from fpforge.rtl import emit
+from fpforge.rtl.formats import catalog_formats, resolve
+from fpforge.rtl.kinds import KINDS, build, make_spec
+from fpforge.rtl.options import RM_WIDTH
+from fpforge.sim.check import Checker, expected, raise_on_failure
+from fpforge.sim.faults import faulty_design
 
 from tests.rtl.fp_units.rtl_check import ENGINE, check_scalar, every_input, sampled
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rtl.mx import ELEMENT_FORMATS, MxDotSpec
-from sim.stimulus import mixed_rows, pair_rows
+from fpforge.rtl.mx import ELEMENT_FORMATS, MxDotSpec
+from fpforge.sim.stimulus import mixed_rows, pair_rows
 
 from tests.rtl.fp_units.rtl_check import assert_exact, check, design_of
 

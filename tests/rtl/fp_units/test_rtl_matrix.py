@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import golden
-from rtl.formats import resolve
-from rtl.kinds import make_spec
+from fpforge import golden
+from fpforge.rtl.formats import resolve
+from fpforge.rtl.kinds import make_spec
 
 from tests.rtl.export_cases import PAIRS, ROUNDINGS, pair_id
 from tests.rtl.fp_units.rtl_check import check_scalar, every_input, sampled

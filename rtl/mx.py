@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from .formats import CATALOG, FloatFormat, FormatError, Specials, resolve
 from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
-from .ports import Port, clock_ports, flags_port, rbits_port, valid_ports
+from .ports import Port, clock_ports, flags_port, rbits_port, result_ports, valid_ports
 from .spec import Spec, check_int, check_stages
 
 __all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", "ACCUMULATORS",
@@ -454,10 +454,7 @@ class MxDotSpec(Spec):
                 names.append(port)
         v_in, v_out = valid_ports(self.stages, names)
         out += v_in
-        out.append(Port("y", "output", self.out_fmt.width, f"result, {self.out_fmt.name} code",
-                        fmt=self.out_fmt))
-        out.append(flags_port())
-        return out + v_out
+        return out + result_ports(self.out_fmt) + v_out
 
     def formats(self) -> dict[str, FloatFormat]:
         return {"a": self.elem_a.grid, "b": self.elem_b.grid, "y": self.out_fmt}

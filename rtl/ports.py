@@ -18,7 +18,7 @@ from .formats import FloatFormat
 from .options import FLAGS_MEANING, FLAGS_WIDTH, RM_MEANING, RM_WIDTH
 
 __all__ = ["Port", "CLOCK", "RESET", "VALID_IN", "VALID_OUT", "CONTROL", "clock_ports",
-           "valid_ports", "flags_port", "rm_port", "rbits_port"]
+           "result_ports", "valid_ports", "flags_port", "rm_port", "rbits_port"]
 
 CLOCK, RESET, VALID_IN, VALID_OUT = "clk", "rst", "valid_i", "valid_o"
 CONTROL = (CLOCK, RESET, VALID_IN, VALID_OUT)     # pipelined units only; no data
@@ -88,6 +88,11 @@ def valid_ports(stages: int, inputs: list[str], outputs: str | None = None
 def flags_port(note: str = "") -> Port:
     """The flags output: the flag order is options.FLAG_ORDER."""
     return Port("flags", "output", FLAGS_WIDTH, FLAGS_MEANING + note)
+
+
+def result_ports(fmt) -> list[Port]:
+    """A one-result unit's outputs: ``y`` (a ``fmt`` code) and the flags."""
+    return [Port("y", "output", fmt.width, f"result, {fmt.name} code", fmt=fmt), flags_port()]
 
 
 def rm_port() -> Port:

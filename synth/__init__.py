@@ -20,6 +20,7 @@ from fpforge.rtl.spec import Spec
 
 from .flow import (TARGETS, Job, JobResult, Library, Source, SynthError, own_library, run_job,
                    user_library, yosys_version)
+from .sta import BOUNDARY, check_sta, sta_version
 from .records import Design, SynthRecord, core_design, core_formats, design_for
 
 __all__ = ["run", "run_designs", "default_specs", "new_run_dir", "SynthRecord", "SynthError",
@@ -86,6 +87,8 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     if (fpga or pnr) and portless:
         raise ValueError(f"the FPGA runs instantiate each design by its ports; "
                          f"{', '.join(portless)} declare none")
+    if liberty is None:
+        check_sta()
     if pnr:
         from .pnr import check_tools
         check_tools()
@@ -150,8 +153,8 @@ def run_header(library: Library, run_dir: Path, wall: float | None, cpu: float |
     import amaranth
     header = {"yosys": yosys_version(), "amaranth": amaranth.__version__,
               "liberty": library.describe(),
-              "delay": "Yosys sta with fpforge cell models" if library.models
-              else "unavailable (user liberty: no cell models with specify delays)",
+              "delay": f"{sta_version()}, load-aware: {BOUNDARY}" if library.timed
+              else "unavailable (user liberty: area only)",
               "run directory": str(run_dir)}
     if wall is not None:
         header["time"] = (f"{wall:.1f} s wall for all Yosys runs, {jobs} in parallel; "

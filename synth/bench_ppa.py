@@ -129,8 +129,8 @@ def _pct(new, base) -> str:
 
 
 def report(records: dict[str, SynthRecord]) -> str:
-    lines = ["", "Targets (GE: NAND2_X1 = 1; ps: Yosys sta over fpforge's NanGate45 cell "
-             "models, fast edge)", ""]
+    lines = ["", "Targets (GE: NAND2_X1 = 1; ps: OpenSTA, load-aware over the NanGate45 NLDM "
+             "tables, the timing of CELLS.md's reference points)", ""]
     lines.append(f"  {'target':<22} {'fpforge':>10} {'limit':>10}  {'verdict':<7} source")
     for t, value, verdict in verdicts(records):
         unit = "GE" if t.figure == "ge" else "ps"

@@ -7,17 +7,14 @@ jobs run in parallel and never share files:
     ``synth -flatten`` to Yosys's generic gates; ``stat -json`` (cell counts), ``stat -tech cmos``
     (transistors) and ``ltp -noff`` (depth in generic gates) on that netlist. Then ``dfflibmap`` and
     ``abc -liberty`` with ABC's default script to the cell library; ``stat -liberty`` for area and
-    Yosys ``sta`` over the cell models for delay, once with the fast-edge and once with the
-    slow-edge models (liberty.py).
+    ``write_verilog`` of the mapped netlist, which OpenSTA then times load-aware over the same
+    liberty's NLDM tables (synth/sta.py).
 
     Mapping choice, checked against the CELLS.md reference cores (tests/synth): the default
-    ``abc -liberty`` script lands the E4M3 / bf16 / fp16 cores within 2.1 % of CELLS.md's area
-    and, timed with the fast-edge models, within 3.6 % of its delay. ``-D <ps>`` targets change
-    nothing with this ABC (it does not read our liberty's delays), and ``abc -fast`` no longer
-    exists in Yosys 0.70. Alternatives tried on the E4M3 core (slow-edge sta): ``map`` 121 GE /
-    561 ps, ``dch -f; map`` 123 / 558, ``&st; &syn2; &if -g; &synch2; &nf`` 143 / 528, ``-genlib``
-    with the same figures (delay-aware) 128 / 597, against the default's 114 / 628: none gains
-    delay without paying more in area, and none matches CELLS.md.
+    ``abc -liberty`` script lands the E4M3 / bf16 / fp16 cores within a few percent of CELLS.md's
+    area and load-aware delay. Alternatives tried on the E4M3 core (one-point delays, before the
+    NLDM liberty): ``map`` 121 GE / 561 ps, ``dch -f; map`` 123 / 558, ``&st; &syn2; &if -g;
+    &synch2; &nf`` 143 / 528, ``-genlib`` 128 / 597, against the default's 114 / 628.
 
 ``ice40`` / ``ecp5`` (one job per target for all designs, see fpga_script)
     ``synth_ice40`` and ``synth_ecp5 -nodsp``; ``stat -json`` for LUT, carry and register counts.
@@ -33,7 +30,7 @@ import re
 import shlex
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -42,6 +39,7 @@ from fpforge.rtl.toolchain import yosys
 
 from . import liberty as lib_gen
 from .cells import NAND2_AREA
+from .sta import Timing, run_sta
 
 __all__ = ["Library", "own_library", "user_library", "Source", "Job", "JobResult",
            "AsicFigures", "GenericFigures", "FpgaFigures", "SynthError", "TARGETS",
@@ -119,11 +117,12 @@ def run_yosys(directory: Path, script: str, name: str = "synth.ys") -> YosysRun:
 # ----- cell library -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Library:
-    """The liberty to map to, and the Verilog cell models that time it (None: delay unavailable)."""
+    """The liberty to map to; fpforge's own also has functional cell models (gate-level
+    simulation) and is timed by OpenSTA. A user's liberty gives area only."""
 
     name: str
     liberty: Path
-    models: dict = field(default_factory=dict)   # edge ("fast" / "slow") -> Path
+    cell_models: Path | None = None
     own: bool = True
     nand2_area: float = NAND2_AREA
     sha256: str = ""
@@ -131,9 +130,13 @@ class Library:
     def describe(self) -> str:
         if self.own:
             return (f"{self.name} (fpforge's own, generated from synth/cells.py: NanGate FreePDK45 "
-                    f"typ figures; sha256 {self.sha256}) at {self.liberty}")
+                    f"typ figures with NLDM tables; sha256 {self.sha256}) at {self.liberty}")
         return (f"user liberty {self.liberty} (sha256 {self.sha256}); GE with NAND2 area "
-                f"{self.nand2_area:g} um^2; no cell models, so no delay")
+                f"{self.nand2_area:g} um^2; area only, no delay")
+
+    @property
+    def timed(self) -> bool:
+        return self.own
 
 
 def own_library(directory: Path) -> Library:
@@ -152,7 +155,7 @@ def user_library(path: Path) -> Library:
     nands = [a for n, a in areas.items()
              if re.match(r"(?i)^(sky130_fd_sc_\w+__)?nand2(_|b?x?\d|$)", n)]
     nand2 = min(nands) if nands else NAND2_AREA
-    return Library(path.stem, path, {}, False, nand2, lib_gen.digest(path))
+    return Library(path.stem, path, None, False, nand2, lib_gen.digest(path))
 
 
 # ----- scripts ------------------------------------------------------------------------------------
@@ -185,13 +188,9 @@ def asic_script(verilog: Path, top: str, library: Library, cwd: Path | None = No
         f"abc -liberty {q(library.liberty)}",
         "opt_clean -purge",
         f"tee -q -o asic_stat.json stat -json -liberty {q(library.liberty)}",
-        "write_verilog -noattr netlist.v",
+        # -simple-lhs: OpenSTA reads no concatenation on the left of an assign.
+        "write_verilog -noattr -simple-lhs netlist.v",
     ]
-    for edge, models in library.models.items():
-        lines += ["design -save mapped",
-                  f"read_verilog -specify -lib {q(models)}",
-                  f"tee -q -o sta_{edge}.txt sta",
-                  "design -load mapped"]
     return "\n".join(lines) + "\n"
 
 
@@ -263,9 +262,13 @@ class AsicFigures:
     sequential_area_um2: float
     cells: int
     cells_by_type: dict
-    delay_ps: float | None        # sta, each arc at its faster edge (CELLS.md's convention)
-    delay_slow_ps: float | None   # sta, each arc at its slower edge (pessimistic bound)
+    # OpenSTA, load-aware (synth/sta.py); None with a user's liberty. A registered design's
+    # delay is the clock period its worst path group needs.
+    delay_ps: float | None
     critical_path_cells: int | None
+    critical_path: str = ""          # "startpoint -> endpoint"
+    paths: dict = field(default_factory=dict)   # group -> PathTiming as a dict
+    fmax_mhz: float | None = None    # registered designs
 
 
 @dataclass(frozen=True)
@@ -344,7 +347,13 @@ def run_job(job: Job) -> JobResult:
 def parse_job(job: Job) -> dict:
     d = job.directory
     if job.target == "asic":
-        return {job.tops[0]: (parse_generic(d), parse_asic(d, job.library))}
+        src, = job.designs
+        timing = None
+        if job.library.timed:
+            # A design with flip-flops is clocked by its ``clk`` port (rtl/ports.CLOCK).
+            registered = "DFF_X1" in (d / "netlist.v").read_text()
+            timing = run_sta(d, job.library.liberty, d / "netlist.v", src.top, registered)
+        return {src.top: (parse_generic(d), parse_asic(d, job.library, timing))}
     return parse_fpga(d / f"{job.target}_stat.json", job.target, job.tops)
 
 
@@ -370,32 +379,23 @@ def parse_ltp(text: str) -> int:
     return int(m.group(1))
 
 
-def parse_sta(text: str) -> tuple[float, int] | None:
-    """(latest arrival in ps, cells on that path), or None when Yosys found no timing path."""
-    m = re.search(r"Latest arrival time in '[^']*' is (-?\d+):", text)
-    if m is None:
-        if "No timing paths found" in text:
-            return None
-        raise ValueError("no 'Latest arrival time' line in sta output")
-    path_cells = len(re.findall(r"^\s+-?\d+ \S+ \(\S+\.\S+->\S+\)$", text, re.M))
-    return int(m.group(1)) / lib_gen.STA_SCALE, path_cells
-
-
-def parse_asic(d: Path, library: Library) -> AsicFigures:
+def parse_asic(d: Path, library: Library, timing: Timing | None = None) -> AsicFigures:
     stat = _design_stat(d / "asic_stat.json")
     by_type = dict(stat["num_cells_by_type"])
     unmapped = sorted(t for t in by_type if t.startswith("$"))
     if unmapped:
         raise ValueError(f"cells left unmapped to {library.name}: {', '.join(unmapped)}")
     area = float(stat["area"])
-    sta = {edge: parse_sta((d / f"sta_{edge}.txt").read_text()) for edge in library.models}
-    fast, slow = sta.get("fast"), sta.get("slow")
+    worst = timing.worst if timing else None
     return AsicFigures(area_um2=round(area, 3), ge=round(area / library.nand2_area, 1),
                        sequential_area_um2=round(float(stat.get("sequential_area", 0.0)), 3),
                        cells=int(stat["num_cells"]), cells_by_type=by_type,
-                       delay_ps=fast[0] if fast else None,
-                       delay_slow_ps=slow[0] if slow else None,
-                       critical_path_cells=fast[1] if fast else None)
+                       delay_ps=worst.delay_ps if worst else None,
+                       critical_path_cells=len(worst.cells) if worst else None,
+                       critical_path=f"{worst.startpoint} -> {worst.endpoint}" if worst else "",
+                       paths={g: {**asdict(p), "cells": list(p.cells)}
+                              for g, p in timing.paths.items()} if timing else {},
+                       fmax_mhz=timing.fmax_mhz if timing else None)
 
 
 # Cell types of each FPGA family, by role.

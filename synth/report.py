@@ -32,7 +32,7 @@ def _ratio(value) -> str:
     return "–" if value is None else f"{value:.2f}x"
 
 
-COLUMNS = ("design", "GE", "µm²", "ps", "slow ps", "depth", "cells", "transistors",
+COLUMNS = ("design", "GE", "µm²", "ps", "ASIC MHz", "depth", "cells", "transistors",
            "iCE40 LUT/carry/FF", "ECP5 LUT/carry/FF", "iCE40 MHz", "ECP5 MHz", "GE / core",
            "ps / core")
 
@@ -46,7 +46,7 @@ def _row(r: SynthRecord) -> tuple[str, ...]:
         f = r.fmax.get(t)
         return "–" if f is None else f"{f.fmax_mhz:.1f}"
     a = r.asic
-    return (r.name, _f(a.ge, 1), _f(a.area_um2, 1), _f(a.delay_ps, 1), _f(a.delay_slow_ps, 1),
+    return (r.name, _f(a.ge, 1), _f(a.area_um2, 1), _f(a.delay_ps, 1), _f(a.fmax_mhz, 0),
             str(r.generic.depth), str(a.cells),
             f"{r.generic.transistors}{'' if r.generic.transistors_exact else '+'}", fpga("ice40"),
             fpga("ecp5"), fmax("ice40"), fmax("ecp5"), _ratio(r.area_vs_core),
@@ -58,9 +58,10 @@ def markdown(records: list[SynthRecord], *, header: dict) -> str:
     out = ["# fpforge synthesis report", ""]
     out += [f"- **{k}**: {v}" for k, v in header.items()]
     out += ["",
-            "GE = area / NAND2_X1 area. *ps*: critical path by Yosys `sta` over the cell models, "
-            "each arc at the faster of its rise/fall figures (the convention of shared/CELLS.md's "
-            "reference points); *slow ps* times each arc at the slower one (a pessimistic bound). "
+            "GE = area / NAND2_X1 area. *ps*: worst path timed load-aware by OpenSTA over the "
+            "liberty's NLDM tables (see **delay** above for the boundary); for a registered "
+            "design, the clock period its worst path group needs (input to register, register "
+            "to register, register to output), and *ASIC MHz* its inverse. "
             "Depth: `ltp -noff` in Yosys generic gates; transistors: `stat -tech cmos` (+: some "
             "cell types have no estimate). FPGA: `synth_ice40`, `synth_ecp5 -nodsp` "
             "(LUT4 / carry cells / flip-flops); *MHz* (with PNR=1 only): Fmax from nextpnr "
@@ -78,6 +79,12 @@ def markdown(records: list[SynthRecord], *, header: dict) -> str:
         if r.core:
             out.append(f"- reference core: `{r.core}`")
         cells = ", ".join(f"{t} {n}" for t, n in sorted(r.asic.cells_by_type.items()))
+        if r.asic.critical_path:
+            out.append(f"- critical path: {r.asic.critical_path}, "
+                       f"{r.asic.critical_path_cells} cells")
+        for group, path in r.asic.paths.items():
+            out.append(f"- {group}: {path['delay_ps']:.1f} ps, {path['startpoint']} -> "
+                       f"{path['endpoint']} ({len(path['cells'])} cells)")
         out += [f"- mapped cells: {cells}",
                 "- Yosys time (wall / CPU): " + ", ".join(
                     f"{t} {s:.1f} / {r.cpu_seconds.get(t, 0):.1f} s" for t, s in r.seconds.items()),

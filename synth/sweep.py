@@ -177,7 +177,6 @@ class Row:
     ge: float | None = None
     area_um2: float | None = None
     delay_ps: float | None = None
-    delay_slow_ps: float | None = None
     cells: int | None = None
     depth: int | None = None
     core: str = ""
@@ -226,7 +225,7 @@ def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpg
             r = by_name[design.name]
             core = by_name.get(r.core) if r.core else None
             row.ge, row.area_um2 = r.asic.ge, r.asic.area_um2
-            row.delay_ps, row.delay_slow_ps = r.asic.delay_ps, r.asic.delay_slow_ps
+            row.delay_ps = r.asic.delay_ps
             row.cells, row.depth = r.asic.cells, r.generic.depth
             row.transistors = r.generic.transistors
             if core is not None:
@@ -322,8 +321,8 @@ def markdown(rows: list[Row], meta: dict) -> str:
            f"Verilog generation), {meta['yosys cpu seconds']:.0f} s Yosys CPU, {meta['jobs']} "
            f"processes at a time; load average {la[0]:.1f} before, {lb[0]:.1f} after (2-core "
            f"machine shared with other work: wall time is inflated)", "",
-           "Each cell: **area in GE** (NAND2_X1 = 1) **/ critical path in ps** (Yosys `sta` "
-           "over fpforge's fixed-delay NanGate45 cell models, fast edge). Default options: "
+           "Each cell: **area in GE** (NAND2_X1 = 1) **/ critical path in ps** (OpenSTA, "
+           "load-aware over the NanGate45 cells' NLDM tables; boundary in docs/synth.md). Default options: "
            "round to nearest even, subnormals kept, non-saturating, combinational, exception "
            f"flags computed. mul, add and fma take and give the row's format; cvt converts "
            f"from {CVT_FROM}. *core*: the bare integer core of mul (significand product + "

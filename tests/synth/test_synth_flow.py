@@ -8,8 +8,9 @@ from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.ports import Port
 from fpforge.synth import SynthError, run_designs
 from fpforge.synth.cells import CELL_BY_NAME, NAND2_AREA
-from fpforge.synth.flow import FPGA_TOP, Source, batch_top, parse_ltp, parse_sta
+from fpforge.synth.flow import FPGA_TOP, Source, batch_top, parse_ltp
 from fpforge.synth.liberty import write_library
+from fpforge.synth.sta import parse_report
 from fpforge.synth.records import Design, SynthRecord, core_design, design_for
 
 SEQ = """module seq_mac(input clk, input [3:0] a, input [3:0] b, output reg [7:0] p);
@@ -34,7 +35,7 @@ def test_asic_figures_positive(records):
         a = r.asic
         assert a.area_um2 > 0 and a.cells > 0
         assert a.ge == pytest.approx(a.area_um2 / NAND2_AREA, abs=0.05)
-        assert a.delay_ps > 0 and a.delay_slow_ps >= a.delay_ps
+        assert a.delay_ps > 0 and " -> " in a.critical_path
         assert a.critical_path_cells > 0
         assert set(a.cells_by_type) <= set(CELL_BY_NAME)
         assert r.generic.cells > 0 and r.generic.transistors > 0 and r.generic.depth > 0
@@ -74,7 +75,7 @@ def test_json_written_and_round_trips(records):
 def test_user_liberty_gives_area_but_no_delay(tmp_path):
     lib, _ = write_library(tmp_path / "user")
     [r] = run_designs([core_design("fp8e4m3")], liberty=lib, out_dir=tmp_path, fpga=False)
-    assert r.asic.delay_ps is None and r.asic.delay_slow_ps is None
+    assert r.asic.delay_ps is None and r.asic.paths == {}
     assert r.asic.ge > 0 and "no delay" in r.library
 
 
@@ -92,8 +93,12 @@ def test_yosys_failure_shows_log_tail_and_rerun(tmp_path):
 def test_parsers_reject_missing_figures():
     with pytest.raises(ValueError, match="Longest topological path"):
         parse_ltp("nothing here")
-    assert parse_sta("No timing paths found.\n") is None
-    assert parse_sta("Latest arrival time in 'm' is 4292:\n") == (429.2, 0)
+    with pytest.raises(ValueError, match="no path group report"):
+        parse_report("Error: nothing timed", registered=False)
+    with pytest.raises(ValueError, match="cannot read OpenSTA's report of path group in-out"):
+        parse_report("@@ group in-out\nStartpoint: a\n", registered=False)
+    empty = parse_report("@@ group in-out\nNo paths found.\n", registered=False)
+    assert empty.paths == {} and empty.delay_ps is None
 
 
 def test_batch_top_has_the_ports_of_the_spec_and_the_signature(tmp_path, yosys_ports):

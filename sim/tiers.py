@@ -83,6 +83,8 @@ def case_id(spec: Spec) -> str:
         parts.append("ftz")
     if spec.stages:
         parts.append(f"s{spec.stages}")
+    if spec.cuts:
+        parts.append("cut-" + "-".join(spec.cuts))
     return "-".join(parts)
 
 

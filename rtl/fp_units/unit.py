@@ -4,13 +4,16 @@ the rounder).
 
 A scalar unit subclass only writes its exact core (``core``: decoded operands -> :class:`Raw`).
 
-Pipeline placement for ``stages`` = N: the first register follows the exact core (the raw
-result), the second sits inside the rounder (after normalization), the third on the outputs;
-further stages add output registers (for retiming by the synthesis tool). ``valid`` travels with
-the data and is cleared by reset.
+Pipeline placement: registers sit at the spec's ``cut_points`` (rtl/scalar.py CUT_POINTS) --
+``decode`` after the operand decoders, ``core`` after the exact core (the raw result), ``round``
+inside the rounder (after normalization); stages beyond them are output registers. ``--stages N``
+alone places core, then round, then outputs; ``--cuts`` (or ``--clock-ps``) chooses others.
+``valid`` travels with the data and is cleared by reset.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
@@ -71,6 +74,12 @@ class FpUnit(Unit):
     def elaborate(self, platform):
         m = Module()
         spec = self._spec
+        cuts = spec.cut_points
+        controls = {}
+        if spec.has_rm:
+            controls["rm"] = self.rm
+        if spec.has_rbits:
+            controls["rbits"] = self.rbits
         ops = []
         for port, fmt in zip(spec.operands, spec.in_fmts):
             dec = Decode(fmt, normalize=self.normalized_operands,
@@ -81,27 +90,34 @@ class FpUnit(Unit):
                                width=dec.width, exp_range=dec.exp_range, lz_max=dec.lz_max,
                                zero=dec.is_zero, inf=dec.is_inf, nan=dec.is_nan,
                                invalid=dec.is_snan, sig_cleared=dec.sig_cleared))
+
+        # Cut "decode": the decoded operands (and the rounding controls with them).
+        if "decode" in cuts:
+            controls = register(m, True, "s0", controls)
+            ops = [_registered(m, f"s0_{port}", op) for port, op in zip(spec.operands, ops)]
         raw = self.core(m, ops)
 
-        # Cut 1: after the exact core.
-        values = raw.values()
-        if spec.has_rm:
-            values["rm"] = self.rm
-        if spec.has_rbits:
-            values["rbits"] = self.rbits
-        p = register(m, spec.stages >= 1, "s1", values)
+        # Cut "core": after the exact core.
+        p = register(m, "core" in cuts, "s1", {**raw.values(), **controls})
         staged = Raw(**{**raw.__dict__, **{k: p[k] for k in raw.values()}})
 
         rounder = Rounder(spec.out_fmt, spec.options, staged, rm=p.get("rm"),
-                          rbits=p.get("rbits"), register=spec.stages >= 2)
+                          rbits=p.get("rbits"), register="round" in cuts)
         m.submodules[rounder.name] = rounder
 
-        # Cut 3 and beyond: output registers.
+        # Stages beyond the cuts: output registers (numbered on from 3, as they always were).
         out = {"y": rounder.y, "flags": rounder.flags}
-        for i in range(3, spec.stages + 1):
+        for i in range(3, 3 + spec.stages - len(cuts)):
             out = register(m, True, f"s{i}", out)
         m.d.comb += [self.y.eq(out["y"]), self.flags.eq(out["flags"])]
 
         if spec.stages:
             valid_chain(m, self.valid_i, self.valid_o, spec.stages)
         return m
+
+
+def _registered(m: Module, prefix: str, op: Operand) -> Operand:
+    """``op`` with its signals through a pipeline register; what is known statically stays."""
+    fields = ("sign", "exp", "sig", "zero", "inf", "nan", "invalid")
+    r = register(m, True, prefix, {f: getattr(op, f) for f in fields})
+    return replace(op, **r)

@@ -101,6 +101,19 @@ def test_pipelined_back_to_back_and_bubbles(spec, bubbles):
     check(spec, simulators()[0], bubbles=bubbles, seed=3)
 
 
+# Every placement of the cut points --clock-ps chooses among, exhaustively on an 8-bit mul and a
+# 4-bit fma whose rounding mode travels with the data; an extra output stage on one.
+@pytest.mark.parametrize("spec", [make_spec("mul", format="fp8e4m3", cuts=c) for c in
+                                  ("decode", "round", "decode,core", "decode,round",
+                                   "decode,core,round")] +
+                         [make_spec("fma", format="fp4e2m1", rounding="dynamic", cuts="decode",
+                                    stages=2),
+                          make_spec("cvt", format="fp8e5m2", in_format="fp16", cuts="decode,round")],
+                         ids=case_id)
+def test_every_cut_placement(spec):
+    check(spec, simulators()[0], bubbles=0.3, seed=5)
+
+
 @pytest.mark.parametrize("spec", [make_spec("add", format="fp16"),
                                   make_spec("mul", format="bf16"),
                                   make_spec("fma", format="fp8e4m3")], ids=case_id)

@@ -57,7 +57,7 @@ SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) 
             $(call opt,--n,$(N)) $(call opt,--accum,$(ACCUM)) $(call opt,--frac-bits,$(FRAC_BITS)) \
             $(if $(filter 0,$(SCALES)),--no-scales)
 
-.PHONY: help setup test test-all bench-golden bench-mx verilog synth sweep bench-ppa verify \
+.PHONY: help setup test test-all bench-golden bench-mx verilog synth sweep clock-table bench-ppa verify \
         verify-exhaustive verify-equiv
 
 help:
@@ -73,6 +73,7 @@ help:
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
 	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N]   every input pair"
 	@echo "make verify-equiv BASE=<commit> [VERIFY_FORMATS=...] [UNIT=mul,fma]   prove the matrix's Verilog equivalent to BASE's"
+	@echo "make clock-table    stages/area of fp8e4m3, bf16, fp16 mul/add/fma at 2 ... 0.5 GHz -> docs/synth/clock.md"
 	@echo "make bench-ppa      area/delay against CELLS.md reference points and the targets"
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
 	@echo "make bench-mx       golden MX quantization throughput against torchao (needs pip install -e '.[mxref]')"
@@ -116,6 +117,9 @@ synth:
 	$(FPFORGE) synth $(call opt,--unit,$(UNIT)) $(SPEC_ARGS) $(call opt,--liberty,$(LIBERTY)) \
 	  $(if $(filter-out 0,$(PNR)),--pnr) $(if $(filter 0,$(FPGA)),--no-fpga) \
 	  $(if $(filter-out 0,$(GATE_LEVEL)),--gate-level) --jobs $(JOBS)
+
+clock-table:
+	$(FPFORGE) clock-table --jobs $(JOBS) --publish docs/synth
 
 sweep:
 	$(FPFORGE) sweep --jobs $(JOBS) $(call opt,--max-width,$(MAX_WIDTH)) $(call opt,--liberty,$(LIBERTY))

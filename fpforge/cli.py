@@ -155,6 +155,8 @@ def _cmd_verilog(args) -> int:
     from fpforge.rtl.export import check_output, write_export
 
     spec = make_spec(args.unit, **_values(args))
+    if args.clock_ps is not None:
+        spec = _pipelined_for_clock([spec], args)[0]
     name = check_module_name(args.name or spec.default_name)
     if args.output:
         check_output(args.output)
@@ -178,8 +180,13 @@ def _cmd_synth(args) -> int:
     liberty = args.liberty
     if liberty and not Path(liberty).is_file():
         raise OptionError(f"liberty file {liberty!r} does not exist")
+    if args.clock_ps is not None:
+        if liberty:
+            raise OptionError("--clock-ps times with fpforge's own cells; it cannot use --liberty")
+        specs = _pipelined_for_clock(specs, args, out)
     records = synth.run(specs, liberty=liberty, out_dir=out, jobs=args.jobs,
-                        fpga=not args.no_fpga, cores=not args.no_core, pnr=args.pnr)
+                        fpga=not args.no_fpga, cores=not args.no_core, pnr=args.pnr,
+                        delay_target_ps=args.clock_ps)
     first = records[0]
     run_dir = Path(first.directory).parent
     print_table(records, header={"yosys": first.tools["yosys"], "liberty": first.library,
@@ -188,6 +195,46 @@ def _cmd_synth(args) -> int:
     if not args.gate_level:
         return 0
     return _gate_level(specs, records, args)
+
+
+def _pipelined_for_clock(specs, args, out=None) -> list:
+    """Each spec with the pipeline registers that meet --clock-ps (synth/pipeline.py)."""
+    from fpforge import synth
+    from fpforge.synth.pipeline import check_pipelinable, pipeline_for
+
+    if getattr(args, "stages", None) is not None or getattr(args, "cuts", None) is not None:
+        raise OptionError("--clock-ps chooses the stages and the cut points; give it or "
+                          "--stages / --cuts, not both")
+    for spec in specs:
+        check_pipelinable(spec)
+    chosen = []
+    for spec in specs:
+        choice = pipeline_for(spec, args.clock_ps, out_dir=out or synth.DEFAULT_OUT_DIR,
+                              jobs=getattr(args, "jobs", None) or synth.DEFAULT_JOBS)
+        print("\n".join(choice.report()))
+        chosen.append(choice.spec)
+    return chosen
+
+
+def _clock_ps(p):
+    p.add_argument("--clock-ps", type=_positive(float), metavar="P",
+                   help="pipeline to this clock period (ps): the fewest stages, then "
+                        "flip-flops, whose every path meets P on the load-aware timer "
+                        "(scalar units; docs/synth.md)")
+
+
+def _cmd_clock_table(args) -> int:
+    from fpforge import synth
+    from fpforge.synth.pipeline import clock_table
+
+    out = _existing_dir(args.out, "--out") if args.out else synth.DEFAULT_OUT_DIR
+    text = clock_table(out_dir=out, jobs=args.jobs)
+    print(text, end="")
+    if args.publish:
+        path = _existing_dir(args.publish, "--publish") / "clock.md"
+        path.write_text(text)
+        print(f"wrote {path}")
+    return 0
 
 
 def _gate_level(specs, records, args) -> int:
@@ -378,6 +425,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="Verilog file; OUT.json and OUT.core are written beside it")
     out.add_argument("--out-dir", metavar="DIR",
                      help="write DIR/<module name>.v (and .json, .core) instead of -o")
+    _clock_ps(v)
     v.set_defaults(run=_cmd_verilog)
 
     s = sub.add_parser("synth", help="area / timing proxies with Yosys",
@@ -398,8 +446,19 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--sim", choices=("icarus", "verilator"),
                    help="--gate-level on the cocotb bench of this simulator (default: Icarus, "
                         "batch)")
+    _clock_ps(s)
     _jobs(s)
     s.set_defaults(run=_cmd_synth)
+
+    t = sub.add_parser("clock-table", help="stages and area of fp8e4m3 / bf16 / fp16 mul, add, "
+                       "fma pipelined to 2 ... 0.5 GHz",
+                       description="Pipeline fp8e4m3, bf16 and fp16 mul, add and fma to 2, 1.5, "
+                                   "1, 0.75 and 0.5 GHz (--clock-ps) and print the stages, area "
+                                   "and flip-flops of each (docs/synth.md).")
+    t.add_argument("--out", metavar="DIR", help="where the run folders go (default build/synth)")
+    t.add_argument("--publish", metavar="DIR", help="also write DIR/clock.md")
+    _jobs(t)
+    t.set_defaults(run=_cmd_clock_table)
 
     w = sub.add_parser("sweep", help="every format x unit, option variants, block units",
                        description="Synthesise every catalog format of at most --max-width bits "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -46,15 +47,18 @@ def new_run_dir(out_dir: Path, tag: str) -> Path:
 
 
 def run(specs: list[Spec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAULT_JOBS,
-        fpga=True, cores=True, run_dir=None, pnr=False) -> list[SynthRecord]:
+        fpga=True, cores=True, run_dir=None, pnr=False,
+        delay_target_ps: float | None = None) -> list[SynthRecord]:
     """Synthesise every spec (any kind) and, for mul/fma, its bare integer core, and report.
 
     ``liberty``: a user's liberty file instead of fpforge's own cells (then no delay figures).
     ``pnr``: also place and route every unit on iCE40 and ECP5 for its Fmax (synth/pnr.py).
+    ``delay_target_ps``: map the units for this worst-path delay (a registered unit's clock
+    period) instead of for area (flow.run_job); the cores stay area-mapped references.
     Returns units first, then cores. Raises SynthError (with log tail and rerun command).
     """
     specs = list(specs)
-    designs = [design_for(s) for s in specs]
+    designs = [replace(design_for(s), delay_target_ps=delay_target_ps) for s in specs]
     if cores:
         seen = set()
         for s in specs:
@@ -105,7 +109,8 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     targets = [t for t in TARGETS if t != "asic"] if fpga else []
     work = [Job(t, (run_dir / f"fpga_{t}").resolve(), tuple(sources.values())) for t in targets]
     work += [Job("asic", (run_dir / d.name / "asic").resolve(), (sources[d.name],), library,
-                 share=d.share) for d in designs]
+                 share=d.share, delay_target_ps=d.delay_target_ps if library.timed else None)
+             for d in designs]
     start = time.monotonic()
     results: dict[tuple, JobResult] = {}
     errors: list[SynthError] = []
@@ -175,7 +180,7 @@ def _record(d: Design, results, targets, library: Library) -> SynthRecord:
         name=d.name, kind=d.kind, description=d.description, formats=dict(d.formats),
         options=d.options, unit=d.unit, stages=d.stages, generic=generic, asic=figures,
         fpga={t: results[_key(t)].figures[d.name] for t in targets},
-        core=d.core, library=library.describe(),
+        core=d.core, delay_target_ps=d.delay_target_ps, library=library.describe(),
         tools={"yosys": yosys_version(), "amaranth": amaranth.__version__},
         seconds={"asic": asic.seconds, **{f"{t} (batch)": results[_key(t)].seconds
                                           for t in targets}},

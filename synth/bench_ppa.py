@@ -9,7 +9,11 @@ with PASS / MISS per target: :func:`run_bench` (what ``make bench-ppa`` calls).
    option; an unconnected port lets Yosys remove the flag logic, which stands in for one).
 
 Targets: fp8e4m3 mul <= 300 GE and <= 1200 ps; fp16 / bf16 mul and fp16 add at or below
-Berkeley HardFloat in area and delay (CELLS.md has no delay for the HardFloat adder).
+Berkeley HardFloat in area and delay (CELLS.md has no delay for the HardFloat adder). Delay is
+OpenSTA's, load-aware (synth/sta.py), as CELLS.md's reference points were timed. A unit with a
+delay target is also mapped for that delay (``_timed``: ABC's delay-oriented mapping and
+buffering, flow.run_job), and its targets, area and delay, are judged on that one netlist; the
+default (area-oriented) mapping is shown beside it.
 """
 
 from __future__ import annotations
@@ -77,17 +81,37 @@ PPA_UNITS = (("mul", "fp8e4m3"), ("mul", "fp16"), ("mul", "bf16"), ("add", "fp16
 NO_FLAGS_SUFFIX = "_noflags"
 
 
-def flags_unconnected(unit: Design) -> Design:
-    """``unit`` inside a wrapper that brings out every port but ``flags``."""
-    ports = [p for p in declared(unit.ports) if p.name != "flags"]
-    top = unit.name + NO_FLAGS_SUFFIX
+def _wrapped(unit: Design, top: str, unconnected: tuple[str, ...] = ()) -> Design:
+    """``unit`` inside a wrapper ``top`` that brings out every port but ``unconnected``."""
+    ports = [p for p in declared(unit.ports) if p.name not in unconnected]
     decl = "\n".join(f"  {p.direction} {port_range(p)}{p.name};" for p in ports)
-    conns = ", ".join([f".{p.name}({p.name})" for p in ports] + [".flags()"])
+    conns = ", ".join([f".{p.name}({p.name})" for p in ports] + [f".{n}()" for n in unconnected])
     wrapper = (f"module {top}({', '.join(p.name for p in ports)});\n{decl}\n"
                f"  {unit.name} u_unit ({conns});\nendmodule\n")
-    return replace(unit, name=top, verilog=unit.verilog + "\n" + wrapper,
-                   description=unit.description + "; flags output unconnected",
-                   ports=tuple(ports))
+    return replace(unit, name=top, verilog=unit.verilog + "\n" + wrapper, ports=tuple(ports))
+
+
+def flags_unconnected(unit: Design) -> Design:
+    """``unit`` inside a wrapper that brings out every port but ``flags``."""
+    d = _wrapped(unit, unit.name + NO_FLAGS_SUFFIX, ("flags",))
+    return replace(d, description=unit.description + "; flags output unconnected")
+
+
+TIMED_SUFFIX = "_timed"
+
+
+def delay_limit(unit: str, fmt: str) -> float | None:
+    """The unit's delay target, if it has one: it is then mapped for that delay (flow.run_job)
+    and judged on that one netlist for area and delay alike."""
+    return next((t.limit for t in TARGETS if (t.unit, t.fmt, t.figure) == (unit, fmt, "ps")),
+                None)
+
+
+def timed_for_target(unit: Design, limit: float) -> Design:
+    """The same unit, mapped for its delay target instead of for area."""
+    d = _wrapped(unit, unit.name + TIMED_SUFFIX)
+    return replace(d, delay_target_ps=limit,
+                   description=unit.description + f"; mapped for {limit:g} ps")
 
 
 def ppa_specs(subnormals: bool) -> list[Spec]:
@@ -98,9 +122,12 @@ def ppa_designs(skip: set[str] = frozenset()) -> list[Design]:
     """Default, no-subnormals and flags-unconnected units of PPA_UNITS plus their cores; names
     in ``skip`` (already synthesised) are left out."""
     designs = []
-    for spec in ppa_specs(True):
+    for (unit, fmt), spec in zip(PPA_UNITS, ppa_specs(True)):
         d = design_for(spec)
         designs += [d, flags_unconnected(d)]
+        limit = delay_limit(unit, fmt)
+        if limit is not None:
+            designs.append(timed_for_target(d, limit))
     designs += [design_for(s) for s in ppa_specs(False)]
     cores = {core_design(*core_formats(s)) for s in ppa_specs(True) if core_formats(s)}
     designs += sorted(cores, key=lambda d: d.name)
@@ -111,7 +138,10 @@ def verdicts(records: dict[str, SynthRecord]) -> list[tuple[Target, float | None
     """(target, fpforge's figure, "PASS" / "MISS") per target."""
     out = []
     for t in TARGETS:
-        r = records[make_spec(t.unit, format=t.fmt).default_name]
+        name = make_spec(t.unit, format=t.fmt).default_name
+        if delay_limit(t.unit, t.fmt) is not None:
+            name += TIMED_SUFFIX
+        r = records[name]
         value = r.asic.ge if t.figure == "ge" else r.asic.delay_ps
         out.append((t, value, "n/a" if value is None else
                     ("PASS" if value <= t.limit else "MISS")))
@@ -131,16 +161,24 @@ def _pct(new, base) -> str:
 def report(records: dict[str, SynthRecord]) -> str:
     lines = ["", "Targets (GE: NAND2_X1 = 1; ps: OpenSTA, load-aware over the NanGate45 NLDM "
              "tables, the timing of CELLS.md's reference points)", ""]
-    lines.append(f"  {'target':<22} {'fpforge':>10} {'limit':>10}  {'verdict':<7} source")
+    lines.append(f"  {'target':<22} {'fpforge':>10} {'limit':>10}  {'verdict':<7} "
+                 f"{'netlist':<26} source")
     for t, value, verdict in verdicts(records):
         unit = "GE" if t.figure == "ge" else "ps"
+        limit = delay_limit(t.unit, t.fmt)
+        how = f"mapped for {limit:g} ps" if limit is not None else "area-mapped (default)"
         lines.append(f"  {t.label:<22} {_fig(value, unit):>10} {_fig(t.limit, unit):>10}  "
-                     f"{verdict:<7} {t.source}")
+                     f"{verdict:<7} {how:<26} {t.source}")
     lines += ["", "Beside CELLS.md's reference points (same cells)", ""]
     for unit, fmt in PPA_UNITS:
         r = records[make_spec(unit, format=fmt).default_name]
         lines.append(f"  fpforge {fmt} {unit}: {_fig(r.asic.ge, 'GE')} / "
-                     f"{_fig(r.asic.delay_ps, 'ps')}")
+                     f"{_fig(r.asic.delay_ps, 'ps')} (area-mapped)")
+        timed = records.get(r.name + TIMED_SUFFIX)
+        if timed is not None:
+            lines.append(f"  fpforge {fmt} {unit}: {_fig(timed.asic.ge, 'GE')} / "
+                         f"{_fig(timed.asic.delay_ps, 'ps')} (mapped for "
+                         f"{timed.delay_target_ps:g} ps)")
         for label, point in CONTEXT[(unit, fmt)]:
             ge, ps = REFERENCE_POINTS[point]
             lines.append(f"      {label:<44} {_fig(ge, 'GE'):>9} / {_fig(ps, 'ps')}")

@@ -39,7 +39,7 @@ from fpforge.rtl.toolchain import yosys
 
 from . import liberty as lib_gen
 from .cells import NAND2_AREA
-from .sta import Timing, run_sta
+from .sta import Timing, register_overhead_ps, run_sta
 
 __all__ = ["Library", "own_library", "user_library", "Source", "Job", "JobResult",
            "AsicFigures", "GenericFigures", "FpgaFigures", "SynthError", "TARGETS",
@@ -167,8 +167,18 @@ def _q(path: Path | str, cwd: Path | None) -> str:
     return f'"{path}"'
 
 
+def abc_command(liberty: str, abc_target_ps: float | None) -> str:
+    """ABC's mapping: its default (area-recovering) script, or for a delay target ``map -D``
+    (delay-oriented mapping with area recovered wherever the target leaves slack) followed by
+    buffering of high-fan-out nets, the one-drive-strength library's way to cut load."""
+    if abc_target_ps is None:
+        return f"abc -liberty {liberty}"
+    return (f"abc -script +strash;dch,-f;map,-D,{abc_target_ps:.0f};topo;buffer,-p;topo "
+            f"-liberty {liberty}")
+
+
 def asic_script(verilog: Path, top: str, library: Library, cwd: Path | None = None, *,
-                share: bool = True) -> str:
+                share: bool = True, abc_target_ps: float | None = None) -> str:
     """``share=False`` skips Yosys's SAT-based resource sharing: on the MX units (k copies of an
     element rounder) it ran for over 15 minutes without finishing (k = 32), and fpforge's units
     share their logic by construction; on the scalar units it moves ABC's area by under 3 %."""
@@ -185,7 +195,7 @@ def asic_script(verilog: Path, top: str, library: Library, cwd: Path | None = No
         "tee -q -o cmos_stat.json stat -json -tech cmos",
         "tee -q -o generic_ltp.txt ltp -noff",
         f"dfflibmap -liberty {q(library.liberty)}",
-        f"abc -liberty {q(library.liberty)}",
+        abc_command(q(library.liberty), abc_target_ps),
         "opt_clean -purge",
         f"tee -q -o asic_stat.json stat -json -liberty {q(library.liberty)}",
         # -simple-lhs: OpenSTA reads no concatenation on the left of an assign.
@@ -299,6 +309,9 @@ class Job:
     designs: tuple[Source, ...]
     library: Library | None = None     # asic only
     share: bool = True                 # asic only: run Yosys's SAT resource sharing
+    # asic only: map for this worst-path delay (a clock period for a registered design) instead
+    # of for area; run_job tightens ABC's target until OpenSTA agrees or MAPPING_TRIES runs out.
+    delay_target_ps: float | None = None
 
     SCRIPT = "synth.ys"
 
@@ -310,12 +323,13 @@ class Job:
         return (f"cd {shlex.quote(str(self.directory))} && "
                 f"{shlex.join(script_command(self.SCRIPT))}")
 
-    def script(self) -> str:
+    def script(self, abc_target_ps: float | None = None) -> str:
         """The job's script, after writing what it reads besides the designs (batch top)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         if self.target == "asic":
             src, = self.designs
-            return asic_script(src.path, src.top, self.library, self.directory, share=self.share)
+            return asic_script(src.path, src.top, self.library, self.directory, share=self.share,
+                               abc_target_ps=abc_target_ps)
         (self.directory / "batch_top.v").write_text(batch_top(self.designs))
         return fpga_script(self.designs, self.target, self.directory)
 
@@ -328,20 +342,45 @@ class JobResult:
     figures: dict       # top -> (GenericFigures, AsicFigures) for asic, FpgaFigures for FPGA
 
 
+MAPPING_TRIES = 4
+
+
 def run_job(job: Job) -> JobResult:
-    """Write the job's files, run Yosys in its directory, parse its outputs. Raises SynthError."""
+    """Write the job's files, run Yosys in its directory, parse its outputs. Raises SynthError.
+
+    With a delay target, ABC maps for it (less the registers' own clock-to-Q and setup where the
+    design has flip-flops); ABC's delay model sees no wire load, so when OpenSTA reads the mapped
+    netlist slower than the target the job maps again for a proportionally tighter target. The
+    files and figures are the last mapping's."""
     if job.target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {job.target!r}")
     if job.target == "asic" and len(job.designs) != 1:
         raise ValueError(f"an asic job maps one design, not {len(job.designs)}")
-    done = run_yosys(job.directory, job.script(), job.SCRIPT)
-    if not done.ok:
-        raise SynthError(job, f"exit status {done.returncode}")
-    try:
-        figures = parse_job(job)
-    except (OSError, ValueError, KeyError) as err:
-        raise SynthError(job, f"could not read its results ({err})") from err
-    return JobResult(job, done.seconds, done.cpu_seconds, figures)
+    target = job.delay_target_ps if job.target == "asic" else None
+    abc_target = None
+    if target is not None:
+        src, = job.designs
+        clocked = any(p.name == "clk" for p in src.ports)
+        abc_target = max(target - (register_overhead_ps() if clocked else 0.0), 1.0)
+    seconds = cpu = 0.0
+    floor, last = (abc_target or 0.0) / 4, None
+    for _ in range(MAPPING_TRIES if target is not None else 1):
+        done = run_yosys(job.directory, job.script(abc_target), job.SCRIPT)
+        seconds, cpu = seconds + done.seconds, cpu + done.cpu_seconds
+        if not done.ok:
+            raise SynthError(job, f"exit status {done.returncode}")
+        try:
+            figures = parse_job(job)
+        except (OSError, ValueError, KeyError) as err:
+            raise SynthError(job, f"could not read its results ({err})") from err
+        delay = next(iter(figures.values()))[1].delay_ps if target is not None else None
+        # Met, or out of reach: a tighter target that bought nothing will buy nothing more.
+        if delay is None or delay <= target or (last is not None and delay >= last):
+            break
+        last, abc_target = delay, abc_target * target / delay * 0.98
+        if abc_target < floor:
+            break
+    return JobResult(job, round(seconds, 2), round(cpu, 2), figures)
 
 
 def parse_job(job: Job) -> dict:

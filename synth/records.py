@@ -34,6 +34,8 @@ class Design:
     # What the FPGA batch top and the place-and-route wrapper instantiate it by: a unit's
     # spec.ports(), a component's signature. Without them it is synthesised for ASIC only.
     ports: tuple[Port, ...] = ()
+    # Map for this worst-path delay (ps; a registered design's clock period) instead of area.
+    delay_target_ps: float | None = None
 
 
 def core_formats(spec: Spec):
@@ -113,6 +115,7 @@ class SynthRecord:
     fpga: dict = field(default_factory=dict)     # target -> FpgaFigures
     fmax: dict = field(default_factory=dict)     # target -> PnrFigures (PNR=1 only)
     core: str | None = None
+    delay_target_ps: float | None = None         # mapped for this delay (None: for area)
     area_vs_core: float | None = None
     delay_vs_core: float | None = None
     library: str = ""

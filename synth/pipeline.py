@@ -1,7 +1,8 @@
 """Pipelining to a clock: the fewest stages, and the fewest registers, that meet a clock period.
 
-A scalar unit can hold a register at each of its cut points (rtl/scalar.py CUT_POINTS: after the
-decoders, after the exact core, inside the rounder). For a clock period P, :func:`pipeline_for`
+A scalar unit can hold a register at each of its kind's cut points (``spec.CUT_POINTS``, of
+rtl/scalar.py CUT_POINTS: after the decoders, between a multiplier's partial products and their
+sum, after an adder's alignment shift, after the exact core, inside the rounder). For a clock period P, :func:`pipeline_for`
 synthesises the unit with no register, then every placement of one register, then of two, and
 so on -- each mapped for P (flow.run_job: ABC's delay target, tightened until OpenSTA agrees) --
 and keeps, among the placements with the fewest stages that meet P on the load-aware timer, the
@@ -10,8 +11,9 @@ one with the fewest flip-flops (then the least area). "Meets P" means every path
 and outputs leave at the clock edge: synth/sta.py): the unit can sit between registered
 neighbours at that clock.
 
-A search, not a delay model: each candidate is what ``make synth`` would report for it. With
-three cut points there are at most eight placements.
+A search, not a delay model: each candidate is what ``make synth`` would report for it. The
+search stops at the first number of stages that meets P, so it synthesises 1 + C(n, 1) + ...
+placements up to that number (n = 3 to 5 cut points: at most 8 to 32).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from itertools import combinations
 from pathlib import Path
 
 from fpforge.rtl.options import OptionError
-from fpforge.rtl.scalar import CUT_POINTS, ScalarSpec
+from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import Spec
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, new_run_dir, run
@@ -39,7 +41,8 @@ def check_pipelinable(spec: Spec) -> None:
 
 def placements(spec: ScalarSpec, stages: int) -> list[ScalarSpec]:
     """``spec`` with registers at every choice of ``stages`` cut points."""
-    return [replace(spec, stages=stages, cuts=cuts) for cuts in combinations(CUT_POINTS, stages)]
+    return [replace(spec, stages=stages, cuts=cuts)
+            for cuts in combinations(spec.CUT_POINTS, stages)]
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ def pipeline_for(spec: Spec, clock_ps: float, *, out_dir=DEFAULT_OUT_DIR,
                           f"(DFF_X1 clock-to-Q and setup); give a longer period")
     run_dir = new_run_dir(out_dir, f"clock{clock_ps:g}_{spec.default_name}")
     tried: list[Candidate] = []
-    for stages in range(len(CUT_POINTS) + 1):
+    for stages in range(len(spec.CUT_POINTS) + 1):
         specs = placements(spec, stages)
         records = run(specs, out_dir=out_dir, jobs=jobs, fpga=False, cores=False,
                       run_dir=Path(run_dir) / f"stages{stages}", delay_target_ps=clock_ps)
@@ -110,7 +113,7 @@ def pipeline_for(spec: Spec, clock_ps: float, *, out_dir=DEFAULT_OUT_DIR,
     best = min(tried, key=lambda c: c.delay_ps)
     raise OptionError(f"no placement of pipeline registers in {spec.default_name} meets "
                       f"{clock_ps:g} ps: the fastest, {best.describe()}; fpforge cuts a unit "
-                      f"at {', '.join(CUT_POINTS)} only")
+                      f"at {', '.join(spec.CUT_POINTS)} only")
 
 
 # ----- the table of docs/synth/clock.md -----------------------------------------------------------

@@ -37,8 +37,10 @@ def frame_width(x: Operand, y: Operand, out: FloatFormat, options: UnitOptions) 
 
 
 def aligned_sum(m: Module, x: Operand, y: Operand, out: FloatFormat,
-                options: UnitOptions) -> Raw:
-    """Exact x + y as a raw result: floor of the sum in the frame plus a sticky bit."""
+                options: UnitOptions, stage=None) -> Raw:
+    """Exact x + y as a raw result: floor of the sum in the frame plus a sticky bit.
+    ``stage`` (FpUnit.stager, the "align" cut): a pipeline register between the alignment
+    shift and the adder."""
     K = frame_width(x, y, out, options)
     cx, cy = x.off + x.width - 1, y.off + y.width - 1        # top weight = exp + c
     c0 = min(cx, cy)
@@ -74,13 +76,23 @@ def aligned_sum(m: Module, x: Operand, y: Operand, out: FloatFormat,
     ext = Signal(2 * K, name="aligned")
     m.d.comb += ext.eq(Cat(Const(0, K), small) >> shift)
     lost = ext[:K] != 0
+    ext_hi = ext[K:]
+    if stage is not None:
+        keep = ("sign", "inf", "nan", "zero", "invalid")
+        r = stage({"big": big, "small": ext_hi, "lost": lost, "x_big": x_big, "tx": tx,
+                   "ty": ty, **{f"x_{k}": getattr(x, k) for k in keep},
+                   **{f"y_{k}": getattr(y, k) for k in keep}})
+        big, ext_hi, lost, x_big, tx, ty = (r[k] for k in ("big", "small", "lost", "x_big",
+                                                           "tx", "ty"))
+        x = Operand(**{**x.__dict__, **{k: r[f"x_{k}"] for k in keep}})
+        y = Operand(**{**y.__dict__, **{k: r[f"y_{k}"] for k in keep}})
 
     # One adder for both signs: big + small, or big + ~small + 1; a negative difference (the
     # smaller-exponent addend had the larger significand) is negated afterwards.
     sub = Signal(name="eff_sub")
     m.d.comb += sub.eq(x.sign ^ y.sign)
     big2 = Cat(Const(0, 1), big)                              # sticky position below bit 0
-    small2 = Cat(lost, ext[K:])
+    small2 = Cat(lost, ext_hi)
     total = Signal(K + 2, name="sum")
     m.d.comb += total.eq(big2 + Cat(small2 ^ sub.replicate(K + 1), sub) + sub)
     neg = sub & total[K + 1]
@@ -111,7 +123,8 @@ class FpAdd(FpUnit):
 
     def core(self, m, ops):
         a, b = ops
-        return aligned_sum(m, a, b, self.spec.out_fmt, self.spec.options)
+        return aligned_sum(m, a, b, self.spec.out_fmt, self.spec.options,
+                           stage=self.stager(m, "align"))
 
 
 class FpSub(FpAdd):

@@ -8,7 +8,7 @@ from amaranth.hdl import Signal
 from .add import aligned_sum
 from .common import Operand
 from .mul import product
-from .unit import FpUnit
+from .unit import FpUnit, registered
 
 __all__ = ["FpFma", "FpFms"]
 
@@ -20,7 +20,11 @@ class FpFma(FpUnit):
 
     def core(self, m, ops):
         a, b, c = ops
-        return aligned_sum(m, product(m, a, b), c, self.spec.out_fmt, self.spec.options)
+        stage = self.stager(m, "product")
+        if stage is not None:
+            c = registered(m, "cp_c", c)      # the addend waits with the partial products
+        return aligned_sum(m, product(m, a, b, stage=stage), c, self.spec.out_fmt,
+                           self.spec.options, stage=self.stager(m, "align"))
 
 
 class FpFms(FpFma):

@@ -29,24 +29,33 @@ def significand_product(a: Operand, b: Operand, hidden_one: bool):
         (1 << (a.width + b.width - 2))
 
 
-def product(m: Module, a: Operand, b: Operand, *, hidden_one: bool = False) -> Operand:
+def product(m: Module, a: Operand, b: Operand, *, hidden_one: bool = False,
+            stage=None) -> Operand:
     """The exact product of two decoded operands (also the first half of fma).
-    ``hidden_one``: the operands are normalized (Decode ``normalize``), their top bit is 1."""
+    ``hidden_one``: the operands are normalized (Decode ``normalize``), their top bit is 1.
+    ``stage`` (FpUnit.stager, the "product" cut): a pipeline register between two partial
+    products (a times the low and the high half of b) and their sum."""
     exp_range = (a.exp_range[0] + b.exp_range[0], a.exp_range[1] + b.exp_range[1])
     sig = Signal(a.width + b.width, name="prod_sig")
     exp = Signal(signed_for(*exp_range) if exp_range[0] < 0 else unsigned_for(exp_range[1]),
                  name="prod_exp")
-    m.d.comb += [sig.eq(significand_product(a, b, hidden_one)), exp.eq(a.exp + b.exp)]
     invalid_op = (a.inf & b.zero) | (a.zero & b.inf)        # 0 x inf
     nan = a.nan | b.nan | invalid_op
+    flags = dict(sign=a.sign ^ b.sign, zero=a.zero | b.zero, inf=(a.inf | b.inf) & ~nan, nan=nan,
+                 invalid=invalid_op | a.invalid | b.invalid)
+    if stage is None:
+        m.d.comb += [sig.eq(significand_product(a, b, hidden_one)), exp.eq(a.exp + b.exp)]
+    else:
+        half = (b.width + 1) // 2
+        r = stage({"pp_lo": a.sig * b.sig[:half], "pp_hi": a.sig * b.sig[half:],
+                   "exp": a.exp + b.exp, **flags})
+        m.d.comb += [sig.eq(r["pp_lo"] + (r["pp_hi"] << half)), exp.eq(r["exp"])]
+        flags = {k: r[k] for k in flags}
     # Leading zeros: 1.x * 1.y < 4 leaves at most one; subnormal factors add theirs.
     lz_max = min(a.lz_max + b.lz_max + 1, a.width + b.width - 1)
-    return Operand(sign=a.sign ^ b.sign, exp=exp, off=a.off + b.off, sig=sig,
-                   width=a.width + b.width,
-                   exp_range=exp_range,
-                   lz_max=lz_max, zero=a.zero | b.zero, inf=(a.inf | b.inf) & ~nan, nan=nan,
-                   invalid=invalid_op | a.invalid | b.invalid,
-                   sig_cleared=a.sig_cleared and b.sig_cleared)
+    return Operand(exp=exp, off=a.off + b.off, sig=sig, width=a.width + b.width,
+                   exp_range=exp_range, lz_max=lz_max,
+                   sig_cleared=a.sig_cleared and b.sig_cleared, **flags)
 
 
 class FpMul(FpUnit):
@@ -59,7 +68,8 @@ class FpMul(FpUnit):
     normalized_operands = True
 
     def core(self, m, ops):
-        p = product(m, *ops, hidden_one=self.normalized_operands)
+        p = product(m, *ops, hidden_one=self.normalized_operands,
+                    stage=self.stager(m, "product"))
         return Raw(sign=p.sign, exp=p.exp, off=p.off, sig=p.sig, width=p.width,
                    exp_range=p.exp_range, lz_max=p.lz_max, sticky=0, zero=p.zero, inf=p.inf,
                    nan=p.nan, invalid=p.invalid)

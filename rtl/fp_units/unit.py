@@ -5,8 +5,10 @@ the rounder).
 A scalar unit subclass only writes its exact core (``core``: decoded operands -> :class:`Raw`).
 
 Pipeline placement: registers sit at the spec's ``cut_points`` (rtl/scalar.py CUT_POINTS) --
-``decode`` after the operand decoders, ``core`` after the exact core (the raw result), ``round``
-inside the rounder (after normalization); stages beyond them are output registers. ``--stages N``
+``decode`` after the operand decoders, ``product`` and ``align`` inside the core (a multiplier's
+partial products, an adder's aligned operands: the core asks ``stager``), ``core`` after the
+exact core (the raw result), ``round`` inside the rounder (after normalization); stages beyond
+them are output registers. ``--stages N``
 alone places core, then round, then outputs; ``--cuts`` (or ``--clock-ps``) chooses others.
 ``valid`` travels with the data and is cleared by reset.
 """
@@ -67,6 +69,22 @@ class FpUnit(Unit):
     def __init__(self, spec: ScalarSpec):
         super().__init__(spec)
 
+    def stager(self, m: Module, point: str):
+        """What a core calls at its cut ``point``: a function registering the values it is given
+        (and the rounding controls with them), or None when the spec has no register there (the
+        core then builds its combinational datapath unchanged)."""
+        if point not in self._spec.cut_points:
+            return None
+        return lambda values: self.stage(m, point, values)
+
+    def stage(self, m: Module, point: str, values: dict) -> dict:
+        """``values`` and the rounding controls through the register at ``point``."""
+        controls = getattr(self, "_controls", {})
+        regs = register(m, True, f"c{point[0]}", {**values, **{f"ctl_{k}": v
+                                                              for k, v in controls.items()}})
+        self._controls = {k: regs.pop(f"ctl_{k}") for k in controls}
+        return regs
+
     def core(self, m: Module, ops: list[Operand]) -> Raw:
         """The unit's exact core (decode -> *core* -> round); every unit class defines it."""
         raise TypeError(f"{type(self).__name__} defines no exact core")
@@ -94,8 +112,12 @@ class FpUnit(Unit):
         # Cut "decode": the decoded operands (and the rounding controls with them).
         if "decode" in cuts:
             controls = register(m, True, "s0", controls)
-            ops = [_registered(m, f"s0_{port}", op) for port, op in zip(spec.operands, ops)]
+            ops = [registered(m, f"s0_{port}", op) for port, op in zip(spec.operands, ops)]
+        # Cuts inside the core ("product", "align"): the core calls self.stage, which registers
+        # its values there and the rounding controls with them.
+        self._controls = controls
         raw = self.core(m, ops)
+        controls = self._controls
 
         # Cut "core": after the exact core.
         p = register(m, "core" in cuts, "s1", {**raw.values(), **controls})
@@ -116,7 +138,7 @@ class FpUnit(Unit):
         return m
 
 
-def _registered(m: Module, prefix: str, op: Operand) -> Operand:
+def registered(m: Module, prefix: str, op: Operand) -> Operand:
     """``op`` with its signals through a pipeline register; what is known statically stays."""
     fields = ("sign", "exp", "sig", "zero", "inf", "nan", "invalid")
     r = register(m, True, prefix, {f: getattr(op, f) for f in fields})

@@ -73,16 +73,20 @@ def test_full_option_matrix(pair, tmp_path):
 
 
 def test_every_cut_placement_is_lint_clean_and_deterministic(tmp_path):
-    """The placements --clock-ps chooses among (rtl/scalar.py CUT_POINTS), with the rounding mode
-    and random bits travelling through them: lint-clean, and the same bytes when exported again."""
+    """The placements --clock-ps chooses among (every cut point fma has: all of rtl/scalar.py
+    CUT_POINTS), with the rounding mode and random bits travelling through them: lint-clean, and
+    the same bytes when exported again."""
     from itertools import combinations
 
-    from fpforge.rtl.scalar import CUT_POINTS
+    from fpforge.rtl.scalar import CUT_POINTS, FmaSpec
+    assert FmaSpec.CUT_POINTS == CUT_POINTS
     cuts = [",".join(c) for k in range(1, len(CUT_POINTS) + 1)
             for c in combinations(CUT_POINTS, k)]
     specs = [spec("fma", "fp8e4m3", rounding=r, cuts=c) for c in cuts
              for r in ("rne", "dynamic", "stochastic")]
-    specs.append(spec("cvt", "fp8e4m3", "bf16", cuts="decode", stages=3))
+    specs += [spec("cvt", "fp8e4m3", "bf16", cuts="decode", stages=3),
+              spec("sub", "bf16", cuts="align,round", rounding="dynamic"),
+              spec("mul", "fp16", cuts="product")]
     first = [p.read_bytes() for p in export_all(specs, tmp_path / "a")]
     _check(specs, tmp_path / "b")
     again = [p.read_bytes() for p in export_all(specs, tmp_path / "c")]

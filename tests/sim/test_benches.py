@@ -104,10 +104,16 @@ def test_pipelined_back_to_back_and_bubbles(spec, bubbles):
 # Every placement of the cut points --clock-ps chooses among, exhaustively on an 8-bit mul and a
 # 4-bit fma whose rounding mode travels with the data; an extra output stage on one.
 @pytest.mark.parametrize("spec", [make_spec("mul", format="fp8e4m3", cuts=c) for c in
-                                  ("decode", "round", "decode,core", "decode,round",
-                                   "decode,core,round")] +
-                         [make_spec("fma", format="fp4e2m1", rounding="dynamic", cuts="decode",
+                                  ("decode", "product", "round", "decode,core",
+                                   "decode,product,round", "decode,product,core,round")] +
+                         [make_spec("add", format="fp8e5m2", cuts=c) for c in
+                          ("align", "decode,align,core,round")] +
+                         [make_spec("sub", format="fp6e2m3", rounding="stochastic", cuts="align"),
+                          make_spec("fma", format="fp4e2m1", rounding="dynamic", cuts="decode",
                                     stages=2),
+                          make_spec("fma", format="fp4e2m1", rounding="dynamic",
+                                    cuts="product,align"),
+                          make_spec("fms", format="fp4e2m1", cuts="decode,product,align,core,round"),
                           make_spec("cvt", format="fp8e5m2", in_format="fp16", cuts="decode,round")],
                          ids=case_id)
 def test_every_cut_placement(spec):

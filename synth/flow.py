@@ -24,6 +24,7 @@ Every figure is read from a file written by ``tee -o``; the full log is ``yosys.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -34,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from fpforge.executor import digest
 from fpforge.rtl.ports import Port
 from fpforge.rtl.toolchain import yosys
 
@@ -63,6 +65,17 @@ class SynthError(RuntimeError):
             f"yosys {job.target} synthesis of {', '.join(job.tops)} failed: {detail}\n"
             f"--- last {LOG_TAIL_LINES} lines of {log} ---\n{tail}\n"
             f"--- rerun with ---\n{job.rerun_command()}")
+
+    def __reduce__(self):
+        # Built from its message when it crosses to another process (a Dask worker's error).
+        return (_synth_error, (self.job, self.args[0]))
+
+
+def _synth_error(job: "Job", message: str) -> "SynthError":
+    err = SynthError.__new__(SynthError)
+    RuntimeError.__init__(err, message)
+    err.job = job
+    return err
 
 
 # ----- tools --------------------------------------------------------------------------------------
@@ -343,6 +356,24 @@ class JobResult:
 
 
 MAPPING_TRIES = 4
+# What a job's result depends on besides its inputs: this flow's code and cell data.
+_FLOW_FILES = ("flow.py", "sta.py", "liberty.py", "cells.py", "cells_nldm.csv")
+
+
+@lru_cache(maxsize=1)
+def flow_version() -> str:
+    here = Path(__file__).parent
+    return digest(yosys_version(), *[(here / f).read_text() for f in _FLOW_FILES])
+
+
+def job_key(job: "Job") -> str:
+    """The content key of a job (fpforge.executor): the same designs, library, options and flow
+    give the same figures, wherever and whenever the job runs."""
+    return digest(job.target, [(s.top, hashlib.sha256(s.path.read_bytes()).hexdigest(),
+                                [(p.name, p.direction, p.width) for p in s.ports])
+                               for s in job.designs],
+                  job.library.sha256 if job.library else None, job.share, job.delay_target_ps,
+                  flow_version())
 
 
 def run_job(job: Job) -> JobResult:

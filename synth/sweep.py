@@ -26,9 +26,7 @@ import shutil
 import subprocess
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields
-from multiprocessing import get_context
 from pathlib import Path
 
 from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, catalog_formats, resolve
@@ -155,11 +153,22 @@ def _design(case_: Case) -> tuple:
         return case_, None, f"{type(err).__name__}: {' '.join(str(err).split())}"
 
 
-def designs_for(cases_: list[Case], jobs: int) -> list[tuple]:
-    """Generate every case's Verilog, ``jobs`` Python processes at a time (Amaranth's own
-    Yosys makes each conversion take seconds)."""
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=get_context("spawn")) as pool:
-        return list(pool.map(_design, cases_))
+def designs_for(cases_: list[Case], jobs: int, executor=None) -> list[tuple]:
+    """Generate every case's Verilog through ``executor`` (default: ``jobs`` local Python
+    processes: Amaranth's own Yosys makes each conversion take seconds)."""
+    from fpforge.executor import LocalExecutor, Task, digest
+    from fpforge.rtl.emit import source_digest
+    tasks = [Task(digest("verilog", repr(c), source_digest()), "fpforge.synth.sweep:_design",
+                  (c,), repr(c)) for c in dict.fromkeys(cases_)]
+    own = executor is None
+    executor = executor or LocalExecutor(jobs, processes=True)
+    try:
+        done = dict(zip((t.args[0] for t in tasks), executor.run(tasks)))
+    finally:
+        if own:
+            executor.close()
+    return [done[c] for c in cases_]
+
 
 
 @dataclass
@@ -196,13 +205,14 @@ def _short(fmt: FloatFormat) -> str:
 
 
 def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpga=False,
-          liberty=None, run_dir=None) -> tuple[list[Row], Path, dict]:
+          liberty=None, run_dir=None, executor=None, store=None,
+          progress=None) -> tuple[list[Row], Path, dict]:
     """Synthesise every case (and the integer cores of the mul / fma cases); one Row per case."""
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(out_dir, "sweep")
     start = time.monotonic()
     load0 = os.getloadavg()
     rtl = _rtl_revision()      # before generating: the RTL may change while Yosys runs
-    built = designs_for(cases_, jobs)
+    built = designs_for(cases_, jobs, executor)
     gen_seconds = time.monotonic() - start
     designs, seen = [], set()
     for _, design, _ in built:
@@ -215,7 +225,8 @@ def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpg
         if design is not None and design.core and design.core not in cores:
             cores[design.core] = core_design(*core_formats(c.spec()))
     records = run_designs(designs + list(cores.values()), liberty=liberty, run_dir=run_dir,
-                          jobs=jobs, fpga=fpga, tag="sweep") if designs else []
+                          jobs=jobs, fpga=fpga, tag="sweep", executor=executor, store=store,
+                          progress=progress) if designs else []
     by_name = {r.name: r for r in records}
     rows = []
     for c, design, reason in built:
@@ -589,18 +600,25 @@ def run_sweep(*, formats=None, units=None, max_width: int = 16,
               variant_formats=VARIANT_FORMATS, variant_units=VARIANT_UNITS, variants=None,
               mx: bool = True, mx_elements=None, mx_units=None, mx_block: int = MX_BLOCK,
               mx_n: int = MX_N, liberty=None, out=DEFAULT_OUT_DIR, jobs: int = DEFAULT_JOBS,
-              fpga: bool = False, publish=None) -> int:
+              fpga: bool = False, publish=None, executor=None, resume: bool = False) -> int:
     """``make sweep``: plan the cases (:func:`plan`, whose errors are raised before any work),
     synthesise them into a fresh run directory under ``out``, write sweep.csv, sweep.md and
     the plots there (and copy them to ``publish``, if given), print the main table. Returns 0,
-    or 1 when a Yosys run failed (its error printed)."""
+    or 1 when a Yosys run failed (its error printed). ``executor`` (fpforge.executor) runs the
+    Yosys jobs; ``resume``: keep every job's result by content key under ``out/results`` and
+    take the ones already there (an interrupted sweep, run again, does only what is missing)."""
+    from fpforge.executor import ProgressBar, ResultStore
     todo = plan(formats=formats, units=units, max_width=max_width,
                 variant_formats=variant_formats, variant_units=variant_units, variants=variants,
                 mx=mx, mx_elements=mx_elements, mx_units=mx_units, mx_block=mx_block, mx_n=mx_n)
     print(f"sweep: {len(todo)} cases, {jobs} processes at a time; load average "
           f"{os.getloadavg()[0]:.1f}", flush=True)
+    store = ResultStore(Path(out) / "results") if resume else None
     try:
-        rows, run_dir, meta = sweep(todo, out_dir=out, jobs=jobs, fpga=fpga, liberty=liberty)
+        with ProgressBar(None, "Yosys jobs done") as bar:
+            rows, run_dir, meta = sweep(todo, out_dir=out, jobs=jobs, fpga=fpga,
+                                        liberty=liberty, executor=executor, store=store,
+                                        progress=bar.on_done)
     except SynthError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

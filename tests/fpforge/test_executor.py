@@ -106,3 +106,33 @@ def test_dask_scheduler_address_from_the_environment(monkeypatch):
         monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.scheduler_address)
         with executor_from(None) as ex:
             assert isinstance(ex, DaskExecutor) and ex.run(factorials(4)) == [1, 1, 2, 6]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--scheduler", "localhost:8786"], "--scheduler takes a Dask scheduler address"),
+    (["--cluster", "local:2", "--executor", "local"], "--executor and --cluster each say"),
+    (["--executor", "farm"], "--executor must be local"),
+    (["--cluster", "/nonexistent.json"], "needs a JSON file of dask-jobqueue options"),
+])
+def test_bad_executor_options_exit_2_in_one_line(tmp_path, argv, message):
+    import subprocess
+    import sys
+    from pathlib import Path
+    done = subprocess.run([sys.executable, "-m", "fpforge.cli", "verify-exhaustive", "--unit",
+                           "mul", "--format", "fp4e2m1", *argv], capture_output=True, text=True,
+                          cwd=Path(__file__).parents[2])
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_cluster_option_runs_a_local_cluster(tmp_path):
+    """--cluster local:2 (the issue's spelling) runs the shards on a Dask LocalCluster."""
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+    from pathlib import Path
+    done = subprocess.run([sys.executable, "-m", "fpforge.cli", "verify-exhaustive", "--unit",
+                           "mul", "--format", "fp4e2m1", "--shards", "2", "--cluster", "local:2"],
+                          capture_output=True, text=True, cwd=Path(__file__).parents[2])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "256 of 256 vectors, 0 mismatches" in done.stdout

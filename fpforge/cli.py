@@ -514,7 +514,7 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench-executor", help="the Dask path's overhead against the local pool",
                        description="Synthesise one small sweep through the local pool and a "
                                    "Dask LocalCluster, alternately, and report the ratio; "
-                                   "estimate make sweep and make verify on 100 workers "
+                                   "estimate make verify's matrix on 100 workers "
                                    "(docs/scale-out.md).")
     _jobs(b)
     b.set_defaults(run=_cmd_bench_executor)
@@ -523,7 +523,7 @@ def _parser() -> argparse.ArgumentParser:
                        "fma pipelined to 2 ... 0.5 GHz",
                        description="Pipeline fp8e4m3, bf16 and fp16 mul, add and fma to 2, 1.5, "
                                    "1, 0.75 and 0.5 GHz (--clock-ps) and print the stages, area "
-                                   "and flip-flops of each (docs/synth.md).")
+                                   "and flip-flops of each (docs/synth/clock.md).")
     t.add_argument("--out", metavar="DIR", help="where the run folders go (default build/synth)")
     t.add_argument("--publish", metavar="DIR", help="also write DIR/clock.md")
     _jobs(t)

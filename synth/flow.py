@@ -36,7 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from fpforge.executor import digest
-from fpforge.rtl.ports import Port
+from fpforge.rtl.ports import CLOCK, Port
 from fpforge.rtl.toolchain import yosys
 
 from . import liberty as lib_gen
@@ -391,7 +391,7 @@ def run_job(job: Job) -> JobResult:
     abc_target = None
     if target is not None:
         src, = job.designs
-        clocked = any(p.name == "clk" for p in src.ports)
+        clocked = any(p.name == CLOCK for p in src.ports)
         abc_target = max(target - (register_overhead_ps() if clocked else 0.0), 1.0)
     seconds = cpu = 0.0
     floor, last = (abc_target or 0.0) / 4, None
@@ -420,7 +420,7 @@ def parse_job(job: Job) -> dict:
         src, = job.designs
         timing = None
         if job.library.timed:
-            # A design with flip-flops is clocked by its ``clk`` port (rtl/ports.CLOCK).
+            # A design with flip-flops is clocked by its CLOCK port (rtl/ports.py).
             registered = "DFF_X1" in (d / "netlist.v").read_text()
             timing = run_sta(d, job.library.liberty, d / "netlist.v", src.top, registered)
         return {src.top: (parse_generic(d), parse_asic(d, job.library, timing))}

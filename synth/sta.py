@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from fpforge.rtl.ports import CLOCK
 from fpforge.rtl.toolchain import tool
 
 from .cells import CELL_BY_NAME, INPUT_SLEW_NS, OUTPUT_LOAD_FF, arcs
@@ -32,7 +33,6 @@ __all__ = ["register_overhead_ps", "PathTiming", "Timing", "GROUPS", "sta_comman
 # The period the constraints are written against; figures are period - slack, so any period
 # longer than every path gives the same numbers.
 PERIOD_NS = 1000.0
-CLOCK = "clk"
 BOUNDARY = (f"OpenSTA, NLDM tables; inputs driven with {INPUT_SLEW_NS * 1000:.1f} ps slew (an X1 "
             f"inverter driving four NAND2 inputs), outputs loaded with {OUTPUT_LOAD_FF:.2f} fF "
             f"(four NAND2 inputs), input/output delays 0, ideal clock")

@@ -95,14 +95,14 @@ def test_opensta_agrees_with_an_independent_nldm_propagation(tmp_path):
     mul, _core = run([make_spec("mul", format="fp8e4m3")], out_dir=tmp_path, fpga=False)
     netlist = (Path(mul.directory) / "asic" / "netlist.v").read_text()
     outputs = {f"y[{i}]" for i in range(8)} | {f"flags[{i}]" for i in range(5)}
-    ours = nldm_arrival_ps(netlist, outputs & set(_PIN_NETS(netlist)))
+    ours = nldm_arrival_ps(netlist, outputs & set(_pin_nets(netlist)))
     # Both propagate the worst slew; OpenSTA keeps each arc's slew with its arrival, so they
     # differ by a little where a late arc has a sharp edge.
     print(f"independent NLDM propagation {ours:.1f} ps, OpenSTA {mul.asic.delay_ps:.1f} ps")
     assert ours == pytest.approx(mul.asic.delay_ps, rel=0.03), (ours, mul.asic.delay_ps)
 
 
-def _PIN_NETS(netlist: str) -> set[str]:
+def _pin_nets(netlist: str) -> set[str]:
     return {_net(n) for m in _INSTANCE.finditer(netlist) for _, n in _PIN.findall(m.group(3))}
 
 

@@ -42,6 +42,10 @@ def decode(code, fmt: FloatFormat, sig_dtype=U64) -> Unpacked:
     elif fmt.specials is Specials.FNUZ:
         is_nan = code == fmt.sign_mask
         is_inf = jnp.zeros_like(is_nan)
+    elif fmt.specials is Specials.EXT:
+        # P3109 extended: one NaN code, infinities at the top magnitude below it.
+        is_nan = code == fmt.nan_code
+        is_inf = mag == fmt.inf_code
     else:  # FINITE: every code is a number
         is_nan = jnp.zeros(code.shape, bool)
         is_inf = is_nan

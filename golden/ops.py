@@ -188,11 +188,11 @@ def _codes(x):
 
 # ----- public operations ------------------------------------------------------------------------
 
-def _scalar(cls, fmts, fmt_out, rounding, saturate, sr_bits, a, rm, rbits, *operands):
+def _scalar(cls, fmts, fmt_out, rounding, saturate: dict, sr_bits, a, rm, rbits, *operands):
     fmts = [None if f is None else resolve(f) for f in fmts]
     fmts = [fmts[0] if f is None else f for f in fmts]
     out = fmts[0] if fmt_out is None else resolve(fmt_out)
-    opts = UnitOptions(rounding=rounding, saturate=saturate, sr_bits=sr_bits)
+    opts = UnitOptions(rounding=rounding, sr_bits=sr_bits, **saturate)
     # Formats carry their own flushing; subnormals=True leaves them as given.
     spec = cls(out, tuple(fmts), opts)
     inputs = dict(zip(spec.operands, (a, *operands)))
@@ -205,36 +205,41 @@ def _scalar(cls, fmts, fmt_out, rounding, saturate, sr_bits, a, rm, rbits, *oper
     return out["y"], out["flags"]
 
 
-def mul(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, rm=None,
+def mul(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, saturation=None, rm=None,
         rbits=None, sr_bits=8):
     """a * b, rounded once into fmt_out. Returns (codes, flags): codes in the narrowest
     unsigned dtype of fmt_out, flags uint8."""
-    return _scalar(MulSpec, [fmt_a, fmt_b], fmt_out, rounding, saturate, sr_bits, a, rm, rbits,
+    return _scalar(MulSpec, [fmt_a, fmt_b], fmt_out, rounding,
+                   dict(saturate=saturate, saturation=saturation), sr_bits, a, rm, rbits,
                    b)
 
 
-def add(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, rm=None,
+def add(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, saturation=None, rm=None,
         rbits=None, sr_bits=8):
     """a + b, rounded once into fmt_out."""
-    return _scalar(AddSpec, [fmt_a, fmt_b], fmt_out, rounding, saturate, sr_bits, a, rm, rbits,
+    return _scalar(AddSpec, [fmt_a, fmt_b], fmt_out, rounding,
+                   dict(saturate=saturate, saturation=saturation), sr_bits, a, rm, rbits,
                    b)
 
 
-def sub(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, rm=None,
+def sub(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, saturation=None, rm=None,
         rbits=None, sr_bits=8):
     """a - b, rounded once into fmt_out."""
-    return _scalar(SubSpec, [fmt_a, fmt_b], fmt_out, rounding, saturate, sr_bits, a, rm, rbits,
+    return _scalar(SubSpec, [fmt_a, fmt_b], fmt_out, rounding,
+                   dict(saturate=saturate, saturation=saturation), sr_bits, a, rm, rbits,
                    b)
 
 
 def fma(a, b, c, fmt_a, fmt_b=None, fmt_c=None, fmt_out=None, *, rounding="rne",
-        saturate=False, rm=None, rbits=None, sr_bits=8):
+        saturate=False, saturation=None, rm=None, rbits=None, sr_bits=8):
     """a * b + c with a single rounding into fmt_out."""
-    return _scalar(FmaSpec, [fmt_a, fmt_b, fmt_c], fmt_out, rounding, saturate, sr_bits, a, rm,
+    return _scalar(FmaSpec, [fmt_a, fmt_b, fmt_c], fmt_out, rounding,
+                   dict(saturate=saturate, saturation=saturation), sr_bits, a, rm,
                    rbits, b, c)
 
 
-def convert(x, fmt_in, fmt_out, *, rounding="rne", saturate=False, rm=None, rbits=None,
+def convert(x, fmt_in, fmt_out, *, rounding="rne", saturate=False, saturation=None, rm=None, rbits=None,
             sr_bits=8):
     """Convert codes of fmt_in into fmt_out (quantize, widen, or narrow <-> narrow)."""
-    return _scalar(CvtSpec, [fmt_in], fmt_out, rounding, saturate, sr_bits, x, rm, rbits)
+    return _scalar(CvtSpec, [fmt_in], fmt_out, rounding,
+                   dict(saturate=saturate, saturation=saturation), sr_bits, x, rm, rbits)

@@ -28,13 +28,14 @@ def _source_format(x):
     return x, CATALOG[_FLOAT_INPUTS[x.dtype]]
 
 
-def quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, rbits=None,
-             sr_bits=8, return_flags=False):
+def quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, saturation=None,
+             rbits=None, sr_bits=8, return_flags=False):
     """Encode a float array into ``fmt``: returns codes in the narrowest unsigned dtype (and
     flags if asked). The float array goes in as it is: the model reads its bits in the kernel."""
     x, src = _source_format(x)
     spec = CvtSpec(resolve(fmt), (src,),
-                   UnitOptions(rounding=rounding, saturate=saturate, sr_bits=sr_bits))
+                   UnitOptions(rounding=rounding, saturate=saturate, saturation=saturation,
+                               sr_bits=sr_bits))
     from . import evaluate
     inputs = {"x": x} if rbits is None else {"x": x, "rbits": rbits}
     out = evaluate(spec, want=("y", "flags") if return_flags else ("y",), **inputs)
@@ -52,10 +53,10 @@ def _dequantize(spec: CvtSpec, codes):
     return jax.lax.bitcast_convert_type(cvt_unit(spec, {"x": codes}, ("y",))["y"], jnp.float32)
 
 
-def fake_quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, rbits=None,
-                  sr_bits=8):
+def fake_quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False,
+                  saturation=None, rbits=None, sr_bits=8):
     """Round a float array to the values of ``fmt`` and return them as float32."""
-    return dequantize(quantize(x, fmt, rounding=rounding, saturate=saturate, rbits=rbits,
-                               sr_bits=sr_bits), fmt)
+    return dequantize(quantize(x, fmt, rounding=rounding, saturate=saturate,
+                               saturation=saturation, rbits=rbits, sr_bits=sr_bits), fmt)
 
 

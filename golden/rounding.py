@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fpforge.rtl.formats import FloatFormat, Specials
-from fpforge.rtl.options import RM_CODES, RM_MAX, Flag, Rounding, UnitOptions
+from fpforge.rtl.options import RM_CODES, RM_MAX, Flag, Rounding, Saturation, UnitOptions
 
 from ._jax import I32, I64, U32, U64, jnp, msb, shl, shr, width
 
@@ -148,8 +148,9 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
         kept_u = sig_n >> (W - 1 - M)
         rb_u = ((sig_n >> (W - 2 - M)) & 1) == 1
         st_u = ((sig_n & ((1 << (W - 2 - M)) - 1)) != 0) | raw.sticky
+        # The parity of M+1 ones: odd, but with M == 0 it is the exponent field's, here 0.
         reaches = (E == emin - 1) & (kept_u == (1 << (M + 1)) - 1) & \
-            mode.increment(sign, jnp.ones_like(rb_u), rb_u, st_u)
+            mode.increment(sign, jnp.full_like(rb_u, M > 0), rb_u, st_u)
         tiny = below & ~reaches
     else:
         tiny = nonzero & (code < fmt.min_normal_code)
@@ -157,11 +158,44 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     code = jnp.where(flush, 0, code)     # zero, or E8M0's smallest value 2^-127
     inexact = inexact | flush
 
-    #    Overflow (section 4): round first, then compare with the largest finite code. An exact
-    #    infinity becomes +-max (or NaN) where the format has no infinity or saturation is asked
-    #    for -- OCP 8-bit FP: saturating E5M2 turns +-inf into +-57344, saturating fnuz into NaN.
+    #    Overflow (section 4): round first, then compare with the largest finite code.
+    sat = opts.saturation_for(fmt)
+    nan_out, invalid = raw.is_nan, raw.invalid
+    if sat is None:
+        code, overflow, overflow_nan, inexact = _overflow_by_convention(
+            fmt, opts, mode, sign, code, nonzero, raw.is_inf, inexact)
+        nan_out = nan_out | overflow_nan
+    else:
+        code, overflow, nan_out, invalid, inexact, tiny = _saturate(
+            fmt, sat, mode, sign, code, nonzero, raw.is_inf, inexact, tiny, nan_out, invalid)
+
+    # 5. The result's code, its sign and the flags (sections 6, 7): NaN, unrepresentable values.
+    if fmt.specials is Specials.FNU:
+        # Unsigned, no zero: negative values and zero have no encoding.
+        bad = ~raw.is_nan & (sign | ~(nonzero | raw.is_inf))
+        nan_out, invalid = nan_out | bad, invalid | bad
+        overflow, inexact, tiny = overflow & ~bad, inexact & ~bad, tiny & ~bad
+    if not fmt.has_nan:
+        invalid = invalid | raw.is_nan          # no NaN code: +0, invalid
+    out = code.astype(U32)
+    if fmt.signed:
+        negative = sign & ~nan_out
+        if not fmt.has_neg_zero:
+            negative = negative & (code != 0)   # fnuz, ext: no negative zero
+        out = out | (negative.astype(U32) << (fmt.width - 1))
+    out = jnp.where(nan_out, jnp.uint32(fmt.nan_code if fmt.has_nan else 0), out)
+
+    number = ~raw.is_nan
+    flags = (_flag(invalid, Flag.NV) | _flag(number & overflow, Flag.OF) |
+             _flag(number & tiny & inexact, Flag.UF) | _flag(number & inexact, Flag.NX))
+    return out.astype(code_dtype(fmt)), flags
+
+
+def _overflow_by_convention(fmt, opts, mode, sign, code, nonzero, inf_in, inexact):
+    """Section 4 when no P3109 saturation mode is asked for. An exact infinity becomes +-max (or
+    NaN) where the format has no infinity or saturation is asked for -- OCP 8-bit FP:
+    saturating E5M2 turns +-inf into +-57344, saturating fnuz into NaN (the ONNX table)."""
     sat = opts.saturate
-    inf_in = raw.is_inf
     inf_converts = (not fmt.has_inf) or sat
     finite_overflow = nonzero & (code > fmt.max_finite_code)
     overflow = finite_overflow | (inf_in & inf_converts)
@@ -177,29 +211,45 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
         overflow_nan = overflow & big & fmt.has_nan
     code = jnp.where(nonzero | inf_in, code, 0)
     inexact = (inexact & nonzero) | overflow
+    return code, overflow, overflow_nan, inexact
 
-    # 5. The result's code, its sign and the flags (sections 6, 7): NaN, unrepresentable values.
-    nan_out = raw.is_nan | overflow_nan
-    invalid = raw.invalid
-    if fmt.specials is Specials.FNU:
-        # Unsigned, no zero: negative values and zero have no encoding.
-        bad = ~raw.is_nan & (sign | ~(nonzero | inf_in))
-        nan_out, invalid = nan_out | bad, invalid | bad
-        overflow, inexact, tiny = overflow & ~bad, inexact & ~bad, tiny & ~bad
-    if not fmt.has_nan:
-        invalid = invalid | raw.is_nan          # no NaN code: +0, invalid
-    out = code.astype(U32)
-    if fmt.signed:
-        negative = sign & ~nan_out
-        if fmt.specials is Specials.FNUZ:
-            negative = negative & (code != 0)   # no negative zero
-        out = out | (negative.astype(U32) << (fmt.width - 1))
-    out = jnp.where(nan_out, jnp.uint32(fmt.nan_code if fmt.has_nan else 0), out)
 
-    number = ~raw.is_nan
-    flags = (_flag(invalid, Flag.NV) | _flag(number & overflow, Flag.OF) |
-             _flag(number & tiny & inexact, Flag.UF) | _flag(number & inexact, Flag.NX))
-    return out.astype(code_dtype(fmt)), flags
+def _saturate(fmt, sat, mode, sign, code, nonzero, inf_in, inexact, tiny, nan_out, invalid):
+    """P3109 4.7.5 Saturate, after rounding, for any format: "extended" is "has infinities",
+    Mhi the largest finite value, Mlo = -Mhi (signed) or 0 (unsigned). docs/numerics.md 4."""
+    ext = fmt.has_inf
+    finite_over = nonzero & (code > fmt.max_finite_code)
+    if sat is Saturation.NONE:
+        # Directed rounding that points back into range keeps Mhi (Mlo); P3109 also keeps Mhi
+        # under ToOdd in unsigned extended formats, whose Mhi code is odd.
+        inward = mode.is_(Rounding.RTZ) | (mode.is_(Rounding.RDN) & ~sign) | \
+            (mode.is_(Rounding.RUP) & sign)
+        if fmt.unsigned:
+            inward = inward | mode.is_(Rounding.ROD)
+        to_inf = finite_over & ext & ~inward
+    else:
+        to_inf = jnp.zeros_like(finite_over)
+    stays_inf = inf_in & (ext and sat is not Saturation.FINITE)
+    overflow = finite_over | (inf_in & ~stays_inf)
+    code = jnp.where(overflow, fmt.max_finite_code, code)
+    if ext:
+        code = jnp.where(to_inf | stays_inf, fmt.inf_code, code)
+    code = jnp.where(nonzero | inf_in, code, 0)
+    inexact = (inexact & nonzero) | overflow
+    if fmt.unsigned and fmt.has_zero:
+        # Below Mlo = 0: 0 when saturating, NaN under SatNone unless rounding toward zero or
+        # up from a finite value.
+        below = sign & (inf_in | (code != 0))
+        if sat is Saturation.NONE:
+            to_zero = below & ~inf_in & (mode.is_(Rounding.RTZ) | mode.is_(Rounding.RUP))
+        else:
+            to_zero = below
+        to_nan = below & ~to_zero
+        code = jnp.where(below, 0, code)
+        nan_out, invalid = nan_out | to_nan, invalid | to_nan
+        overflow, tiny = overflow & ~below, tiny & ~below
+        inexact = jnp.where(below, to_zero, inexact)
+    return code, overflow, nan_out, invalid, inexact, tiny
 
 
 def code_dtype(fmt: FloatFormat):

@@ -21,6 +21,15 @@ Special-value conventions (``Specials``):
     finite  no infinities, no NaN; every code is a number.             (OCP FP6 / FP4)
     fnu     unsigned and exponent-only: no sign bit, no zero, NaN at all-ones; e == 0 is the
             normal number 2^-bias.                                     (OCP E8M0, the MX scale)
+    ext     IEEE P3109 "extended": no negative zero, one NaN and infinities at the top codes --
+            signed: NaN is the sign-only code, +-inf the all-ones magnitude (0x7F / 0xFF);
+            unsigned: NaN is all ones, +inf the code below it.          (Binary8p3se, ...)
+
+A format is signed unless ``unsigned`` is set: fnu always is, and the P3109 unsigned formats are
+``fn`` (NaN at all ones, the P3109 "finite" domain) or ``ext`` with ``unsigned=True``. The P3109
+signed finite formats are the ``fnuz`` convention (Binary8p4sf is float8_e4m3fnuz, code for
+code). ``resolve`` reads the P3109 names ``binary<K>p<P><s|u><e|f>`` (and gfloat's
+``p3109_k<K>p<P><s|u><e|f>``); fpforge follows the P3109 Interim Report v4.0, a draft.
 
 Subnormals may be flushed (``subnormals=False``): subnormal encodings then read as zero of the
 same sign, and results below the smallest normal become zero. That is an area option of the
@@ -37,6 +46,7 @@ from fractions import Fraction
 __all__ = [
     "Specials", "FloatFormat", "FormatError", "resolve", "CATALOG", "SHORT_NAMES",
     "catalog_formats", "catalog_selection", "MAX_EXP_BITS", "MAX_MAN_BITS", "MAX_WIDTH",
+    "p3109", "P3109_SOURCE",
 ]
 
 # Sizes the units and the golden model support: up to binary32.
@@ -55,14 +65,19 @@ class Specials(enum.Enum):
     FNUZ = "fnuz"
     FINITE = "finite"
     FNU = "fnu"
+    EXT = "ext"
 
 
 # Grammar of the generic spelling; kept here so the error message and the parser agree.
-GRAMMAR = ("e<E>m<M>[fn|fnuz|fin|fnu][_b<bias>][_ftz]  (e.g. e5m3, e4m3fn, e6m1_b20, e4m3_ftz; "
-           "default is IEEE-style with bias 2^(E-1)-1, fnuz defaults to bias 2^(E-1))")
-_GENERIC = re.compile(r"^e(\d+)m(\d+)(fnuz|fnu|fn|fin)?(?:_b(\d+))?(_ftz)?$")
+GRAMMAR = ("[u]e<E>m<M>[fn|fnuz|fin|fnu|ext][_b<bias>][_ftz]  (e.g. e5m3, e4m3fn, e6m1_b20, "
+           "e4m3_ftz, ue5m2ext; default is IEEE-style with bias 2^(E-1)-1, fnuz and ext default "
+           "to bias 2^(E-1); u: unsigned, with fn or ext); or the P3109 names "
+           "binary<K>p<P><s|u><e|f>, e.g. binary8p3se")
+_GENERIC = re.compile(r"^(u)?e(\d+)m(\d+)(fnuz|fnu|fn|fin|ext)?(?:_b(\d+))?(_ftz)?$")
 _SUFFIX = {None: Specials.IEEE, "fn": Specials.FN, "fnuz": Specials.FNUZ,
-           "fin": Specials.FINITE, "fnu": Specials.FNU}
+           "fin": Specials.FINITE, "fnu": Specials.FNU, "ext": Specials.EXT}
+_P3109 = re.compile(r"^(?:binary|p3109_k)(\d+)p(\d+)([su])([ef])$")
+P3109_SOURCE = "IEEE P3109 Interim Report v4.0 (a draft; fpforge follows it, no conformance claim)"
 
 # The trap in ml_dtypes' names: "fn" means "NaN at the all-ones code" in float8_e4m3fn but
 # "finite, no NaN" in float6_e3m2fn, float6_e2m3fn and float4_e2m1fn. The grammar's fn is the
@@ -80,8 +95,11 @@ class FloatFormat:
     bias: int
     specials: Specials = Specials.IEEE
     subnormals: bool = True
+    unsigned: bool = False   # no sign bit; fnu formats always are
 
     def __post_init__(self):
+        if self.specials is Specials.FNU:
+            object.__setattr__(self, "unsigned", True)
         for field, value in (("exp_bits", self.exp_bits), ("man_bits", self.man_bits),
                              ("bias", self.bias)):
             if not isinstance(value, int) or isinstance(value, bool):
@@ -91,7 +109,12 @@ class FloatFormat:
                               f"not {self.specials!r}")
         if not isinstance(self.subnormals, bool):
             raise FormatError(f"subnormals must be a bool, not {self.subnormals!r}")
+        if not isinstance(self.unsigned, bool):
+            raise FormatError(f"unsigned must be a bool, not {self.unsigned!r}")
         spelled = self.generic_name
+        if self.unsigned and self.specials not in (Specials.FN, Specials.EXT, Specials.FNU):
+            raise FormatError(f"format {spelled}: unsigned formats take the fn, ext or fnu "
+                              f"convention, not {self.specials.value}")
         if not 1 <= self.exp_bits <= MAX_EXP_BITS:
             raise FormatError(f"format {spelled}: exponent bits must be 1..{MAX_EXP_BITS}, "
                               f"not {self.exp_bits}")
@@ -119,8 +142,9 @@ class FloatFormat:
     def generic_name(self) -> str:
         """Spelling in the generic grammar; resolves back to an equal format."""
         suffix = {Specials.IEEE: "", Specials.FN: "fn", Specials.FNUZ: "fnuz",
-                  Specials.FINITE: "fin", Specials.FNU: "fnu"}[self.specials]
-        name = f"e{self.exp_bits}m{self.man_bits}{suffix}"
+                  Specials.FINITE: "fin", Specials.FNU: "fnu", Specials.EXT: "ext"}[self.specials]
+        u = "u" if self.unsigned and self.specials is not Specials.FNU else ""
+        name = f"{u}e{self.exp_bits}m{self.man_bits}{suffix}"
         if self.bias != _default_bias(self.exp_bits, self.specials) or name in _AMBIGUOUS:
             name += f"_b{self.bias}"
         if not self.subnormals:
@@ -129,12 +153,32 @@ class FloatFormat:
 
     @property
     def name(self) -> str:
-        """Canonical name: ml_dtypes' name for catalog formats, the generic spelling otherwise."""
+        """Canonical name: ml_dtypes' name for catalog formats, the P3109 name for the other
+        P3109 formats, the generic spelling otherwise."""
         base = _CANONICAL_BY_PARAMS.get(replace(self, subnormals=True)) if self._catalog_ready() \
             else None
         if base is None:
-            return self.generic_name
+            return self.p3109_name or self.generic_name
         return base if self.subnormals else base + "_ftz"
+
+    @property
+    def p3109_only(self) -> bool:
+        """A convention only P3109 defines (ext, or unsigned with a zero): its units follow the
+        P3109 saturation modes, having no IEEE/OCP convention of their own."""
+        return self.specials is Specials.EXT or (self.unsigned and self.specials is not
+                                                 Specials.FNU)
+
+    @property
+    def p3109_name(self) -> str | None:
+        """``Binary<K>p<P><s|u><e|f>`` when this is a P3109 format (code for code), else None."""
+        if not self.subnormals or self.bias != 1 << (self.exp_bits - 1):
+            return None
+        domain = {(False, Specials.FNUZ): "f", (False, Specials.EXT): "e",
+                  (True, Specials.FN): "f", (True, Specials.EXT): "e"}.get(
+                      (self.unsigned, self.specials))
+        if domain is None:
+            return None
+        return f"Binary{self.width}p{self.precision}{'u' if self.unsigned else 's'}{domain}"
 
     @staticmethod
     def _catalog_ready() -> bool:
@@ -158,18 +202,24 @@ class FloatFormat:
                Specials.FN: "NaN: all-ones code only",
                Specials.FNUZ: "NaN: sign-only code, no -0",
                Specials.FINITE: "no NaN",
-               Specials.FNU: "NaN: all-ones code, unsigned, no zero"}[self.specials]
-        sub = "subnormals" if self.has_subnormals else (
-            "subnormals flushed" if self.man_bits and self.specials is not Specials.FNU
-            else "no subnormals")
+               Specials.FNU: "NaN: all-ones code, unsigned, no zero",
+               Specials.EXT: "NaN: sign-only code, inf: all-ones magnitude, no -0"
+               if self.signed else "NaN: all-ones code, +inf below it, unsigned"}[self.specials]
+        if self.unsigned and self.specials is Specials.FN:
+            nan = "NaN: all-ones code, unsigned"
+        sub = "subnormals" if self.has_subnormals and self.man_bits else (
+            "gradual underflow to 0 or 2^emin" if self.has_subnormals else
+            "subnormals flushed" if self.specials is not Specials.FNU else "no subnormals")
+        p3109 = self.p3109_name
+        same = f", = P3109 {p3109}" if p3109 and p3109 != self.name else ""
         return (f"{self.name} (E{self.exp_bits}M{self.man_bits}, {self.width} bits, bias "
                 f"{self.bias}, max {_fmt_value(self.max_finite)}, min normal "
-                f"2^{self.emin}, {inf}, {nan}, {sub})")
+                f"2^{self.emin}, {inf}, {nan}, {sub}{same})")
 
     # ----- shape -------------------------------------------------------------------------------
     @property
     def signed(self) -> bool:
-        return self.specials is not Specials.FNU
+        return not self.unsigned
 
     @property
     def width(self) -> int:
@@ -195,7 +245,7 @@ class FloatFormat:
     # ----- specials ----------------------------------------------------------------------------
     @property
     def has_inf(self) -> bool:
-        return self.specials is Specials.IEEE
+        return self.specials in (Specials.IEEE, Specials.EXT)
 
     @property
     def has_nan(self) -> bool:
@@ -207,12 +257,14 @@ class FloatFormat:
 
     @property
     def has_neg_zero(self) -> bool:
-        return self.specials in (Specials.IEEE, Specials.FN, Specials.FINITE)
+        return self.signed and self.specials in (Specials.IEEE, Specials.FN, Specials.FINITE)
 
     @property
     def has_subnormals(self) -> bool:
-        """Whether subnormal encodings exist and are honoured (False when flushed)."""
-        return self.subnormals and self.specials is not Specials.FNU and self.man_bits > 0
+        """Whether results below 2^emin round on the 2^(emin - M) grid (gradual underflow) and
+        subnormal encodings are read as such; False when flushed, and for fnu (no zero). With
+        0 mantissa bits the grid is {0, 2^emin}, as IEEE 754 and P3109 (Binary8p1*) define."""
+        return self.subnormals and self.specials is not Specials.FNU
 
     @property
     def has_snan(self) -> bool:
@@ -227,11 +279,14 @@ class FloatFormat:
                 Specials.FN: self.magnitude_mask,
                 Specials.FNUZ: self.sign_mask,
                 Specials.FINITE: None,
-                Specials.FNU: self.magnitude_mask}[self.specials]
+                Specials.FNU: self.magnitude_mask,
+                Specials.EXT: self.sign_mask or self.magnitude_mask}[self.specials]
 
     @property
     def inf_code(self) -> int | None:
         """Code of +inf (set the sign bit for -inf), or None."""
+        if self.specials is Specials.EXT:
+            return self.magnitude_mask - self.unsigned
         return (self.exp_all_ones << self.man_bits) if self.has_inf else None
 
     # ----- range -------------------------------------------------------------------------------
@@ -243,8 +298,8 @@ class FloatFormat:
     @property
     def max_finite_code(self) -> int:
         """Magnitude code (sign clear) of the largest finite number."""
-        if self.specials is Specials.IEEE:
-            return (self.exp_all_ones << self.man_bits) - 1
+        if self.has_inf:
+            return self.inf_code - 1
         if self.specials in (Specials.FN, Specials.FNU):
             return self.magnitude_mask - 1
         return self.magnitude_mask
@@ -285,6 +340,11 @@ class FloatFormat:
             return "nan" if mag == self.magnitude_mask else "normal"
         if sp is Specials.FNUZ and code == self.sign_mask:
             return "nan"
+        if sp is Specials.EXT:
+            if code == self.nan_code:
+                return "nan"
+            if mag == self.inf_code:
+                return "inf"
         if sp is Specials.FN and mag == self.magnitude_mask:
             return "nan"
         if sp is Specials.IEEE and e == self.exp_all_ones:
@@ -326,7 +386,7 @@ def _names(enum_cls) -> str:
 def _default_bias(exp_bits: int, specials: Specials) -> int:
     if exp_bits < 1:
         return 0
-    if specials is Specials.FNUZ:
+    if specials in (Specials.FNUZ, Specials.EXT):
         return 1 << (exp_bits - 1)
     return (1 << (exp_bits - 1)) - 1
 
@@ -382,17 +442,33 @@ _CANONICAL_BY_PARAMS: dict[FloatFormat, str] = {f: n for n, f in CATALOG.items()
 
 
 def _generic(e: int, m: int, suffix: str | None, bias: int | None = None,
-             subnormals: bool = True) -> FloatFormat:
+             subnormals: bool = True, unsigned: bool = False) -> FloatFormat:
     specials = _SUFFIX[suffix]
     return FloatFormat(e, m, _default_bias(e, specials) if bias is None else bias, specials,
-                       subnormals)
+                       subnormals, unsigned)
+
+
+def p3109(k: int, p: int, signed: bool = True, extended: bool = True) -> FloatFormat:
+    """The P3109 format Binary<k>p<p><s|u><e|f>: precision p counts the hidden bit; bias
+    2^(k-p-1) signed, 2^(k-p) unsigned; subnormals always; one NaN; no -0."""
+    name = f"binary{k}p{p}{'s' if signed else 'u'}{'e' if extended else 'f'}"
+    top = k - 1 if signed else k
+    if k < 3 or not 1 <= p <= top:
+        raise FormatError(f"P3109 format {name}: needs K >= 3 and 1 <= P <= "
+                          f"{'K-1 (signed)' if signed else 'K (unsigned)'}")
+    e = k - p + (0 if signed else 1)
+    if e > MAX_EXP_BITS:
+        raise FormatError(f"P3109 format {name} has {e} exponent bits; at most {MAX_EXP_BITS} "
+                          "are supported")
+    specials = Specials.EXT if extended else (Specials.FNUZ if signed else Specials.FN)
+    return FloatFormat(e, p - 1, 1 << (e - 1), specials, unsigned=not signed)
 
 
 def _catalog_tail_read_generically(name: str) -> FloatFormat | None:
     """The last part of a catalog name (``e2m1fn`` of ``float4_e2m1fn``) as the generic grammar
     reads it, or None when the grammar does not read it."""
     m = _GENERIC.match(name.rpartition("_")[2])
-    return _generic(int(m[1]), int(m[2]), m[3]) if m else None
+    return _generic(int(m[2]), int(m[3]), m[4]) if m and not m[1] else None
 
 
 _AMBIGUOUS.update({name.rpartition("_")[2]: fmt for name, fmt in CATALOG.items()
@@ -456,16 +532,23 @@ def resolve(spec: "str | FloatFormat") -> FloatFormat:
     base = SHORT_NAMES.get(base, base)
     if base in CATALOG:
         return CATALOG[base].with_subnormals(not ftz)
+    m = _P3109.match(key)
+    if m is not None:
+        try:
+            return p3109(int(m[1]), int(m[2]), m[3] == "s", m[4] == "e")
+        except FormatError as err:
+            raise FormatError(f"impossible format {spec!r}: {err}; {valid_forms()}") from None
     m = _GENERIC.match(key)
     if m is None:
         raise FormatError(f"unknown format {spec!r}; {valid_forms()}")
-    e, mbits, suffix, bias, flush = m.groups()
+    u, e, mbits, suffix, bias, flush = m.groups()
     e, mbits = int(e), int(mbits)
     tail = f"e{e}m{mbits}{suffix or ''}"
-    if bias is None and tail in _AMBIGUOUS:
+    if bias is None and tail in _AMBIGUOUS and not u:
         raise _ambiguous(spec, tail, flush is not None)
     try:
-        fmt = _generic(e, mbits, suffix, None if bias is None else int(bias), flush is None)
+        fmt = _generic(e, mbits, suffix, None if bias is None else int(bias), flush is None,
+                       unsigned=bool(u))
     except FormatError as err:
         raise FormatError(f"impossible format {spec!r}: {err}; {valid_forms()}") from None
     return fmt

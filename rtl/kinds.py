@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from .formats import FormatError
 from .mx import ACCUMULATORS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
-from .options import OptionError, Rounding
+from .options import OptionError, Rounding, Saturation
 from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
 from .spec import Spec
 
@@ -154,6 +154,10 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "stochastic; default 8)", int, "N", make="SR_BITS"),
     SpecOption("saturate", "--saturate", "overflow gives +-max finite instead of inf/NaN",
                switch=True, default=False, make="SATURATE=1"),
+    SpecOption("saturation", "--saturation", "a P3109 saturation mode: finite (SatFinite), "
+               "propagate (SatPropagate) or none (SatNone); docs/numerics.md 4. Default: the "
+               "format's own convention; --saturate is finite but for fnuz infinities (NaN)",
+               choices=tuple(m.value for m in Saturation), make="SATURATION"),
     SpecOption("subnormals", "--no-subnormals", "flush subnormal inputs and results to zero (an "
                "area option)", switch=True, default=True, make="SUBNORMALS=0"),
     SpecOption("stages", "--stages", "pipeline register stages = latency in cycles (default 0: "

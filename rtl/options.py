@@ -10,7 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["Rounding", "Flag", "FLAG_ORDER", "FLAGS_WIDTH", "UnitOptions", "OptionError",
+__all__ = ["Rounding", "Saturation", "Flag", "FLAG_ORDER", "FLAGS_WIDTH", "UnitOptions",
+           "OptionError",
            "DEFAULT_SR_BITS", "RM_CODES", "RM_WIDTH", "RM_MAX", "rm_name", "RM_MEANING",
            "FLAGS_MEANING"]
 
@@ -55,6 +56,32 @@ _MEANING = {
     Rounding.STOCHASTIC: "away from zero with probability frac / 2^sr_bits, from the rbits input",
     Rounding.DYNAMIC: "chosen per operation by the rm input",
 }
+
+class Saturation(enum.Enum):
+    """The saturation modes of IEEE P3109 (Interim Report v4.0, 4.7.5 Saturate), for any format:
+    "extended" reads as "has infinities", Mlo is -max (signed) or 0 (unsigned)."""
+    FINITE = "finite"          # SatFinite: overflow and infinities give +-max (unsigned: 0 below)
+    PROPAGATE = "propagate"    # SatPropagate: finite overflow gives +-max, infinities stay
+    NONE = "none"              # SatNone: as IEEE 754 7.4 where there are infinities, else +-max
+
+    @classmethod
+    def parse(cls, value: "str | Saturation | None") -> "Saturation | None":
+        if value is None or isinstance(value, Saturation):
+            return value
+        try:
+            return cls(str(value).lower())
+        except ValueError:
+            raise OptionError(f"unknown saturation {value!r}; valid: "
+                              f"{', '.join(m.value for m in cls)}") from None
+
+    @property
+    def meaning(self) -> str:
+        return {Saturation.FINITE: "P3109 SatFinite: overflow and infinities give +-max finite",
+                Saturation.PROPAGATE: "P3109 SatPropagate: overflow gives +-max finite, "
+                                      "infinities stay infinite",
+                Saturation.NONE: "P3109 SatNone: overflow to infinity as the rounding direction "
+                                 "says, +-max finite where there is none"}[self]
+
 
 # The rm input of dynamic rounding: RISC-V frm codes. Codes above RM_MAX are reserved and round
 # as rne.
@@ -103,17 +130,37 @@ class UnitOptions:
     rounding: Rounding = Rounding.RNE
     saturate: bool = False
     sr_bits: int = DEFAULT_SR_BITS
+    # A P3109 saturation mode, or None: the format's own convention (docs/numerics.md 4), which
+    # ``saturate`` switches to the OCP/ONNX saturating table.
+    saturation: Saturation | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "rounding", Rounding.parse(self.rounding))
+        object.__setattr__(self, "saturation", Saturation.parse(self.saturation))
         if not isinstance(self.saturate, bool):
             raise OptionError(f"saturate must be a bool, not {self.saturate!r}")
+        if self.saturate and self.saturation is not None:
+            raise OptionError("--saturate is --saturation finite (with OCP/ONNX's fnuz "
+                              "exception); give one of them, not both")
         if not isinstance(self.sr_bits, int) or not 1 <= self.sr_bits <= 32:
             raise OptionError(f"sr_bits must be an integer 1..32, not {self.sr_bits!r}")
+
+    def saturation_for(self, fmt) -> Saturation | None:
+        """The P3109 saturation mode a result in ``fmt`` follows, or None for the format's own
+        (IEEE 754 / OCP / ONNX) convention. Formats only P3109 defines (ext, unsigned with a
+        zero) have no convention of their own: SatNone, or SatFinite under ``saturate``."""
+        if self.saturation is not None:
+            return self.saturation
+        if fmt.p3109_only:
+            return Saturation.FINITE if self.saturate else Saturation.NONE
+        return None
 
     def describe(self) -> str:
         parts = [f"rounding {self.rounding.value}"]
         if self.rounding is Rounding.STOCHASTIC:
             parts.append(f"{self.sr_bits} random bits")
-        parts.append("saturating" if self.saturate else "non-saturating")
+        if self.saturation is not None:
+            parts.append(f"saturation {self.saturation.value}")
+        else:
+            parts.append("saturating" if self.saturate else "non-saturating")
         return ", ".join(parts)

@@ -69,7 +69,8 @@ class ScalarSpec(Spec):
     # uses it to aim operands at ties and thresholds.
     EXACT: ClassVar[Callable]
     OPTIONS: ClassVar[tuple[str, ...]] = ("format", "in_format", "a_format", "b_format",
-                                          "rounding", "sr_bits", "saturate", "subnormals",
+                                          "rounding", "sr_bits", "saturate", "saturation",
+                                          "subnormals",
                                           "stages", "cuts")
     PARAMETERS_KEY: ClassVar[str] = "options"
     HEADER_WIDTH_COLUMN: ClassVar[int] = 3
@@ -107,7 +108,8 @@ class ScalarSpec(Spec):
     @classmethod
     def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None,
                      c_format=None, rounding="rne", sr_bits=None, saturate=False,
-                     subnormals=True, stages=None, cuts=None) -> "ScalarSpec":
+                     saturation=None, subnormals=True, stages=None,
+                     cuts=None) -> "ScalarSpec":
         """``format`` is the output format and the operand format unless ``in_format`` (or
         per-operand formats) say otherwise."""
         out = resolve(DEFAULT_FORMAT if format is None else format)
@@ -119,7 +121,7 @@ class ScalarSpec(Spec):
         if sr_bits is not None and rounding is not Rounding.STOCHASTIC:
             raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
                               f"stochastic; it does not apply to --rounding {rounding.value}")
-        opts = UnitOptions(rounding=rounding, saturate=saturate,
+        opts = UnitOptions(rounding=rounding, saturate=saturate, saturation=saturation,
                            sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits)
         cuts = () if cuts is None else parse_cuts(cuts, cls.CUT_POINTS, cls.unit)
         stages = len(cuts) if stages is None else stages
@@ -141,6 +143,8 @@ class ScalarSpec(Spec):
             v["sr_bits"] = self.options.sr_bits
         if self.options.saturate:
             v["saturate"] = True
+        if self.options.saturation is not None:
+            v["saturation"] = self.options.saturation.value
         if not self.subnormals:
             v["subnormals"] = False
         v["stages"] = self.stages
@@ -185,6 +189,9 @@ class ScalarSpec(Spec):
             parts.append(f"sr{self.options.sr_bits}")   # rbits width is part of the interface
         if self.options.saturate:
             parts.append("sat")
+        if self.options.saturation is not None:
+            parts.append({"finite": "satfin", "propagate": "satprop",
+                          "none": "satnone"}[self.options.saturation.value])
         if self.stages:
             parts.append(f"s{self.stages}")
         if self.cuts:
@@ -221,6 +228,7 @@ class ScalarSpec(Spec):
         return {"rounding": opts.rounding.value, "rounding_meaning": opts.rounding.meaning,
                 "sr_bits": opts.sr_bits if self.has_rbits else None,
                 "saturate": opts.saturate, "subnormals": self.subnormals} | \
+            ({"saturation": opts.saturation.value} if opts.saturation else {}) | \
             ({"cuts": list(self.cuts)} if self.cuts else {})
 
     def header_lines(self) -> list[str]:
@@ -229,7 +237,11 @@ class ScalarSpec(Spec):
         lines.append(f"rounding    {opts.rounding.value} ({opts.rounding.meaning})")
         if self.has_rbits:
             lines.append(f"sr_bits     {opts.sr_bits} (width of rbits)")
-        lines.append(f"saturate    {'yes: overflow gives +-max finite' if opts.saturate else 'no'}")
+        sat = opts.saturation_for(self.out_fmt)
+        if sat is not None:
+            lines.append(f"saturation  {sat.value} ({sat.meaning})")
+        else:
+            lines.append(f"saturate    {'yes: overflow gives +-max finite' if opts.saturate else 'no'}")
         lines.append("subnormals  " + ("kept" if self.subnormals else
                                        "flushed (subnormal inputs read as zero, tiny results "
                                        "become zero)"))

@@ -12,7 +12,7 @@ from typing import Callable
 
 from fpforge.rtl import emit
 from fpforge.rtl.kinds import make_spec
-from fpforge.rtl.options import Flag, OptionError, Rounding
+from fpforge.rtl.options import Flag, OptionError, Rounding, Saturation
 from fpforge.rtl.spec import Spec
 
 from .design import Design
@@ -74,6 +74,16 @@ def _rounding(mode: Rounding):
     return changes
 
 
+def _saturation(mode: Saturation):
+    def changes(spec: Spec) -> dict:
+        options = getattr(spec, "options", None)
+        if options is None or options.saturation_for(spec.out_fmt) in (None, mode):
+            raise OptionError(f"saturation {mode.value} instead needs a scalar unit of another "
+                              f"P3109 saturation mode, not {spec.default_name}")
+        return {"saturate": False, "saturation": mode.value}
+    return changes
+
+
 # Element formats of the same width: a unit built for the other one has the same ports.
 SAME_WIDTH = {"fp8e4m3": "fp8e5m2", "fp8e5m2": "fp8e4m3", "fp6e3m2": "fp6e2m3",
               "fp6e2m3": "fp6e3m2", "mxint8": "fp8e4m3"}
@@ -98,6 +108,8 @@ FAULTS = {
                          _variant("rtz-instead", _rounding(Rounding.RTZ))),
     "rna-instead": Fault("the unit built for round to nearest, ties away",
                          _variant("rna-instead", _rounding(Rounding.RNA))),
+    "satfinite-instead": Fault("the unit built for P3109 SatFinite",
+                               _variant("satfinite-instead", _saturation(Saturation.FINITE))),
     "other-element-format": Fault("the block unit built for the other element format of its "
                                   "width", _variant("other-element-format", _other_element)),
 }

@@ -140,7 +140,7 @@ def corner_codes(fmt: FloatFormat, rng: np.random.Generator, mids: int = 2
     if fmt.signed:
         for k, codes in out.items():
             neg = [c | fmt.sign_mask for c in codes]
-            if fmt.specials is Specials.FNUZ:   # the sign-only code is the NaN, not -0
+            if not fmt.has_neg_zero:   # fnuz, ext: the sign-only code is the NaN, not -0
                 neg = [c for c in neg if c != fmt.sign_mask or k is Corner.QNAN]
             out[k] = sorted(set(codes + neg))
     return out
@@ -197,7 +197,7 @@ def _random_normals(fmt: FloatFormat, rng, n, exp=None):
     codes = np.minimum(codes, fmt.max_finite_code)
     if fmt.signed:
         codes |= rng.integers(0, 2, n) * fmt.sign_mask
-        if fmt.specials is Specials.FNUZ:
+        if not fmt.has_neg_zero:
             codes = np.where(codes == fmt.sign_mask, 0, codes)
     return codes.astype(np.uint32)
 

@@ -159,6 +159,20 @@ class Mode:
                       for sel, val in terms)
 
 
+    def keeps_finite(self, sign, unsigned: bool):
+        """P3109 SatNone (4.7.5): the modes whose overflow stays at +-max finite -- rounding
+        toward the range (rtz; rdn above, rup below), and ToOdd in unsigned formats."""
+        terms = [(self.rtz, 1), (self.rdn, ~sign), (self.rup, sign)] + \
+            ([(self.rod, 1)] if unsigned else [])
+        return _or_of((val if sel else None) if isinstance(sel, bool) else sel & val
+                      for sel, val in terms)
+
+    def toward_zero_or_up(self):
+        """P3109 SatNone: the modes that take a finite value below 0 to 0 in unsigned formats."""
+        return _or_of(sel if not isinstance(sel, bool) else (1 if sel else None)
+                      for sel in (self.rtz, self.rup))
+
+
 def valid_chain(m: Module, valid_i: Value, valid_o: Value, stages: int) -> None:
     """``valid_o`` = ``valid_i`` delayed by ``stages`` clock cycles (cleared by reset); every
     pipelined unit's valid signals go through this one chain."""

@@ -87,6 +87,10 @@ class Decode(Elaboratable):
             m.d.comb += self.is_nan.eq(mag == fmt.magnitude_mask)
         elif sp is Specials.FNUZ:
             m.d.comb += self.is_nan.eq(code == fmt.sign_mask)
+        elif sp is Specials.EXT:
+            # P3109 extended: one NaN code, the infinities at the top magnitude below it.
+            m.d.comb += [self.is_nan.eq(code == fmt.nan_code),
+                         self.is_inf.eq(mag == fmt.inf_code)]
         if fmt.has_snan:
             m.d.comb += self.is_snan.eq(self.is_nan & ~f[M - 1])
 
@@ -116,5 +120,6 @@ class Decode(Elaboratable):
                 fm = f & normal.replicate(M) if M and self.clear_flushed else f
                 m.d.comb += [self.exp.eq(e), self.sig.eq(fm | (normal << M))]
             # In fnuz the sign-only code is the NaN, not a negative zero.
-            m.d.comb += self.is_zero.eq(zero & ~self.is_nan if sp is Specials.FNUZ else zero)
+            m.d.comb += self.is_zero.eq(zero & ~self.is_nan if fmt.signed and
+                                        sp in (Specials.FNUZ, Specials.EXT) else zero)
         return m

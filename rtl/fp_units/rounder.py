@@ -40,7 +40,7 @@ from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, unsigned
 from amaranth.utils import bits_for
 
 from ..formats import FloatFormat, Specials
-from ..options import FLAGS_WIDTH, Rounding, UnitOptions
+from ..options import FLAGS_WIDTH, Rounding, Saturation, UnitOptions
 from .common import Mode, Raw, lzc, register, signed_for
 
 __all__ = ["Rounder"]
@@ -66,7 +66,8 @@ class Rounder(Elaboratable):
     @property
     def name(self) -> str:
         return f"round_{self.fmt.ident}_{self.options.rounding.value}" + \
-            ("_sat" if self.options.saturate else "")
+            ("_sat" if self.options.saturate else "") + \
+            (f"_sat{self.options.saturation.value}" if self.options.saturation else "")
 
     def elaborate(self, platform):
         m = Module()
@@ -254,7 +255,7 @@ class Rounder(Elaboratable):
                 rnd_u = win[G - 2]
                 below_u = st | (win[:G - 2] != 0) if G > 2 else st
                 reaches = (kept_u == (1 << (M + 1)) - 1) & \
-                    mode.increment(sign, Const(1, 1), rnd_u, below_u)
+                    mode.increment(sign, Const(int(M > 0), 1), rnd_u, below_u)
                 m.d.comb += tiny.eq(~hidden & ~reaches)
             elif self.stochastic:
                 m.d.comb += tiny.eq(exp_field < emin + bias)     # E < emin
@@ -272,11 +273,82 @@ class Rounder(Elaboratable):
     def _encode(self, m, mode, p, code, inexact, tiny, ovf):
         fmt, opts = self.fmt, self.options
         mag_w = fmt.exp_bits + fmt.man_bits
-        sign = p["sign"]
         mag = Signal(mag_w, name="mag")
         neg = Signal(name="neg")
         nan_out = Signal(name="nan_out")
-        nv, of, uf, nx = (Signal(name=n) for n in ("nv", "of", "uf", "nx"))
+        flags = tuple(Signal(name=n) for n in ("nv", "of", "uf", "nx"))
+        sat = opts.saturation_for(fmt)
+        if sat is None:
+            self._by_convention(m, mode, p, code, inexact, tiny, ovf, mag, neg, nan_out, flags)
+        else:
+            self._saturate(m, mode, p, code, inexact, tiny, ovf, mag, neg, nan_out, flags, sat)
+        nv, of, uf, nx = flags
+        nan_code = fmt.nan_code if fmt.has_nan else 0
+        y_mag = Mux(nan_out, nan_code & fmt.magnitude_mask, mag)
+        if fmt.signed:
+            negative = neg & ~nan_out
+            if not fmt.has_neg_zero:
+                negative = negative & (mag != 0)      # fnuz, ext: no negative zero
+            y_sign = Mux(nan_out, nan_code >> (fmt.width - 1), negative)
+            m.d.comb += self.y.eq(Cat(y_mag, y_sign))
+        else:
+            m.d.comb += self.y.eq(y_mag)
+        m.d.comb += self.flags.eq(Cat(nx, uf, of, Const(0, 1), nv))
+
+    def _saturate(self, m, mode, p, code, inexact, tiny, ovf, mag, neg, nan_out, flags, sat):
+        """P3109 4.7.5 Saturate for any format ("extended": has infinities; Mlo = -max signed,
+        0 unsigned); the same as golden/rounding.py's ``_saturate``."""
+        fmt = self.fmt
+        nv, of, uf, nx = flags
+        sign, max_code, ext = p["sign"], fmt.max_finite_code, fmt.has_inf
+        stays_inf = ext and sat is not Saturation.FINITE
+        with m.If(p["nan"]):
+            m.d.comb += [nan_out.eq(1), nv.eq(p["invalid"] if fmt.has_nan else 1)]
+        with m.Elif(p["inf"]):
+            if fmt.unsigned:
+                with m.If(sign):                        # -inf below Mlo = 0
+                    if sat is Saturation.NONE:
+                        m.d.comb += [nan_out.eq(1), nv.eq(1)]
+                    else:
+                        m.d.comb += nx.eq(1)
+                with m.Else():
+                    if stays_inf:
+                        m.d.comb += mag.eq(fmt.inf_code)
+                    else:
+                        m.d.comb += [of.eq(1), nx.eq(1), mag.eq(max_code)]
+            elif stays_inf:
+                m.d.comb += [mag.eq(fmt.inf_code), neg.eq(sign)]
+            else:
+                m.d.comb += [of.eq(1), nx.eq(1), mag.eq(max_code), neg.eq(sign)]
+        with m.Elif(p["zero"]):
+            m.d.comb += neg.eq(p["zero_sign"])
+        if not fmt.has_subnormals:
+            with m.Elif(tiny):
+                m.d.comb += [uf.eq(1), nx.eq(1), neg.eq(sign)]
+        if fmt.unsigned:
+            with m.Elif(sign & (code != 0)):           # a finite value below Mlo = 0
+                if sat is Saturation.NONE:
+                    to_zero = mode.toward_zero_or_up()
+                    m.d.comb += [nx.eq(to_zero), nan_out.eq(~to_zero), nv.eq(~to_zero)]
+                else:
+                    m.d.comb += nx.eq(1)
+        with m.Elif(ovf):
+            m.d.comb += [of.eq(1), nx.eq(1), neg.eq(sign), mag.eq(max_code)]
+            if sat is Saturation.NONE and ext:
+                with m.If(~mode.keeps_finite(sign, fmt.unsigned)):
+                    m.d.comb += mag.eq(fmt.inf_code)
+        with m.Else():
+            mag_w = fmt.exp_bits + fmt.man_bits
+            m.d.comb += [mag.eq(code[:mag_w]), neg.eq(sign), nx.eq(inexact),
+                         uf.eq(tiny & inexact)]
+
+    def _by_convention(self, m, mode, p, code, inexact, tiny, ovf, mag, neg, nan_out, flags):
+        """Section 4 when no P3109 saturation mode is asked for: IEEE 754 7.4, the OCP 8-bit
+        tables (and ONNX's for fnuz)."""
+        fmt, opts = self.fmt, self.options
+        mag_w = fmt.exp_bits + fmt.man_bits
+        sign = p["sign"]
+        nv, of, uf, nx = flags
         max_code = fmt.max_finite_code
         # Which overflows go to infinity (or NaN in formats without one) rather than max.
         if opts.saturate or fmt.specials is Specials.FINITE:
@@ -320,14 +392,3 @@ class Rounder(Elaboratable):
         with m.Else():
             m.d.comb += [mag.eq(code[:mag_w]), neg.eq(sign), nx.eq(inexact),
                          uf.eq(tiny & inexact)]
-
-        y_mag = Mux(nan_out, nan_code & fmt.magnitude_mask, mag)
-        if fmt.signed:
-            negative = neg & ~nan_out
-            if fmt.specials is Specials.FNUZ:
-                negative = negative & (mag != 0)
-            y_sign = Mux(nan_out, nan_code >> (fmt.width - 1), negative)
-            m.d.comb += self.y.eq(Cat(y_mag, y_sign))
-        else:
-            m.d.comb += self.y.eq(y_mag)
-        m.d.comb += self.flags.eq(Cat(nx, uf, of, Const(0, 1), nv))

@@ -113,7 +113,9 @@ def golden_apply(op, *operands, fmts, rounding="rne", saturate=False, rm=None, r
                  sr_bits=8):
     golden = golden_module()
     ops = [np.asarray(o).astype(uint_dtype(f)) for o, f in zip(operands, fmts)]
-    kw = dict(rounding=rounding, saturate=saturate, sr_bits=sr_bits)
+    # ``saturate`` is the bool switch, or the name of a P3109 saturation mode.
+    sat = {"saturation": saturate} if isinstance(saturate, str) else {"saturate": saturate}
+    kw = dict(rounding=rounding, sr_bits=sr_bits, **sat)
     if rm is not None:
         kw["rm"] = np.broadcast_to(np.asarray(rm, np.uint8), ops[0].shape).copy()
     if rbits is not None:

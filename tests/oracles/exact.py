@@ -14,9 +14,14 @@ reviewer can disagree with it:
 * An exact infinity under ``saturate=True`` follows the OCP 8-bit conversion table
   (numerics.md 4): +-max in IEEE-style and fn formats (E5M2: +-57344), NaN in fnuz formats, with
   overflow and inexact raised.
-* "Subnormals kept" means the format has subnormal encodings (``fmt.has_subnormals``): a format
-  with 0 mantissa bits (``e3m0fin``) has none and rounds like E8M0 ("lsb = E - M ... and E8M0
-  which has none"), flushing tiny results to zero.
+* "Subnormals kept" means gradual underflow (``fmt.has_subnormals``): a format with 0 mantissa
+  bits and a zero (``e3m0fin``, P3109 Binary8p1*) rounds values below 2^emin to 0 or 2^emin, as
+  IEEE 754 and P3109 4.7.4 (Q = max(floor(log2|X|), 1 - B) - P + 1) define.
+* ``saturation`` ("finite", "propagate", "none") is P3109 4.7.5 Saturate read for any format:
+  "Extended" is "has an infinity", Mhi the largest finite value, Mlo = -Mhi signed, 0 unsigned.
+  Formats only P3109 defines (ext, unsigned with a zero) take "none" by default, "finite" under
+  ``saturate``. Flags: results moved to +-Mhi by overflow or from an infinity raise overflow and
+  inexact; a value below Mlo = 0 raises inexact when it becomes 0, invalid when it becomes NaN.
 """
 
 from __future__ import annotations
@@ -143,12 +148,53 @@ def nan_result(fmt: FloatFormat, invalid: bool):
 def zero_result(sign: int, fmt: FloatFormat):
     if fmt.specials is Specials.FNU:             # E8M0 has no zero
         return nan_result(fmt, True)
-    if fmt.specials is Specials.FNUZ or not sign:
+    if not fmt.has_neg_zero or not sign:
         return 0, 0
     return fmt.sign_mask, 0
 
 
-def inf_result(sign: int, fmt: FloatFormat, saturate: bool):
+def _p3109_mode(fmt: FloatFormat, saturate):
+    """The P3109 saturation mode, or None for the format's own convention."""
+    if isinstance(saturate, str):
+        return saturate
+    if fmt.specials is Specials.EXT or (not fmt.signed and fmt.specials is not Specials.FNU):
+        return "finite" if saturate else "none"
+    return None
+
+
+def _signed_max(sign, fmt):
+    return fmt.max_finite_code | (fmt.sign_mask if sign else 0), OF | NX
+
+
+def _below_unsigned_zero(fmt, mode, sat, infinite: bool):
+    """P3109 Saturate of X < Mlo = 0 in an unsigned format."""
+    if sat == "none" and (infinite or mode not in ("rtz", "rup")):
+        return fmt.nan_code, NV
+    return 0, NX
+
+
+def _p3109_inf(sign, fmt, sat, mode):
+    if sign and not fmt.signed:
+        return _below_unsigned_zero(fmt, mode, sat, True)
+    if sat != "finite" and fmt.has_inf:
+        return fmt.inf_code | (fmt.sign_mask if sign else 0), 0
+    return _signed_max(sign, fmt)
+
+
+def _p3109_overflow(sign, fmt, sat, mode):
+    if sign and not fmt.signed:
+        return _below_unsigned_zero(fmt, mode, sat, False)
+    inward = mode == "rtz" or (mode == "rdn" and not sign) or (mode == "rup" and sign) or \
+        (mode == "rod" and not fmt.signed)
+    if sat == "none" and fmt.has_inf and not inward:
+        return fmt.inf_code | (fmt.sign_mask if sign else 0), OF | NX
+    return _signed_max(sign, fmt)
+
+
+def inf_result(sign: int, fmt: FloatFormat, saturate, mode: str = "rne"):
+    sat = _p3109_mode(fmt, saturate)
+    if sat is not None:
+        return _p3109_inf(sign, fmt, sat, mode)
     if fmt.specials is Specials.FNU and sign:
         return nan_result(fmt, True)
     if fmt.has_inf and not saturate:
@@ -159,6 +205,9 @@ def inf_result(sign: int, fmt: FloatFormat, saturate: bool):
 
 
 def _overflow(sign, fmt, mode, saturate):
+    sat = _p3109_mode(fmt, saturate)
+    if sat is not None:
+        return _p3109_overflow(sign, fmt, sat, mode)
     if saturate or fmt.specials is Specials.FINITE:
         return fmt.max_finite_code | (fmt.sign_mask if sign else 0), OF | NX
     to_inf = mode in ("rne", "rna", "stochastic") or (mode == "rup" and not sign) or \
@@ -203,6 +252,8 @@ def round_real(sign: int, mag: Fraction, fmt, mode: str = "rne", saturate: bool 
         return code, UF | NX
     if code > fmt.max_finite_code:
         return _overflow(sign, fmt, mode, saturate)
+    if sign and code and not fmt.signed and _p3109_mode(fmt, saturate) is not None:
+        return _p3109_overflow(sign, fmt, _p3109_mode(fmt, saturate), mode)
     flags = (NX if inexact else 0) | (UF if tiny and inexact else 0)
     if code == 0 and fmt.has_zero:               # E8M0's code 0 is the number 2^-127
         return zero_result(sign, fmt)[0], flags
@@ -245,7 +296,8 @@ def _prep(fmt_a, fmt_b, fmt_out, rounding, rm, rbits):
 
 
 def mul(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, rm=None,
-        rbits=None, sr_bits=8):
+        rbits=None, sr_bits=8, saturation=None):
+    saturate = saturation or saturate
     fa, fb, fo, mode, r = _prep(fmt_a, fmt_b, fmt_out, rounding, rm, rbits)
     x, y = decode(int(a), fa), decode(int(b), fb)
     if _nan((x, y)):
@@ -254,7 +306,7 @@ def mul(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False
     if "inf" in (x.kind, y.kind):
         if (x.kind == "num" and x.mag == 0) or (y.kind == "num" and y.mag == 0):
             return nan_result(fo, True)
-        return inf_result(sign, fo, saturate)
+        return inf_result(sign, fo, saturate, mode)
     return round_real(sign, x.mag * y.mag, fo, mode, saturate, r, sr_bits)
 
 
@@ -264,18 +316,20 @@ def _add(x: Real, y: Real, fo, mode, saturate, r, sr_bits):
     if x.kind == "inf" and y.kind == "inf" and x.sign != y.sign:
         return nan_result(fo, True)
     if x.kind == "inf" or y.kind == "inf":
-        return inf_result(x.sign if x.kind == "inf" else y.sign, fo, saturate)
+        return inf_result(x.sign if x.kind == "inf" else y.sign, fo, saturate, mode)
     return _sum(x.sign, x.mag, y.sign, y.mag, fo, mode, saturate, r, sr_bits)
 
 
 def add(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, rm=None,
-        rbits=None, sr_bits=8):
+        rbits=None, sr_bits=8, saturation=None):
+    saturate = saturation or saturate
     fa, fb, fo, mode, r = _prep(fmt_a, fmt_b, fmt_out, rounding, rm, rbits)
     return _add(decode(int(a), fa), decode(int(b), fb), fo, mode, saturate, r, sr_bits)
 
 
 def sub(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False, rm=None,
-        rbits=None, sr_bits=8):
+        rbits=None, sr_bits=8, saturation=None):
+    saturate = saturation or saturate
     fa, fb, fo, mode, r = _prep(fmt_a, fmt_b, fmt_out, rounding, rm, rbits)
     y = decode(int(b), fb)
     return _add(decode(int(a), fa), Real(y.kind, y.sign ^ 1, y.mag), fo, mode, saturate, r,
@@ -283,7 +337,8 @@ def sub(a, b, fmt_a, fmt_b=None, fmt_out=None, *, rounding="rne", saturate=False
 
 
 def fma(a, b, c, fmt_a, fmt_b=None, fmt_c=None, fmt_out=None, *, rounding="rne", saturate=False,
-        rm=None, rbits=None, sr_bits=8):
+        rm=None, rbits=None, sr_bits=8, saturation=None):
+    saturate = saturation or saturate
     fa, fb, fo, mode, r = _prep(fmt_a, fmt_b, fmt_out, rounding, rm, rbits)
     fc = fa if fmt_c is None else _fmt(fmt_c)
     x, y, z = decode(int(a), fa), decode(int(b), fb), decode(int(c), fc)
@@ -298,9 +353,9 @@ def fma(a, b, c, fmt_a, fmt_b=None, fmt_c=None, fmt_out=None, *, rounding="rne",
     if "inf" in (x.kind, y.kind):
         if z.kind == "inf" and z.sign != sp:
             return nan_result(fo, True)
-        return inf_result(sp, fo, saturate)
+        return inf_result(sp, fo, saturate, mode)
     if z.kind == "inf":
-        return inf_result(z.sign, fo, saturate)
+        return inf_result(z.sign, fo, saturate, mode)
     return _sum(sp, x.mag * y.mag, z.sign, z.mag, fo, mode, saturate, r, sr_bits)
 
 
@@ -308,18 +363,20 @@ def _convert_real(x: Real, fo, mode, saturate, r, sr_bits):
     if x.kind in ("qnan", "snan"):
         return nan_result(fo, x.kind == "snan")
     if x.kind == "inf":
-        return inf_result(x.sign, fo, saturate)
+        return inf_result(x.sign, fo, saturate, mode)
     return round_real(x.sign, x.mag, fo, mode, saturate, r, sr_bits)
 
 
 def convert(x, fmt_in, fmt_out, *, rounding="rne", saturate=False, rm=None, rbits=None,
-            sr_bits=8):
+            sr_bits=8, saturation=None):
+    saturate = saturation or saturate
     fi, _, fo, mode, r = _prep(fmt_in, None, fmt_out, rounding, rm, rbits)
     return _convert_real(decode(int(x), fi), fo, mode, saturate, r, sr_bits)
 
 
 def convert_float(x: float, fmt_out, *, rounding="rne", saturate=False, rm=None, rbits=None,
-                  sr_bits=8):
+                  sr_bits=8, saturation=None):
+    saturate = saturation or saturate
     """Round a Python float (binary64, taken exactly) into fmt_out."""
     fo = _fmt(fmt_out)
     mode = _mode(rounding, rm)

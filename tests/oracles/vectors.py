@@ -17,7 +17,9 @@ def corner_codes(fmt) -> list[int]:
             fmt.bias << M, (fmt.bias << M) + 1, (fmt.bias << M) - 1, ((fmt.bias + 1) << M) | 1,
             ((fmt.bias - 1) << M) | ((1 << M) - 1)}
     if fmt.has_inf:
-        mags |= {ones << M, (ones << M) | 1, (ones << M) | (1 << (M - 1)), fmt.magnitude_mask}
+        mags |= {ones << M, (ones << M) | 1, fmt.magnitude_mask, fmt.inf_code}
+        if M:
+            mags.add((ones << M) | (1 << (M - 1)))
     if fmt.nan_code is not None:
         mags.add(fmt.nan_code & fmt.magnitude_mask)
     mags = {m for m in mags if 0 <= m <= fmt.magnitude_mask}

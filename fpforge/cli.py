@@ -587,7 +587,8 @@ def _parser() -> argparse.ArgumentParser:
             r.add_argument("--fault", metavar="NAME",
                            help="check a deliberately wrong unit instead (self-test): "
                                 "force-inexact, force-invalid, rtz-instead, rna-instead, "
-                                "satfinite-instead, other-element-format")
+                                "stochastic-a-instead, satfinite-instead, "
+                                "other-element-format")
             r.add_argument("--matrix", action="store_true",
                            help="the full matrix of make verify, case by case")
             r.add_argument("--formats", type=_format_list, metavar="F[,F...]",

@@ -89,7 +89,7 @@ def mx_quantize(x, elem_fmt, *, block: int = 32, scale_rule: str = "floor", roun
         raise ValueError(f"the last axis of x (shape {x.shape}) must be a multiple of the block "
                          f"size {block}")
     if spec.has_rbits != (rbits is not None):
-        raise ValueError("rbits is needed by, and only by, rounding 'stochastic'")
+        raise ValueError("rbits is needed by, and only by, the stochastic roundings")
     bits = jax.lax.bitcast_convert_type(x, jnp.uint32 if x.dtype == jnp.float32 else jnp.uint16)
     return _mx_quantize(bits, None if rbits is None else jnp.asarray(rbits), spec=spec,
                         with_flags=return_flags)

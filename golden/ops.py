@@ -29,7 +29,7 @@ def sum_frame(spec: ScalarSpec, addends) -> tuple[int, object]:
     guard bit exact. Addends (``addends(precisions)``: a whole fma product is one) must fit the
     frame too. Bit F + 1 is the carry.
     """
-    R = spec.options.sr_bits if spec.rounding is Rounding.STOCHASTIC else 0
+    R = spec.rounding.exact_bits(spec.options.sr_bits)
     widths = addends([f.precision for f in spec.in_fmts])
     F = max(spec.out_fmt.precision + R + 2, *widths)
     return (F, U32) if F <= 30 else (61, U64)

@@ -65,6 +65,8 @@ class Mode:
             Rounding.RDN: lambda: inexact & sign,
             Rounding.ROD: lambda: inexact & ~parity,
             Rounding.STOCHASTIC: lambda: sr_carry,
+            Rounding.STOCHASTIC_B: lambda: sr_carry,
+            Rounding.STOCHASTIC_C: lambda: sr_carry,
         }
         if self.rm is None:
             return rules[self.rounding]()
@@ -75,7 +77,8 @@ class Mode:
 
     def overflows_to_infinity(self, sign):
         """IEEE 754 7.4: which modes carry an overflow to infinity (else to max finite)."""
-        away = self.is_(Rounding.RNE) | self.is_(Rounding.RNA) | self.is_(Rounding.STOCHASTIC)
+        away = self.is_(Rounding.RNE) | self.is_(Rounding.RNA) | \
+            (self.rm is None and self.rounding.stochastic)
         return away | (self.is_(Rounding.RUP) & ~sign) | (self.is_(Rounding.RDN) & sign)
 
 
@@ -84,10 +87,10 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     dtypes that hold them (uint8 / uint16 / uint32 codes, uint8 flags)."""
     M, bias, emin = fmt.man_bits, fmt.bias, fmt.emin
     R = opts.sr_bits
-    stochastic = opts.rounding is Rounding.STOCHASTIC
+    stochastic = opts.rounding.stochastic
     sig = raw.sig                        # uint32 or uint64, chosen by the core
-    if stochastic and width(sig) < M + R + 1:
-        sig = sig.astype(U64)            # room for the M+1 kept bits and R random-bit positions
+    if stochastic and width(sig) < M + 1 + opts.rounding.exact_bits(R):
+        sig = sig.astype(U64)            # room for the M+1 kept bits and the bits read below
     W = width(sig)
     # A NaN or infinite result skips the rounder: a finite addend beside an infinity (a*b + inf)
     # must not leak its own inexact/overflow/underflow flags.
@@ -130,11 +133,8 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     # 3. Increment the code (section 3); a carry walks into the exponent field by itself.
     sr_carry = None
     if stochastic:
-        # The R bits directly below the LSB (rbit + 1 - R >= 0 by the widening above); the carry
-        # out of frac + r, tested without overflow as r > (2^R - 1) - frac.
-        mask = (1 << R) - 1
-        frac = shr(sig_n, rbit + 1 - R) & mask
-        sr_carry = (jnp.asarray(rbits).astype(sig.dtype) & mask) > (mask - frac)
+        sr_carry = _stochastic_carry(opts.rounding, R, sig_n, rbit, raw.sticky,
+                                     jnp.asarray(rbits).astype(sig.dtype) & ((1 << R) - 1))
     code = code + mode.increment(sign, parity, rb, st, sr_carry).astype(code_t)
 
     # 4. Classify: tininess after rounding (before rounding under stochastic rounding; section 5)
@@ -189,6 +189,28 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     flags = (_flag(invalid, Flag.NV) | _flag(number & overflow, Flag.OF) |
              _flag(number & tiny & inexact, Flag.UF) | _flag(number & inexact, Flag.NX))
     return out.astype(code_dtype(fmt)), flags
+
+
+def _stochastic_carry(rounding: Rounding, R: int, sig_n, rbit, sticky, r):
+    """The increment of stochastic rounding, P3109 4.7.4 RoundAway(Stochastic[ABC]_R, r), from
+    the bits of ``sig_n`` below the LSB (bit ``rbit`` is the first; the widening in round_raw
+    keeps rbit + 1 - exact_bits >= 0)."""
+    mask = (1 << R) - 1
+    if rounding is Rounding.STOCHASTIC:
+        # A: floor(frac 2^R) + r >= 2^R, tested without overflow as r > (2^R - 1) - frac_R.
+        frac = shr(sig_n, rbit + 1 - R) & mask
+        return r > (mask - frac)
+    if rounding is Rounding.STOCHASTIC_B:
+        # B: floor(frac 2^(R+1)) + 2r + 1 >= 2^(R+1).
+        frac = shr(sig_n, rbit - R) & ((mask << 1) | 1)
+        return frac + 2 * r + 1 > (mask << 1) | 1
+    # C: RNITE(frac 2^R) + r >= 2^R: the R bits, rounded to nearest even by the next bit and
+    # the sticky of the rest (which may carry them to 2^R).
+    q = shr(sig_n, rbit + 1 - R) & mask
+    half = (shr(sig_n, rbit - R) & 1) == 1
+    rest = (shl(shr(sig_n, rbit - R), rbit - R) != sig_n) | sticky
+    q = q + (half & (rest | ((q & 1) == 1))).astype(q.dtype)
+    return q + r > mask
 
 
 def _overflow_by_convention(fmt, opts, mode, sign, code, nonzero, inf_in, inexact):

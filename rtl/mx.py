@@ -119,7 +119,7 @@ def _elem_port(name: str, direction: str, count: int, elem: ElementFormat, what:
 
 
 def _sr_bits_applies(rounding: Rounding, sr_bits):
-    if sr_bits is not None and rounding is not Rounding.STOCHASTIC:
+    if sr_bits is not None and not rounding.stochastic:
         raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
                           f"stochastic; it does not apply to --rounding {rounding.value}")
 
@@ -194,7 +194,7 @@ class MxQuantSpec(Spec):
 
     @property
     def has_rbits(self) -> bool:
-        return self.rounding is Rounding.STOCHASTIC
+        return self.rounding.stochastic
 
     @property
     def default_name(self) -> str:
@@ -376,7 +376,7 @@ class MxDotSpec(Spec):
             raise OptionError(f"dot output format must hold signed values, not {out.name}")
         object.__setattr__(self, "out_fmt", out)
         rounding = Rounding.parse(self.rounding)
-        if rounding in (Rounding.DYNAMIC, Rounding.STOCHASTIC):
+        if rounding is Rounding.DYNAMIC or rounding.stochastic:
             raise OptionError(f"the dot unit takes a static rounding mode (rne, rtz, rdn, rup, "
                               f"rna, rod), not {rounding.value!r}")
         object.__setattr__(self, "rounding", rounding)

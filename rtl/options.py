@@ -27,8 +27,21 @@ class Rounding(enum.Enum):
     RUP = "rup"               # toward +inf
     RNA = "rna"               # round to nearest, ties away from zero
     ROD = "rod"               # round to odd (von Neumann jamming; exact double rounding)
-    STOCHASTIC = "stochastic"  # random bits on an input; see docs/numerics.md
+    STOCHASTIC = "stochastic"  # random bits on an input (= P3109 StochasticA); numerics.md
+    STOCHASTIC_B = "stochastic_b"  # P3109 StochasticB: one more fraction bit, 2r + 1
+    STOCHASTIC_C = "stochastic_c"  # P3109 StochasticC: the fraction rounded to R bits first
     DYNAMIC = "dynamic"       # chosen per operation by an rm input (RISC-V encoding)
+
+    @property
+    def stochastic(self) -> bool:
+        return self in (Rounding.STOCHASTIC, Rounding.STOCHASTIC_B, Rounding.STOCHASTIC_C)
+
+    def exact_bits(self, sr_bits: int) -> int:
+        """Bits below the result's LSB a stochastic mode reads exactly: R for StochasticA,
+        R + 1 for B and C (C's ties also read the sticky of the rest); 0 for the others."""
+        if not self.stochastic:
+            return 0
+        return sr_bits if self is Rounding.STOCHASTIC else sr_bits + 1
 
     @property
     def meaning(self) -> str:
@@ -54,6 +67,10 @@ _MEANING = {
     Rounding.RNA: "round to nearest, ties away from zero",
     Rounding.ROD: "round to odd",
     Rounding.STOCHASTIC: "away from zero with probability frac / 2^sr_bits, from the rbits input",
+    Rounding.STOCHASTIC_B: "P3109 StochasticB: away from zero when frac_(R+1) + 2*rbits + 1 "
+                           "carries out of R+1 bits",
+    Rounding.STOCHASTIC_C: "P3109 StochasticC: away from zero when the fraction rounded to R bits "
+                           "(ties to even) + rbits carries out of R bits",
     Rounding.DYNAMIC: "chosen per operation by the rm input",
 }
 
@@ -157,7 +174,7 @@ class UnitOptions:
 
     def describe(self) -> str:
         parts = [f"rounding {self.rounding.value}"]
-        if self.rounding is Rounding.STOCHASTIC:
+        if self.rounding.stochastic:
             parts.append(f"{self.sr_bits} random bits")
         if self.saturation is not None:
             parts.append(f"saturation {self.saturation.value}")

@@ -118,7 +118,7 @@ class ScalarSpec(Spec):
         fmts = tuple(resolve(given[p]) if given.get(p) is not None else base
                      for p in cls._operand_names())
         rounding = Rounding.parse(rounding)
-        if sr_bits is not None and rounding is not Rounding.STOCHASTIC:
+        if sr_bits is not None and not rounding.stochastic:
             raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
                               f"stochastic; it does not apply to --rounding {rounding.value}")
         opts = UnitOptions(rounding=rounding, saturate=saturate, saturation=saturation,
@@ -173,7 +173,7 @@ class ScalarSpec(Spec):
 
     @property
     def has_rbits(self) -> bool:
-        return self.rounding is Rounding.STOCHASTIC
+        return self.rounding.stochastic
 
     @property
     def default_name(self) -> str:

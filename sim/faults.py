@@ -74,6 +74,14 @@ def _rounding(mode: Rounding):
     return changes
 
 
+def _stochastic_a(spec: Spec) -> dict:
+    r = getattr(spec, "rounding", None)
+    if r not in (Rounding.STOCHASTIC_B, Rounding.STOCHASTIC_C):
+        raise OptionError(f"stochastic-a-instead needs a unit of --rounding stochastic_b or "
+                          f"stochastic_c, not {spec.default_name}")
+    return {"rounding": Rounding.STOCHASTIC.value}
+
+
 def _saturation(mode: Saturation):
     def changes(spec: Spec) -> dict:
         options = getattr(spec, "options", None)
@@ -108,6 +116,9 @@ FAULTS = {
                          _variant("rtz-instead", _rounding(Rounding.RTZ))),
     "rna-instead": Fault("the unit built for round to nearest, ties away",
                          _variant("rna-instead", _rounding(Rounding.RNA))),
+    "stochastic-a-instead": Fault("the unit built for P3109 StochasticA (the R bits below the "
+                                  "LSB plus rbits) where B or C was asked",
+                                  _variant("stochastic-a-instead", _stochastic_a)),
     "satfinite-instead": Fault("the unit built for P3109 SatFinite",
                                _variant("satfinite-instead", _saturation(Saturation.FINITE))),
     "other-element-format": Fault("the block unit built for the other element format of its "

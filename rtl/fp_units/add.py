@@ -27,7 +27,7 @@ def frame_width(x: Operand, y: Operand, out: FloatFormat, options: UnitOptions) 
     one grid (same format) need no Z: a larger subnormal means both are subnormal and aligned.
     A frame that holds every possible shift exactly needs no more bits.
     """
-    guard = options.sr_bits if options.rounding is Rounding.STOCHASTIC else 2
+    guard = options.rounding.exact_bits(options.sr_bits) or 2
     z = 0 if x.grid() == y.grid() else max(x.lz_max, y.lz_max)
     p = max(x.width, y.width)
     need = max(z + 1 + p, z + out.man_bits + guard + 2)

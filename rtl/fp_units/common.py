@@ -140,7 +140,7 @@ class Mode:
         else:
             self.rne, self.rtz, self.rdn, self.rup, self.rna, self.rod, self.sr = (
                 r is Rounding.RNE, r is Rounding.RTZ, r is Rounding.RDN, r is Rounding.RUP,
-                r is Rounding.RNA, r is Rounding.ROD, r is Rounding.STOCHASTIC)
+                r is Rounding.RNA, r is Rounding.ROD, r.stochastic)
 
     def increment(self, sign, parity, rnd, sticky, sr_carry=0):
         """The increment added to the truncated code (docs/numerics.md section 3)."""

@@ -60,8 +60,8 @@ class Rounder(Elaboratable):
         self.rm, self.rbits, self.cut = rm, rbits, register
         self.y = Signal(fmt.width, name="y")
         self.flags = Signal(FLAGS_WIDTH, name="flags")
-        self.stochastic = options.rounding is Rounding.STOCHASTIC
-        self.guard = options.sr_bits if self.stochastic else 2
+        self.stochastic = options.rounding.stochastic
+        self.guard = options.rounding.exact_bits(options.sr_bits) or 2
 
     @property
     def name(self) -> str:
@@ -220,8 +220,7 @@ class Rounder(Elaboratable):
         m.d.comb += inexact.eq(st | (win[:G] != 0))
         sr_carry = 0
         if self.stochastic:
-            R = G
-            sr_carry = (win[:R] + p["rbits"][:R])[R]
+            sr_carry = self._stochastic_carry(win, st, p["rbits"])
         exp_field = Signal(signed_for(field_lo, field_hi + 1), name="exp_field")
         late_hidden = clamp and not one_shift
         m.d.comb += exp_field.eq(p["exp_field0"] + (hidden if late_hidden else field_add))
@@ -269,6 +268,20 @@ class Rounder(Elaboratable):
         # ---- 5. The result's code, its sign and the flags (sections 6, 7) -------------------
         self._encode(m, mode, p, code, inexact, tiny, ovf)
         return m
+
+    def _stochastic_carry(self, win, st, rbits):
+        """The increment of stochastic rounding from the window's bits below the LSB and the R
+        random bits (docs/numerics.md 3; P3109 4.7.4 RoundAway(Stochastic[ABC])."""
+        R, r = self.options.sr_bits, rbits[:self.options.sr_bits]
+        rounding = self.options.rounding
+        if rounding is Rounding.STOCHASTIC:          # A: floor(frac 2^R) + r >= 2^R
+            return (win[:R] + r)[R]
+        if rounding is Rounding.STOCHASTIC_B:        # B: floor(frac 2^(R+1)) + 2r + 1 >= 2^(R+1)
+            return (win[:R + 1] + Cat(Const(1, 1), r))[R + 1]
+        # C: RNITE(frac 2^R) + r >= 2^R; the rounded fraction may be 2^R itself.
+        q, half = win[1:R + 1], win[0]
+        q_rne = q + (half & (st | q[0]))
+        return (q_rne + r)[R:].any()
 
     def _encode(self, m, mode, p, code, inexact, tiny, ovf):
         fmt, opts = self.fmt, self.options

@@ -28,7 +28,8 @@ def _run(op, operands, fmts, mode, sat, seed, sr_bits=8):
     rng = np.random.default_rng(seed)
     n = operands[0].size
     rm = rng.integers(0, 8, n) if mode == "dynamic" else None
-    rbits = rng.integers(0, 1 << 32, n, dtype=np.uint64) if mode == "stochastic" else None
+    rbits = rng.integers(0, 1 << 32, n, dtype=np.uint64) if mode.startswith("stochastic") \
+        else None
     kw = dict(rounding=mode, saturate=sat, rm=rm, rbits=rbits, sr_bits=sr_bits)
     expected = exact.apply(op, *operands, fmts=fmts, **kw)
     check_candidate("golden", op, operands, fmts, expected,
@@ -39,7 +40,7 @@ def _cases(formats, ops, default):
     out = []
     for name in formats:
         for op in ops:
-            for mode in ("dynamic", "rod", "stochastic"):
+            for mode in ("dynamic", "rod", "stochastic", "stochastic_b", "stochastic_c"):
                 for sat in SATURATIONS:
                     marks = () if default(name, op, mode, sat) else SLOW
                     out.append(pytest.param(name, op, mode, sat, marks=marks,
@@ -50,7 +51,7 @@ def _cases(formats, ops, default):
 @pytest.mark.parametrize("name, op, mode, sat", _cases(
     SMALL, ["mul", "add"],
     default=lambda n, o, m, s: n in ("binary4p2se", "binary4p3ue", "binary5p1ue") and
-    (m == "dynamic" or (o == "mul" and s == "none"))))
+    (m == "dynamic" or (o == "mul" and s == "none" and m != "stochastic"))))
 def test_small_exhaustive(name, op, mode, sat):
     a, b = pairs(all_codes(name))
     _run(op, (a, b), (name,) * 3, mode, sat, seed=1)
@@ -186,3 +187,27 @@ def test_rounding_against_gfloat(name):
                                                        sat=sat == "finite")) for v in x]
             np.testing.assert_array_equal(np.asarray(y).astype(np.int64), want,
                                           err_msg=f"{name} {rounding} saturation {sat}")
+
+
+STOCHASTIC_GFLOAT = {"stochastic": "StochasticFastest", "stochastic_b": "StochasticFast",
+                     "stochastic_c": "Stochastic"}
+
+
+@pytest.mark.parametrize("rounding", list(STOCHASTIC_GFLOAT))
+@pytest.mark.parametrize("sr_bits", [3, 8])
+def test_stochastic_abc_against_gfloat(rounding, sr_bits):
+    """gfloat names P3109's StochasticA, B, C StochasticFastest, StochasticFast, Stochastic."""
+    gf = pytest.importorskip("gfloat", reason="gfloat (the dev extra) is not installed")
+    from gfloat.formats import format_info_p3109
+    from gfloat.types import Domain, RoundMode, Signedness
+    fmt = resolve("binary8p3se")
+    fi = format_info_p3109(8, 3, Signedness.Signed, Domain.Extended)
+    rng = np.random.default_rng(12)
+    x = (np.exp2(rng.uniform(-19, 16, 3000)) * rng.choice([-1, 1], 3000)).astype(np.float32)
+    r = rng.integers(0, 1 << sr_bits, x.size).astype(np.uint32)
+    y, _ = golden.convert(x.view(np.uint32), "float32", fmt, rounding=rounding, rbits=r,
+                          sr_bits=sr_bits, saturation="finite")
+    mode = RoundMode[STOCHASTIC_GFLOAT[rounding]]
+    want = [gf.encode_float(fi, gf.round_float(fi, float(v), mode, sat=True, srbits=int(b),
+                                               srnumbits=sr_bits)) for v, b in zip(x, r)]
+    np.testing.assert_array_equal(np.asarray(y).astype(np.int64), want)

@@ -309,8 +309,8 @@ def test_errors():
     with pytest.raises(TypeError, match=r"^mx_quantize takes float32 or bfloat16 arrays, not "
                        r"float16$"):
         golden.mx_quantize(x.astype(np.float16), "fp8e4m3")
-    with pytest.raises(ValueError, match=r"^rbits is needed by, and only by, rounding "
-                       r"'stochastic'$"):
+    with pytest.raises(ValueError, match=r"^rbits is needed by, and only by, the stochastic "
+                       r"roundings$"):
         golden.mx_quantize(x, "fp8e4m3", rounding="stochastic")
     assert set(ELEMENT_FORMATS) == set(ELEMS)
     assert element_format("float8_e4m3fn").name == "fp8e4m3"

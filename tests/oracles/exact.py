@@ -40,7 +40,7 @@ NX, UF, OF, DZ, NV = 1, 2, 4, 8, 16
 # RISC-V frm codes of the dynamic mode; 5..7 are reserved and round as rne (numerics.md 3).
 RISCV_MODES = {0: "rne", 1: "rtz", 2: "rdn", 3: "rup", 4: "rna"}
 STATIC_MODES = ("rne", "rtz", "rdn", "rup", "rna", "rod")
-ALL_MODES = STATIC_MODES + ("stochastic", "dynamic")
+ALL_MODES = STATIC_MODES + ("stochastic", "stochastic_b", "stochastic_c", "dynamic")
 
 
 @dataclass(frozen=True)
@@ -124,9 +124,18 @@ def _increment(mode, sign, parity, rem, den, r, sr_bits) -> int:
         return int(bool(sign))
     if mode == "rod":
         return int(not parity)
-    if mode == "stochastic":
+    r &= (1 << sr_bits) - 1
+    if mode == "stochastic":                    # P3109 StochasticA
         frac_r = (rem << sr_bits) // den        # the R bits directly below the LSB
-        return (frac_r + (r & ((1 << sr_bits) - 1))) >> sr_bits
+        return (frac_r + r) >> sr_bits
+    if mode == "stochastic_b":                  # floor(frac 2^(R+1)) + 2r + 1 >= 2^(R+1)
+        frac_r1 = (rem << (sr_bits + 1)) // den
+        return (frac_r1 + 2 * r + 1) >> (sr_bits + 1)
+    if mode == "stochastic_c":                  # RNITE(frac 2^R) + r >= 2^R
+        q, left = divmod(rem << sr_bits, den)
+        if 2 * left > den or (2 * left == den and q & 1):
+            q += 1
+        return int(q + r >= 1 << sr_bits)
     raise ValueError(f"unknown rounding mode {mode!r}")
 
 
@@ -210,7 +219,8 @@ def _overflow(sign, fmt, mode, saturate):
         return _p3109_overflow(sign, fmt, sat, mode)
     if saturate or fmt.specials is Specials.FINITE:
         return fmt.max_finite_code | (fmt.sign_mask if sign else 0), OF | NX
-    to_inf = mode in ("rne", "rna", "stochastic") or (mode == "rup" and not sign) or \
+    to_inf = mode in ("rne", "rna") or mode.startswith("stochastic") or \
+        (mode == "rup" and not sign) or \
         (mode == "rdn" and sign)
     if not to_inf:
         return fmt.max_finite_code | (fmt.sign_mask if sign else 0), OF | NX
@@ -230,7 +240,7 @@ def round_real(sign: int, mag: Fraction, fmt, mode: str = "rne", saturate: bool 
     M = fmt.man_bits
     E = _floor_log2(mag)
     emin = fmt.emin
-    if mode == "stochastic":
+    if mode.startswith("stochastic"):
         tiny = E < emin                           # before rounding under stochastic rounding
     else:
         # After rounding: round to M+1 bits with an unbounded exponent, compare with 2^emin.

@@ -59,5 +59,6 @@ def test_every_fault_applies_or_says_why():
 def test_unknown_fault_is_rejected():
     with pytest.raises(ValueError, match="^unknown fault 'nope'; valid: force-inexact, "
                                          "force-invalid, rtz-instead, rna-instead, "
-                                         "satfinite-instead, other-element-format$"):
+                                         "stochastic-a-instead, satfinite-instead, "
+                                         "other-element-format$"):
         faulty_design(make_spec("mul", format="fp8e4m3"), "nope")

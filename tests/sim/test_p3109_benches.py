@@ -2,7 +2,7 @@
 
 Every input of each unit (fma: a sample) on the native Verilator engine; two cases on the cocotb
 bench too; and deliberately wrong variants (SatFinite where SatPropagate or SatNone was asked)
-caught. The full cross of formats x units x modes is ``make verify-p3109`` (docs/verification.md).
+caught, and StochasticA where B or C was asked. The full cross of formats x units x modes is ``make verify-p3109`` (docs/verification.md).
 """
 
 import pytest
@@ -30,6 +30,11 @@ CASES = [
     make_spec("fma", format="binary4p2sf", rounding="dynamic"),
     make_spec("mul", format="binary8p4sf", saturation="none"),
     make_spec("mul", format="binary8p1se", rounding="stochastic"),
+    make_spec("mul", format="binary8p3se", rounding="stochastic_b"),
+    make_spec("add", format="binary8p4se", rounding="stochastic_c", sr_bits=5),
+    make_spec("add", format="fp8e4m3", rounding="stochastic_c"),
+    make_spec("cvt", format="binary8p1uf", in_format="bf16", rounding="stochastic_b",
+              sr_bits=3),
 ]
 
 
@@ -64,8 +69,42 @@ def test_satfinite_in_place_of_another_mode_is_caught(spec):
     assert verdict.mismatches < verdict.vectors      # only the saturating cases differ
 
 
+@pytest.mark.parametrize("spec", [
+    make_spec("mul", format="binary8p3se", rounding="stochastic_b"),
+    make_spec("add", format="binary8p4se", rounding="stochastic_c"),
+], ids=case_id)
+def test_the_wrong_stochastic_formula_is_caught(spec):
+    verdict = _exhaustive(faulty_design(spec, "stochastic-a-instead"))
+    assert 0 < verdict.mismatches < verdict.vectors
+
+
 def test_satfinite_instead_needs_another_mode():
     with pytest.raises(ValueError, match="^saturation finite instead needs a scalar unit of "
                                          "another P3109 saturation mode, not "
                                          "fp_mul_e4m3fn_rne$"):
         faulty_design(make_spec("mul", format="fp8e4m3"), "satfinite-instead")
+
+
+# The full cross (make verify-p3109): every unit kind on the P3109 formats of the conformance set
+# and the unsigned kinds, under each saturation mode and the P3109 roundings.
+CROSS_FORMATS = ["binary8p4se", "binary8p3se", "binary4p2sf", "binary8p1uf", "binary8p1se",
+                 "binary8p3ue", "binary6p3se", "binary5p2uf"]
+CROSS_MODES = [("dynamic", "none"), ("dynamic", "finite"), ("dynamic", "propagate"),
+               ("rod", "none"), ("stochastic", "none"), ("stochastic_b", "propagate"),
+               ("stochastic_c", "finite")]
+
+
+def _cross():
+    for fmt in CROSS_FORMATS:
+        for unit in ("mul", "add", "sub", "fma", "cvt"):
+            for rounding, sat in CROSS_MODES:
+                extra = {"in_format": "bf16"} if unit == "cvt" else {}
+                spec = make_spec(unit, format=fmt, rounding=rounding, saturation=sat, **extra)
+                yield pytest.param(spec, marks=pytest.mark.slow, id=case_id(spec))
+
+
+@pytest.mark.parametrize("spec", list(_cross()))
+def test_full_cross(spec):
+    limit = 1 << 20 if spec.unit == "fma" else 0
+    verdict = _exhaustive(Design.of(spec), limit=limit)
+    assert verdict.ok, verdict.explain()

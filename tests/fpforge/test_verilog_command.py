@@ -202,7 +202,8 @@ ERRORS = {
                             E + "argument --stages: invalid int value: 'two'"),
     "unknown rounding": (BASE + ["--rounding", "nearest"],
                          E + "argument --rounding: invalid choice: 'nearest' (choose from 'rne', "
-                             "'rtz', 'rdn', 'rup', 'rna', 'rod', 'stochastic', 'dynamic')"),
+                             "'rtz', 'rdn', 'rup', 'rna', 'rod', 'stochastic', 'stochastic_b', "
+                             "'stochastic_c', 'dynamic')"),
     "sr-bits without stochastic": (BASE + ["--rounding", "dynamic", "--sr-bits", "4"],
                                    E + "--sr-bits sets the width of the rbits input of "
                                        "--rounding stochastic; it does not apply to --rounding "

@@ -103,6 +103,9 @@ class ScalarSpec(Spec):
             return f if self.subnormals else f.with_subnormals(False)
         object.__setattr__(self, "out_fmt", fmt(self.out_fmt))
         object.__setattr__(self, "in_fmts", tuple(fmt(f) for f in self.in_fmts))
+        if self.options.saturation is not None and not self.out_fmt.has_zero:
+            raise OptionError(f"--saturation needs a result format with a zero (P3109's Mlo); "
+                              f"{self.out_fmt.name} has none: use --saturate")
 
     # ----- construction from option values ----------------------------------------------------
     @classmethod

@@ -211,3 +211,18 @@ def test_stochastic_abc_against_gfloat(rounding, sr_bits):
     want = [gf.encode_float(fi, gf.round_float(fi, float(v), mode, sat=True, srbits=int(b),
                                                srnumbits=sr_bits)) for v, b in zip(x, r)]
     np.testing.assert_array_equal(np.asarray(y).astype(np.int64), want)
+
+
+def test_saturation_needs_a_zero():
+    from fpforge.rtl.kinds import make_spec
+    from fpforge.rtl.options import OptionError
+    with pytest.raises(OptionError, match=r"^--saturation needs a result format with a zero "
+                                          r"\(P3109's Mlo\); float8_e8m0fnu has none: use "
+                                          r"--saturate$"):
+        make_spec("mul", format="e8m0", saturation="finite")
+    with pytest.raises(OptionError, match=r"^unknown saturation 'max'; valid: finite, "
+                                          r"propagate, none$"):
+        make_spec("mul", format="binary8p3se", saturation="max")
+    with pytest.raises(OptionError, match=r"^--saturate is --saturation finite \(with OCP/ONNX's "
+                                          r"fnuz exception\); give one of them, not both$"):
+        make_spec("mul", format="binary8p3se", saturation="finite", saturate=True)

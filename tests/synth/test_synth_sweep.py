@@ -134,6 +134,10 @@ def test_cases_cover_catalog_units_and_variants():
     assert sw.mx_case("mxint8", "mxq", "ceil", block=2).spec() == \
         make_spec("mxq", format="mxint8", block=2, scale_rule="ceil")
     assert set(sw.MX_UNITS) == {"mxq", "mxdq", "dot"}
+    # The default plan files P3109's conformance set after the catalog formats.
+    names = [c.fmt for c in sw.plan(max_width=8, mx=False) if c.variant == "default"]
+    assert names[-16:] == [f for f in ("Binary8p4se", "Binary8p3se", "Binary4p2sf",
+                                       "Binary8p1uf") for _ in range(4)]
     assert set(sw.SCALAR_UNITS) == {k for k, kd in KINDS.items()
                                     if issubclass(kd.spec, ScalarSpec)}
 
@@ -203,12 +207,13 @@ def test_two_runs_at_once_do_not_clobber(tmp_path):
 
 
 def test_committed_report_covers_every_catalog_format():
-    """docs/synth (``make sweep MAX_WIDTH=32``): every catalog format x unit synthesised, with
+    """docs/synth (``make sweep MAX_WIDTH=32``): every catalog format (and the P3109
+    conformance set) x unit synthesised, with
     figures that are positive and grow with the multiplier's width."""
     with open(ROOT / "docs" / "synth" / "sweep.csv") as fh:
         rows = {(r["format"], r["unit"]): r for r in csv.DictReader(fh)
                 if r["variant"] == "default"}
-    for name in CATALOG:
+    for name in [*CATALOG, *(resolve(f).name for f in sw.P3109_FORMATS)]:
         for unit in sw.SWEEP_UNITS:
             row = rows[(name, unit)]
             assert row["status"] == "ok" and float(row["ge"]) > 0 and \

@@ -184,3 +184,28 @@ def test_an_infinite_block_under_rceil_and_floor():
     ocp = block_quantize(x, "mx_floor")
     assert int(np.asarray(ocp.scales)[0]) == 0xFF
     assert set(int(c) for c in np.asarray(ocp.elements)) == {0x7F}
+
+
+# ----- torchao itself (the mxref extra) ---------------------------------------------------------
+
+def test_nvfp4_torchao_against_torchao():
+    """golden's nvfp4_torchao against torchao's own nvfp4_quantize (two-level, its Python path),
+    scales and every element code, on Gaussian blocks over a wide range plus zero, tiny and
+    negative-zero blocks. Runs when the mxref extra (torch, torchao) is installed."""
+    torch = pytest.importorskip("torch", reason="needs torch, torchao (pip install -e '.[mxref]')")
+    pytest.importorskip("torchao", reason="needs torch, torchao (pip install -e '.[mxref]')")
+    from torchao.prototype.mx_formats.nvfp4_tensor import nvfp4_quantize, per_tensor_amax_to_scale
+    x = _data(8, 4000, spread=12)
+    x[:16] = 0.0
+    x[16:32] = np.float32(1e-7) * np.arange(16, dtype=np.float32)
+    x[32:48] = -0.0
+    x[48] = 1.0
+    amax = np.float32(np.abs(x).max())
+    t = torch.from_numpy(x.reshape(1, -1))
+    scales, packed = nvfp4_quantize(t, 16, per_tensor_amax_to_scale(torch.tensor(amax)))
+    packed = packed.view(torch.uint8).numpy().reshape(-1)
+    codes = np.stack([packed & 0xF, packed >> 4], axis=-1).reshape(-1)
+    q = block_quantize(x, "nvfp4_torchao", tensor_amax=amax)
+    np.testing.assert_array_equal(np.asarray(q.scales).reshape(-1),
+                                  scales.view(torch.uint8).numpy().reshape(-1))
+    np.testing.assert_array_equal(np.asarray(q.elements), codes)

@@ -24,6 +24,8 @@ exponent and max_elem its largest value:
                                                       element's precision, ties away (its
                                                       "add half an ulp to the bits" trick), by
                                                       the shared rounder
+    vllm   s = floor(log2 amax) + (sig >= 1.75) - emax  vLLM's MXFP4 MoE quantizer (via Quark):
+                                                      bits(amax) + 2^21, exponent field
 
 Corner cases (docs/mx.md compares them with torchao, gfloat and microxcaling):
 
@@ -168,6 +170,11 @@ def shared_exponent(amax, elem: ElementFormat, rule: str):
     floor_log2 = jnp.where(subnormal, lead - 149, e_field - 127)
     if rule == "floor":
         return floor_log2 - elem.emax
+    if rule == "vllm":
+        # The 1.75 threshold as vLLM's bit trick (bf16: + 1 << 5; here on the float32 pattern),
+        # carrying into the exponent field when the significand is >= 1.75.
+        field = ((amax + jnp.uint32(1 << 21)) >> 23).astype(I32)
+        return field - 127 - elem.emax
     if rule == "ceil":
         pow2 = jnp.where(subnormal, (frac & (frac - 1)) == 0, frac == 0)
         return floor_log2 + (~pow2).astype(I32) - elem.emax

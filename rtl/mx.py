@@ -24,7 +24,7 @@ __all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", 
 E8M0_BIAS = 127
 E8M0_NAN = 0xFF
 SCALE_MIN, SCALE_MAX = -127, 127     # exponents E8M0 holds (0xFF is NaN)
-SCALE_RULES = ("floor", "ceil", "rceil", "even")
+SCALE_RULES = ("floor", "ceil", "rceil", "even", "vllm")
 ACCUMULATORS = ("exact", "fixed")
 MXINT8_FRAC_BITS = 6                 # MXINT8 value = int8 * 2^-6
 FRAC_BITS_RANGE = (1, 55)            # fixed accumulator: fraction bits below the largest product

@@ -63,6 +63,14 @@ def shared_exponent(m: Module, amax, in_fmt: FloatFormat, elem: ElementFormat, r
     subnormal = Signal(name="amax_subnormal")
     m.d.comb += subnormal.eq(e_field == 0)
     s = Signal(S_SHAPE, name=f"s_{rule}")
+    if rule == "vllm":
+        # vLLM's 1.75 threshold as its own bit trick: amax + 0.25 * 2^M carries into the
+        # exponent field exactly when the significand is >= 1.75 (a subnormal amax reaches
+        # 2^-126 from 1.5 * 2^-127); the field is then floor(log2) + bias, 0 clamps to -127.
+        bumped = Signal(len(amax) + 1, name="amax_bumped")
+        m.d.comb += bumped.eq(amax + (1 << (M - 2)))
+        m.d.comb += s.eq(bumped[M:] - (bias + elem.emax))
+        return s
     if rule == "even":
         # Round amax to 1 + M_elem bits, ties away, into binary32's exponent range: the one
         # Rounder does it; the rounded exponent field is floor(log2) of the result (+ bias),

@@ -251,7 +251,7 @@ ERRORS = {
     "block too long": (Q + ["--block", "257"], E + "block must be an integer 1..256, not 257"),
     "scale rule": (Q + ["--scale-rule", "round"],
                    E + "argument --scale-rule: invalid choice: 'round' (choose from 'floor', "
-                       "'ceil', 'rceil', 'even')"),
+                       "'ceil', 'rceil', 'even', 'vllm')"),
     "mxq dynamic": (Q + ["--rounding", "dynamic"],
                     E + "the MX quantizer takes a static rounding mode or stochastic, not "
                         "'dynamic'"),

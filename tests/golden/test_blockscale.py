@@ -55,11 +55,13 @@ def test_p3109_maxabs_against_exact_arithmetic():
 
 
 @pytest.mark.parametrize("name, rule", [("mx_floor", "floor"), ("mx_ceil", "ceil"),
-                                        ("mx_even", "even"), ("mx_rceil", "rceil")])
+                                        ("mx_even", "even"), ("mx_rceil", "rceil"),
+                                        ("mx_vllm", "vllm")])
 @pytest.mark.parametrize("elem", ["fp8e4m3", "fp8e5m2", "fp6e3m2", "fp6e2m3", "fp4e2m1"])
 def test_mx_presets_are_the_mx_units_rules(name, rule, elem):
     """On finite data the MX presets equal the mxq unit's scale rules bit for bit (TE's rceil,
-    a float32 product with fl(1/max), is the exact rceil for every float element format)."""
+    a float32 product with fl(1/max), is the exact rceil for every float element format; the
+    mxq unit's vllm rule is the mx_vllm preset in hardware)."""
     x = _data(4, 300, k=32, spread=40)
     x[::97] = 0
     q = block_quantize(x, name, elem=elem)

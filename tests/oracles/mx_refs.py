@@ -20,7 +20,7 @@ os.environ.setdefault("TORCHINDUCTOR_DISABLE", "1")
 
 ELEMS = ("fp8e4m3", "fp8e5m2", "fp6e3m2", "fp6e2m3", "fp4e2m1", "mxint8")
 FP_ELEMS = ELEMS[:5]
-RULES = ("floor", "ceil", "rceil", "even")
+RULES = ("floor", "ceil", "rceil", "even", "vllm")
 
 # Grids of the element values, from the catalog (MXINT8: int8 / 64, symmetric, two's complement).
 GRID = {"fp8e4m3": CATALOG["float8_e4m3fn"], "fp8e5m2": CATALOG["float8_e5m2"],
@@ -217,6 +217,16 @@ def quantize_block_exact(vals, elem: str, rule: str):
         q = amax / grid.max_finite
         e = floor_log2(q)
         s = e + (Fraction(2) ** e != q)
+    elif rule == "vllm":
+        # The exponent of amax goes up when its significand is >= 1.75; a float32 subnormal
+        # amax reaches 2^-126 from 1.5 * 2^-127 (vLLM adds 1/4 of 2^-126's ulp range to the
+        # pattern), and below that it has no exponent: -127 after the clamp.
+        tiny = Fraction(2) ** -126
+        if amax < tiny:
+            s = (-126 if amax >= Fraction(3, 2) * Fraction(2) ** -127 else -1000) - emax
+        else:
+            e = floor_log2(amax)
+            s = e + (amax / Fraction(2) ** e >= Fraction(7, 4)) - emax
     else:  # even: amax rounded to the element's precision, ties away, then floor
         r, _, _ = round_to_grid(amax, FloatFormat(8, grid.man_bits, 127), saturate=False,
                                 mode="rna")

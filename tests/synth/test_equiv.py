@@ -64,6 +64,16 @@ def test_compare_sorts_identical_equivalent_and_different(tmp_path):
               for c in equiv.compare(index, index, base_dir, new_dir, tmp_path / "checks", 2)}
     assert checks == {"same": "identical", "commented": "identical", "rewritten": "equivalent",
                       "wrong": "different"}
+    # A spec the base does not have (a new scale rule) is new; one the working tree lost is
+    # an error.
+    (new_dir / "added.v").write_text(text)
+    grown = {**index, "added": {"top": spec.default_name, "stages": 0, "unit": "mxq"}}
+    verdicts = {c.case: c.verdict for c in
+                equiv.compare(index, grown, base_dir, new_dir, tmp_path / "checks2", 2)}
+    assert verdicts["added"] == "new" and verdicts["same"] == "identical"
+    with pytest.raises(ValueError, match="^the working tree lacks 1 of the base's specs "
+                                         r"\(first added\): compare them by simulation$"):
+        equiv.compare(grown, index, base_dir, new_dir, tmp_path / "checks3", 2)
 
 
 def test_only_comment_lines_and_whitespace_are_ignored():

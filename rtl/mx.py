@@ -82,6 +82,10 @@ ELEMENT_FORMATS: dict[str, ElementFormat] = {
     "fp6e2m3": ElementFormat("fp6e2m3", CATALOG["float6_e2m3fn"]),
     "fp4e2m1": ElementFormat("fp4e2m1", CATALOG["float4_e2m1fn"]),
     "mxint8": ElementFormat("mxint8", _MXINT8_GRID, twos_complement=True),
+    # P3109 elements (docs/p3109.md) under the same E8M0 scales: SatFinite, their one NaN.
+    "binary8p4se": ElementFormat("binary8p4se", resolve("binary8p4se")),
+    "binary8p3se": ElementFormat("binary8p3se", resolve("binary8p3se")),
+    "binary4p2sf": ElementFormat("binary4p2sf", resolve("binary4p2sf")),
 }
 _BY_GRID = {e.grid: e for e in ELEMENT_FORMATS.values() if not e.twos_complement}
 

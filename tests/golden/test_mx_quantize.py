@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from fpforge import golden
-from oracles.mx_refs import (ELEMS, EMAX, FP_ELEMS, GRID, RULES, code_of, elem_value,
+from oracles.mx_refs import (ELEMS, EMAX, FP_ELEMS, GRID, OCP_ELEMS, RULES, code_of, elem_value,
                              gfloat_quantize_block, needs, quantize_block_exact, round_to_grid,
                              torchao_dequantize, torchao_quantize)
 from fpforge.rtl.mx import ELEMENT_FORMATS, element_format
@@ -197,7 +197,7 @@ def test_dequantize_matches_torchao():
 # ----- the exact model and gfloat ---------------------------------------------------------------
 
 @GFLOAT
-@pytest.mark.parametrize("elem", ELEMS)
+@pytest.mark.parametrize("elem", OCP_ELEMS)
 def test_matches_gfloat(elem):
     """gfloat's compute_scale_amax + saturating encode is the OCP floor rule. MXINT8: gfloat's
     int8 reaches -128 (-2.0) where the golden model clamps symmetrically to -127."""
@@ -220,7 +220,7 @@ def test_matches_gfloat(elem):
 
 
 @GFLOAT
-@pytest.mark.parametrize("elem", QUICK(ELEMS, "fp8e4m3", "mxint8"))
+@pytest.mark.parametrize("elem", QUICK(OCP_ELEMS, "fp8e4m3", "mxint8"))
 def test_stochastic_matches_gfloat(elem):
     """golden's stochastic rounding (round away when frac_R + rbits carries) is gfloat's
     StochasticFastest: frac + rbits * 2^-R >= 1."""
@@ -291,7 +291,8 @@ def test_block_16_matches_torchao():
 def test_errors():
     x = np.zeros((2, 32), np.float32)
     with pytest.raises(ValueError, match=r"^MX element format must be one of fp8e4m3, fp8e5m2, "
-                       r"fp6e3m2, fp6e2m3, fp4e2m1, mxint8 \(or their catalog names\), not "
+                       r"fp6e3m2, fp6e2m3, fp4e2m1, mxint8, binary8p4se, binary8p3se, binary4p2sf "
+                       r"\(or their catalog names\), not "
                        r"'fp16'$"):
         golden.mx_quantize(x, "fp16")
     with pytest.raises(ValueError, match=r"^scale rule must be one of floor, ceil, rceil, even, "

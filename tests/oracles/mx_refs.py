@@ -14,19 +14,25 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from fpforge.rtl.formats import CATALOG, FloatFormat
+from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
 
 os.environ.setdefault("TORCHINDUCTOR_DISABLE", "1")
 
-ELEMS = ("fp8e4m3", "fp8e5m2", "fp6e3m2", "fp6e2m3", "fp4e2m1", "mxint8")
-FP_ELEMS = ELEMS[:5]
+ELEMS = ("fp8e4m3", "fp8e5m2", "fp6e3m2", "fp6e2m3", "fp4e2m1", "mxint8", "binary8p4se",
+         "binary8p3se", "binary4p2sf")
+FP_ELEMS = ELEMS[:5]         # the OCP FP ones: what torchao knows
+OCP_ELEMS = ELEMS[:6]        # and MXINT8: what gfloat knows
 RULES = ("floor", "ceil", "rceil", "even", "vllm")
 
 # Grids of the element values, from the catalog (MXINT8: int8 / 64, symmetric, two's complement).
 GRID = {"fp8e4m3": CATALOG["float8_e4m3fn"], "fp8e5m2": CATALOG["float8_e5m2"],
         "fp6e3m2": CATALOG["float6_e3m2fn"], "fp6e2m3": CATALOG["float6_e2m3fn"],
-        "fp4e2m1": CATALOG["float4_e2m1fn"]}
-EMAX = {"fp8e4m3": 8, "fp8e5m2": 15, "fp6e3m2": 4, "fp6e2m3": 2, "fp4e2m1": 2, "mxint8": 0}
+        "fp4e2m1": CATALOG["float4_e2m1fn"], "binary8p4se": resolve("binary8p4se"),
+        "binary8p3se": resolve("binary8p3se"), "binary4p2sf": resolve("binary4p2sf")}
+# emax_elem: the exponent of the largest power of two each holds (P3109: Binary8p4se max 224 =
+# 1.75 * 2^7, Binary8p3se 49152 = 1.5 * 2^15, Binary4p2sf 3 = 1.5 * 2^1).
+EMAX = {"fp8e4m3": 8, "fp8e5m2": 15, "fp6e3m2": 4, "fp6e2m3": 2, "fp4e2m1": 2, "mxint8": 0,
+        "binary8p4se": 7, "binary8p3se": 15, "binary4p2sf": 1}
 
 
 def needs(*modules):
@@ -192,8 +198,8 @@ def code_of(value, fmt: FloatFormat, negative_zero=False) -> int:
                 key = ("zero", bool(c & fmt.sign_mask))
             table.setdefault(key, c)
         _CODE_OF[fmt] = table
-    if value == 0:
-        return table[("zero", negative_zero)]
+    if value == 0:          # -0 where the format has one (P3109 formats have none)
+        return table[("zero", negative_zero and fmt.has_neg_zero)]
     return table[value]
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import NamedTuple
 
-from fpforge.rtl.blockscale import Arithmetic, BlockScaling, Pow2Rule, ValueRule, preset
+from fpforge.rtl.blockscale import Arithmetic, BlockScaling, Pow2Rule, preset
 from fpforge.rtl.formats import CATALOG, FloatFormat
 from fpforge.rtl.options import Rounding, Saturation, UnitOptions
 

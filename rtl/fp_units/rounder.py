@@ -368,7 +368,6 @@ class Rounder(Elaboratable):
             to_big = Const(0, 1)
         else:
             to_big = mode.overflows_to_infinity(sign)
-        nan_code = fmt.nan_code if fmt.has_nan else 0
 
         with m.If(p["nan"]):
             m.d.comb += [nan_out.eq(1), nv.eq(p["invalid"] if fmt.has_nan else 1)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 
 from fpforge.rtl.formats import resolve
-from fpforge.rtl.options import Rounding, UnitOptions
+from fpforge.rtl.options import UnitOptions
 from fpforge.rtl.scalar import AddSpec, CvtSpec, FmaSpec, MulSpec, ScalarSpec, SubSpec
 
 from ._jax import I32, U32, U64, any_below, jax, jnp, lax, msb, shl, shr

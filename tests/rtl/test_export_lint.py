@@ -47,6 +47,19 @@ def test_options_combined(fmt, tmp_path):
     _check(specs, tmp_path)
 
 
+@pytest.mark.parametrize("fmt", ["binary8p4se", "binary8p1uf", "binary4p2sf", "binary8p3ue"])
+def test_p3109_formats_and_saturation_modes(fmt, tmp_path):
+    """The P3109 conventions (ext, unsigned with a zero, P = 1) under each saturation mode and
+    the P3109 roundings, pipelined too."""
+    specs = []
+    for unit in (*SAME_FORMAT_UNITS, "cvt"):
+        inp = "float32" if unit == "cvt" else None
+        specs += [spec(unit, fmt, inp, rounding="dynamic", saturation="none", stages=2),
+                  spec(unit, fmt, inp, rounding="stochastic_b", saturation="finite"),
+                  spec(unit, fmt, inp, rounding="rod", saturation="propagate", stages=1)]
+    _check(specs, tmp_path)
+
+
 def test_mixed_operand_formats(tmp_path):
     _check([make_spec("mul", format="bf16", a_format="fp8e4m3", b_format="fp8e5m2"),
             make_spec("fma", format="fp16", in_format="fp8e4m3", c_format="fp16",

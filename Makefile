@@ -91,7 +91,7 @@ help:
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
 	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N]   every input pair"
-	@echo "make verify-p3109   every unit kind on the P3109 formats x saturation modes x P3109 roundings, every input (about 15 min)"
+	@echo "make verify-p3109   every unit kind on the P3109 formats x saturation modes x P3109 roundings, every input (about 25 min on 2 cores)"
 	@echo "make verify-equiv BASE=<commit> [VERIFY_FORMATS=...] [UNIT=mul,fma]   prove the matrix's Verilog equivalent to BASE's"
 	@echo "make clock-table    stages/area of fp8e4m3, bf16, fp16 mul/add/fma at 2 ... 0.5 GHz -> docs/synth/clock.md"
 	@echo "make bench-ppa      area/delay against CELLS.md reference points and the targets"

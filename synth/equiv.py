@@ -55,13 +55,24 @@ _EXPORT = r"""
 import importlib, json, sys
 from pathlib import Path
 
+# The tree's own layout decides the module names: a tree without an fpforge/ package must not
+# import ``fpforge.*``, which the installed (editable) fpforge would answer with the working
+# tree's code -- comparing the working tree with itself.
+PACKAGED = (Path(sys.path[0]) / "fpforge" / "__init__.py").is_file()
+
 
 def first(*modules):
     for name in modules:
+        if name.startswith("fpforge.") and not PACKAGED:
+            continue
         try:
-            return importlib.import_module(name)
+            module = importlib.import_module(name)
         except ImportError:
             continue
+        if not Path(module.__file__).resolve().is_relative_to(Path(sys.path[0]).resolve()):
+            raise ImportError(f"{name} came from {module.__file__}, outside the tree "
+                              f"{sys.path[0]}")
+        return module
     raise ImportError(f"none of {modules} in this tree")
 
 

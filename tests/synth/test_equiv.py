@@ -96,6 +96,28 @@ def test_export_covers_the_matrix_and_the_sweeps_mx_units(tmp_path):
     assert json.loads((tmp_path / "index.json").read_text()) == index
 
 
+def test_export_reads_the_base_trees_own_modules(tmp_path):
+    """A base without the fpforge/ package (the top-level layout) is exported with its own
+    modules: the installed fpforge (the working tree) must not answer for it. Regression: it
+    did, and every spec then compared the working tree with itself."""
+    tree = tmp_path / "tree"
+    for pkg, body in {
+        "sim": "class S:\n    default_name = 'fake_top'; stages = 0; unit = 'mul'\n"
+               "def case_id(s): return 'fake-case'\n"
+               "def full_matrix(formats): return [S()]\n"
+               "def verify_formats(names): return []\n",
+        "rtl": "def verilog(spec): return 'module fake_top; endmodule // from the base tree\\n'\n",
+        "synth": "def mx_cases(): return []\n",
+    }.items():
+        (tree / pkg).mkdir(parents=True)
+        (tree / pkg / "__init__.py").write_text("")
+        name = {"sim": "tiers.py", "rtl": "emit.py", "synth": "sweep.py"}[pkg]
+        (tree / pkg / name).write_text(body)
+    index = equiv.export(tree, tmp_path / "out", "", "")
+    assert index == {"fake-case": {"top": "fake_top", "stages": 0, "unit": "mul"}}
+    assert "from the base tree" in (tmp_path / "out" / "fake-case.v").read_text()
+
+
 @pytest.mark.parametrize("kwargs, error, words", [
     (dict(base="HEAD", formats=["fp9e9m9"]), FormatError, "unknown format 'fp9e9m9'"),
     (dict(base="no-such-commit"), ValueError, "base 'no-such-commit' names no commit"),

@@ -21,7 +21,7 @@ per-tensor scale; and the element rounding. Two families of scale rule:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from .formats import CATALOG, FloatFormat, FormatError, resolve
@@ -101,7 +101,6 @@ class BlockScaling:
                               "the per-tensor scale")
 
     def with_elem(self, elem) -> "BlockScaling":
-        from dataclasses import replace
         return replace(self, elem=resolve(elem))
 
     def describe(self) -> str:

@@ -20,6 +20,18 @@ class OptionError(ValueError):
     """Impossible unit options (bad rounding name, negative stages, ...)."""
 
 
+def _parse(cls, value, what: str):
+    """A member of the enum ``cls`` from itself or its value's name, case-insensitive; else one
+    line naming the valid values."""
+    if isinstance(value, cls):
+        return value
+    try:
+        return cls(str(value).lower())
+    except ValueError:
+        raise OptionError(f"unknown {what} {value!r}; valid: "
+                          f"{', '.join(m.value for m in cls)}") from None
+
+
 class Rounding(enum.Enum):
     RNE = "rne"               # round to nearest, ties to even
     RTZ = "rtz"               # toward zero
@@ -50,13 +62,7 @@ class Rounding(enum.Enum):
 
     @classmethod
     def parse(cls, value: "str | Rounding") -> "Rounding":
-        if isinstance(value, Rounding):
-            return value
-        try:
-            return cls(str(value).lower())
-        except ValueError:
-            raise OptionError(f"unknown rounding {value!r}; valid: "
-                              f"{', '.join(m.value for m in cls)}") from None
+        return _parse(cls, value, "rounding")
 
 
 _MEANING = {
@@ -83,13 +89,7 @@ class Saturation(enum.Enum):
 
     @classmethod
     def parse(cls, value: "str | Saturation | None") -> "Saturation | None":
-        if value is None or isinstance(value, Saturation):
-            return value
-        try:
-            return cls(str(value).lower())
-        except ValueError:
-            raise OptionError(f"unknown saturation {value!r}; valid: "
-                              f"{', '.join(m.value for m in cls)}") from None
+        return None if value is None else _parse(cls, value, "saturation")
 
     @property
     def meaning(self) -> str:

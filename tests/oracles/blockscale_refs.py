@@ -40,32 +40,38 @@ def _blocks(x, k):
     return np.asarray(x, f32).reshape(-1, k)
 
 
+def _te_tensor_scales(amax, global_max):
+    """TE's encode scale S_enc = min(6 * global_max / amax, FLT_MAX) (1.0 for amax 0 or an S_enc
+    of 0) and decode scale 1 / S_enc."""
+    s_enc = np.minimum(f32(6 * global_max) / f32(amax), np.finfo(f32).max)
+    if amax == 0 or s_enc == 0:
+        s_enc = f32(1)
+    return s_enc, f32(1) / s_enc
+
+
+def _te_elements(x, sf, s_dec):
+    inv = np.minimum(f32(1) / (sf * s_dec), np.finfo(f32).max)
+    return _e2m1(x * inv[:, None])
+
+
 def te(x, amax, *, global_max=448):
     with np.errstate(all="ignore"):
         x = _blocks(x, 16)
-        s_enc = np.minimum(f32(6 * global_max) / f32(amax), np.finfo(f32).max)
-        if amax == 0 or s_enc == 0:
-            s_enc = f32(1)
-        s_dec = f32(1) / s_enc
+        s_enc, s_dec = _te_tensor_scales(amax, global_max)
         bamax = np.max(np.abs(x), axis=1)
         codes, sf = _e4m3(bamax * (s_enc * f32(1 / 6)), True)
-        inv = np.minimum(f32(1) / (sf * s_dec), np.finfo(f32).max)
-        return codes, _e2m1(x * inv[:, None]).reshape(-1)
+        return codes, _te_elements(x, sf, s_dec).reshape(-1)
 
 
 def te_4over6(x, amax, *, global_max=256):
     with np.errstate(all="ignore"):
         x = _blocks(x, 16)
-        s_enc = np.minimum(f32(6 * global_max) / f32(amax), np.finfo(f32).max)
-        if amax == 0 or s_enc == 0:
-            s_enc = f32(1)
-        s_dec = f32(1) / s_enc
+        s_enc, s_dec = _te_tensor_scales(amax, global_max)
         base = (np.max(np.abs(x), axis=1) / f32(6)) * s_enc
         out = []
         for sb in (np.minimum(base * f32(1.5), f32(448)), np.minimum(base, f32(448))):
             codes, sf = _e4m3(sb, True)
-            inv = np.minimum(f32(1) / (sf * s_dec), np.finfo(f32).max)
-            q = _e2m1(x * inv[:, None])
+            q = _te_elements(x, sf, s_dec)
             deq = q.view(E2M1).astype(f32)
             val = ((deq * sf[:, None]) * f32(amax)) / f32(6 * global_max)
             err = np.zeros(x.shape[0], f32)

@@ -26,7 +26,8 @@ from ._jax import I32, U32, jax, jnp, lax
 from .decode import decode
 from .rounding import Mode, Raw, round_raw
 
-__all__ = ["BlockQuantized", "block_quantize", "block_dequantize"]
+__all__ = ["BlockQuantized", "block_quantize", "block_dequantize", "value_quantize_unit",
+           "value_dequantize_unit"]
 
 F32 = CATALOG["float32"]
 E8M0_BIAS, E8M0_NAN = 127, 0xFF
@@ -60,7 +61,7 @@ def block_quantize(x, scaling: "BlockScaling | str", *, elem=None, tensor_amax=N
     else:
         amax_t = _tensor_amax(bits) if tensor_amax is None else \
             lax.bitcast_convert_type(jnp.asarray(tensor_amax, jnp.float32), U32)
-        scales, elems, ts = _value(blocks, s, amax_t, r, sr_bits)
+        scales, elems, ts, _ = _value(blocks, s, amax_t, _elem_options(r, sr_bits), r)
     return BlockQuantized(scales, _unblocks(elems, s, x.shape), ts)
 
 
@@ -83,9 +84,7 @@ def block_dequantize(q: BlockQuantized, scaling: "BlockScaling | str", *, elem=N
     else:
         sf = fp32.cast_back(scales.astype(U32), s.scale_fmt)
         if rule.arithmetic is Arithmetic.TE:
-            amax_t = _tensor_amax_of(q, tensor_amax)
-            f = fp32.mul(fp32.mul(sf, amax_t), fp32.bits(1 / (6 * rule.global_max)))
-            out = fp32.mul(values, f)
+            out = _dequantize_values(values, sf, rule, _tensor_amax_of(q, tensor_amax))
         elif rule.arithmetic is Arithmetic.P3109:
             out = fp32.mul(values, sf)
         else:   # ModelOpt and torchao: q * (sf * s2) (torchao writes s2 * sf: the same product)
@@ -211,17 +210,54 @@ def _rceil_code(amax, elem: FloatFormat):
 
 # ----- value scales (NVFP4, P3109) --------------------------------------------------------------
 
-def _value(blocks, s: BlockScaling, amax_t, rbits, sr_bits):
+def _value(blocks, s: BlockScaling, amax_t, opts: UnitOptions, rbits):
+    """(scale codes, element codes, the second-level scale, element flags) of value-scaled
+    blocks: ``amax_t`` broadcasts against the block axis; ``opts`` is the element cast's."""
     rule = s.rule
     bamax = _amax(blocks)
     if rule.arithmetic is Arithmetic.P3109:
         return _p3109(blocks, s)
     if rule.arithmetic is Arithmetic.TE:
-        return _te(blocks, s, amax_t, bamax, rbits, sr_bits)
-    return _two_level(blocks, s, amax_t, bamax, rbits, sr_bits)
+        return _te(blocks, s, amax_t, bamax, opts, rbits)
+    return _two_level(blocks, s, amax_t, bamax, opts, rbits)
 
 
-def _te(blocks, s, amax_t, bamax, rbits, sr_bits):
+def value_quantize_unit(s: BlockScaling, x, tensor_amax, opts: UnitOptions, rbits=None):
+    """One block per row, as the mxq unit of a value rule sees it: ``x`` (..., k) float32
+    patterns, ``tensor_amax`` (...) -> (scale codes (...), element codes (..., k), flags
+    (..., k))."""
+    blocks = jnp.asarray(x).astype(U32)[..., None, :]
+    amax_t = jnp.asarray(tensor_amax).astype(U32)[..., None]
+    r = None if rbits is None else jnp.asarray(rbits).astype(U32)[..., None, :]
+    codes, elems, _, flags = _value(blocks, s, amax_t, opts, r)
+    return codes[..., 0], elems[..., 0, :], flags[..., 0, :]
+
+
+def value_dequantize_unit(s: BlockScaling, scale, x, tensor_amax):
+    """The mxdq unit of a value rule: scale codes (...), element codes (..., k) and the tensor
+    amax (...) -> float32 patterns (..., k), in the recipe's dequantizer order."""
+    values = fp32.cast_back(jnp.asarray(x), s.elem)
+    sf = fp32.cast_back(jnp.asarray(scale), s.scale_fmt)[..., None]
+    amax_t = jnp.asarray(tensor_amax).astype(U32)[..., None]
+    return _dequantize_values(values, sf, s.rule, amax_t)
+
+
+def _dequantize_values(values, sf, rule, amax_t):
+    if rule.arithmetic is Arithmetic.TE:
+        f = fp32.mul(fp32.mul(sf, amax_t), fp32.bits(1 / (6 * rule.global_max)))
+        return fp32.mul(values, f)
+    if rule.arithmetic is Arithmetic.P3109:
+        return fp32.mul(values, sf)
+    # ModelOpt and torchao: q * (sf * s2) (torchao writes s2 * sf: the same product)
+    return fp32.mul(values, fp32.mul(sf, _second_level(amax_t, rule)))
+
+
+def _second_level(amax_t, rule):
+    """ModelOpt's and torchao's per-tensor scale s2 = amax / (6 * 448)."""
+    return fp32.div(amax_t, fp32.bits(6.0 * rule.global_max))
+
+
+def _te(blocks, s, amax_t, bamax, opts, rbits):
     rule = s.rule
     one, fmax = fp32.bits(1.0), fp32.FLT_MAX
     # The encode scale S_enc = RN(6 * global_max / amax): inf (tiny amax) -> FLT_MAX, and 1.0 for
@@ -238,19 +274,19 @@ def _te(blocks, s, amax_t, bamax, rbits, sr_bits):
         candidates = [fp32.mul(bamax, k)]
     results = []
     for sb in candidates:
-        codes, sf = fp32.cast(sb, s.scale_fmt, saturate=True)
+        codes, sf = fp32.cast(sb, s.scale_fmt, saturate=rule.scale_saturates)
         inv = fp32.fmin(fp32.div(one, fp32.mul(sf, s_dec)), fmax)
         y = fp32.mul(blocks, inv[..., None])
-        q = _elements(y, s.elem, rbits, sr_bits)
-        results.append((codes, sf, q))
+        q, flags = _elements(y, s.elem, opts, rbits)
+        results.append((codes, sf, q, flags))
     if not rule.four_over_six:
-        codes, _, q = results[0]
-        return codes.astype(jnp.uint8), q, s_enc
+        codes, _, q, flags = results[0]
+        return codes.astype(jnp.uint8), q, s_enc, flags
     # 4over6: the summed absolute error of each candidate, in TE's float32 order; map to 4 only
     # when strictly better.
     errs = []
     denom = fp32.bits(6.0 * rule.global_max)
-    for codes, sf, q in results:
+    for codes, sf, q, _ in results:
         deq = fp32.cast_back(q, s.elem)
         val = fp32.div(fp32.mul(fp32.mul(deq, sf[..., None]), amax_t), denom)
         d = fp32.sub(val, blocks) & jnp.uint32(0x7FFF_FFFF)
@@ -261,7 +297,8 @@ def _te(blocks, s, amax_t, bamax, rbits, sr_bits):
     four = _less(errs[0], errs[1])
     codes = jnp.where(four, results[0][0], results[1][0]).astype(jnp.uint8)
     q = jnp.where(four[..., None], results[0][2], results[1][2])
-    return codes, q, s_enc
+    flags = jnp.where(four[..., None], results[0][3], results[1][3])
+    return codes, q, s_enc, flags
 
 
 def _less(a, b):
@@ -270,18 +307,18 @@ def _less(a, b):
     return (a < b) & ~nan
 
 
-def _two_level(blocks, s, amax_t, bamax, rbits, sr_bits):
+def _two_level(blocks, s, amax_t, bamax, opts, rbits):
     """ModelOpt and torchao: s2 = amax / (6 * 448); the block scale and the element division in
     their orders, with their clamps and casts."""
     rule = s.rule
-    s2 = fp32.div(amax_t, fp32.bits(6.0 * rule.global_max))
+    s2 = _second_level(amax_t, rule)
     if rule.arithmetic is Arithmetic.MODELOPT:
         sb = fp32.div(bamax, fp32.mul(fp32.bits(6.0), s2))
         if rule.zero_block_one:
             sb = jnp.where(sb == 0, fp32.bits(1.0), sb)
-        codes, sf = fp32.cast(sb, s.scale_fmt, saturate=False)        # > 464: NaN
+        codes, sf = fp32.cast(sb, s.scale_fmt, saturate=rule.scale_saturates)   # > 464: NaN
         y = fp32.div(blocks, fp32.mul(sf, s2)[..., None])
-        q = _elements(y, s.elem, rbits, sr_bits)
+        q, flags = _elements(y, s.elem, opts, rbits)
         # ModelOpt's E2M1 cast: NaN gives code 7 (+6), the sign from x < 0 (-0 gives 0x0).
         q = jnp.where(_is_nan(y), 7, q)
         q = jnp.where(q == 0x8, 0, q)
@@ -289,11 +326,11 @@ def _two_level(blocks, s, amax_t, bamax, rbits, sr_bits):
         sb = fp32.div(fp32.div(bamax, fp32.bits(6.0)), s2)
         if rule.scale_floor is not None:
             sb = _clamp_not_nan(sb, fp32.bits(float(rule.scale_floor)), fp32.bits(448.0))
-        codes, sf = fp32.cast(sb, s.scale_fmt, saturate=False)
+        codes, sf = fp32.cast(sb, s.scale_fmt, saturate=rule.scale_saturates)
         mult = fp32.div(fp32.div(fp32.bits(1.0), s2), sf)
         y = fp32.mul(blocks, mult[..., None])
-        q = _elements(y, s.elem, rbits, sr_bits)
-    return codes.astype(jnp.uint8), q, s2
+        q, flags = _elements(y, s.elem, opts, rbits)
+    return codes.astype(jnp.uint8), q, s2, flags
 
 
 def _is_nan(v):
@@ -305,15 +342,11 @@ def _clamp_not_nan(v, lo, hi):
     return jnp.where(_is_nan(v), v, jnp.minimum(jnp.maximum(v, lo), hi))
 
 
-def _elements(y, elem: FloatFormat, rbits, sr_bits):
-    """The element cast of float32 values: round to nearest even (stochastic with ``rbits``),
-    saturating (cvt.rn.satfinite.e2m1)."""
-    if rbits is None:
-        codes, _ = fp32.cast(y, elem, saturate=True)
-    else:
-        codes, _ = fp32.cast(y, elem, saturate=True, rounding="stochastic", rbits=rbits,
-                             sr_bits=sr_bits)
-    return codes.astype(jnp.uint8)
+def _elements(y, elem: FloatFormat, opts: UnitOptions, rbits):
+    """(codes, flags) of the element cast of float32 values: ``opts`` round and saturate
+    (cvt.rn.satfinite.e2m1 by default; stochastic with ``rbits``)."""
+    codes, flags = fp32.cast_flags(y, elem, opts, rbits)
+    return codes.astype(jnp.uint8), flags
 
 
 def _p3109(blocks, s: BlockScaling):
@@ -339,5 +372,5 @@ def _p3109(blocks, s: BlockScaling):
                    sticky=q.sticky & ~sc.is_zero)
     q = q._replace(is_nan=q.is_nan & ~(sc.is_zero & ~x.is_nan))
     elem_opts = UnitOptions(rounding=Rounding.RNE, saturation=Saturation.FINITE)
-    elems, _ = round_raw(q, s.elem, elem_opts, Mode(Rounding.RNE))
-    return codes.astype(jnp.uint8), elems.astype(jnp.uint8), None
+    elems, flags = round_raw(q, s.elem, elem_opts, Mode(Rounding.RNE))
+    return codes.astype(jnp.uint8), elems.astype(jnp.uint8), None, flags

@@ -21,8 +21,8 @@ from .decode import decode
 from .ops import add_unit, cvt_unit, mul_unit, sub_unit
 from .rounding import Mode, Raw, round_raw
 
-__all__ = ["F32", "bits", "mul", "add", "sub", "div", "quotient", "fmin", "cast", "cast_back",
-           "FLT_MAX"]
+__all__ = ["F32", "bits", "mul", "add", "sub", "div", "quotient", "fmin", "cast", "cast_flags",
+           "cast_back", "FLT_MAX"]
 
 F32 = CATALOG["float32"]
 FLT_MAX = 0x7F7F_FFFF
@@ -98,6 +98,15 @@ def cast(x, fmt: FloatFormat, *, saturate: bool = False, rounding: str = "rne", 
     inputs = {"x": _u32(x)} if rbits is None else {"x": _u32(x), "rbits": _u32(rbits)}
     codes = cvt_unit(to, inputs, want=("y",))["y"]
     return codes, cast_back(codes, fmt)
+
+
+def cast_flags(x, fmt: FloatFormat, options: UnitOptions, rbits=None):
+    """(codes, flags) of float32 ``x`` rounded into ``fmt`` under ``options`` (the cvt unit's
+    golden function; ``rbits`` for a stochastic rounding)."""
+    to = CvtSpec(fmt, (F32,), options)
+    inputs = {"x": _u32(x)} if rbits is None else {"x": _u32(x), "rbits": _u32(rbits)}
+    out = cvt_unit(to, inputs, want=("y", "flags"))
+    return out["y"], out["flags"]
 
 
 def cast_back(codes, fmt: FloatFormat):

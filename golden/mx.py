@@ -60,6 +60,7 @@ from fpforge.rtl.mx import (ACCUMULATORS, DOT_N_RANGE, E8M0_BIAS, E8M0_NAN, ELEM
 from fpforge.rtl.options import Flag, Rounding, UnitOptions
 
 from ._jax import I32, I64, U32, U64, any_below, jax, jnp, lax, shl, shr
+from .blockscale import value_dequantize_unit, value_quantize_unit
 from .decode import Unpacked, decode
 from .rounding import Mode, Raw, round_raw
 
@@ -104,6 +105,13 @@ def mxq_unit(spec: MxQuantSpec, inputs: dict, want=("scale", "y", "flags")) -> d
     k = spec.block
     x = _lanes(inputs["x"], k).astype(jnp.uint32 if spec.in_fmt.width == 32 else jnp.uint16)
     rbits = inputs.get("rbits")
+    if spec.value_scaled:
+        # An NVFP4 recipe (golden/blockscale.py): its float32 arithmetic from tensor_amax.
+        r = None if rbits is None else _lanes(rbits, k)
+        scale, y, flags = value_quantize_unit(spec.scaling, x, inputs["tensor_amax"],
+                                              spec.options, r)
+        out = {"scale": scale, "y": _unlanes(y, k), "flags": jnp.bitwise_or.reduce(flags, -1)}
+        return {p: out[p] for p in want}
     scales, elems, flags = _mx_quantize(x, None if rbits is None else _lanes(rbits, k),
                                         spec=spec, with_flags=True)
     out = {"scale": scales[..., 0], "y": _unlanes(elems, k),
@@ -219,6 +227,10 @@ def mxdq_unit(spec: MxDequantSpec, inputs: dict, want=("y",)) -> dict:
     """The golden function of the mxdq kind: ``scale`` (...) and ``x`` (..., k) element codes
     -> ``y`` (..., k) float32 codes."""
     k = spec.block
+    if spec.value_scaled:
+        y = value_dequantize_unit(spec.scaling, inputs["scale"], _lanes(inputs["x"], k),
+                                  inputs["tensor_amax"])
+        return {"y": _unlanes(y, k)}
     y = _mx_dequantize(jnp.asarray(inputs["scale"])[..., None], _lanes(inputs["x"], k),
                        elem=spec.elem, block=k)
     return {"y": _unlanes(y, k)}

@@ -69,6 +69,8 @@ class ValueRule:
     """A scale that is a value of the scale format, from float32 arithmetic (``arithmetic``).
 
     ``scale_floor``: the smallest block scale (torchao clamps to E4M3's 2^-6), or None.
+    ``scale_saturates``: the block scale's cast into the scale format saturates (TE's
+    satfinite); otherwise a scale beyond its range is NaN (ModelOpt's and torchao's casts).
     ``zero_block_one``: an all-zero block's scale is 1.0 (ModelOpt). ``global_max``: the value
     the tensor's amax maps to in scale units (448; 4over6 uses 256). ``four_over_six``: also try
     the scale that maps the block's amax to 4 and keep the one with the smaller absolute error.
@@ -78,6 +80,7 @@ class ValueRule:
     zero_block_one: bool = False
     global_max: int = 448
     four_over_six: bool = False
+    scale_saturates: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,8 @@ PRESETS: dict[str, BlockScaling] = {p.name: p for p in [
     BlockScaling("mx_vllm", _FP4, 32, _E8M0, Pow2Rule(pre="threshold",
                                                       threshold=Fraction(7, 4)),
                  source="vLLM fused_moe _mxfp4_quantize via Quark qdq_mxfp4"),
-    BlockScaling("nvfp4_te", _FP4, 16, _E4M3, ValueRule(Arithmetic.TE), tensor_scale=True,
+    BlockScaling("nvfp4_te", _FP4, 16, _E4M3, ValueRule(Arithmetic.TE, scale_saturates=True),
+                 tensor_scale=True,
                  source="TransformerEngine core_nvfp4.cuh"),
     BlockScaling("nvfp4_modelopt", _FP4, 16, _E4M3,
                  ValueRule(Arithmetic.MODELOPT, zero_block_one=True), tensor_scale=True,
@@ -135,7 +139,8 @@ PRESETS: dict[str, BlockScaling] = {p.name: p for p in [
                  ValueRule(Arithmetic.TORCHAO, scale_floor=Fraction(1, 64)), tensor_scale=True,
                  source="torchao nvfp4_tensor.nvfp4_quantize"),
     BlockScaling("nvfp4_4over6", _FP4, 16, _E4M3,
-                 ValueRule(Arithmetic.TE, global_max=256, four_over_six=True),
+                 ValueRule(Arithmetic.TE, global_max=256, four_over_six=True,
+                           scale_saturates=True),
                  tensor_scale=True,
                  source="TransformerEngine quantize_4over6_nvfp4.cuh (arXiv 2512.02010)"),
     BlockScaling("p3109_maxabs", resolve("binary8p4se"), 32, resolve("binary8p1uf"),

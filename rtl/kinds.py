@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .formats import FormatError
-from .mx import ACCUMULATORS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
+from .mx import ACCUMULATORS, SCALE_RULES, VALUE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation
 from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
 from .spec import Spec
@@ -139,7 +139,9 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
     SpecOption("block", "--block", "mxq, mxdq: values per block sharing one scale (default 32)",
                int, "K", make="BLOCK"),
     SpecOption("scale_rule", "--scale-rule", "mxq: shared-exponent rule (default floor, OCP MX "
-               "v1.0 6.3; docs/mx.md)", choices=SCALE_RULES, make="SCALE_RULE"),
+               "v1.0 6.3; docs/mx.md), or an NVFP4 recipe's E4M3 block scale (mxq, mxdq: "
+               "nvfp4_te, nvfp4_modelopt, nvfp4_torchao; docs/blockscale.md)",
+               choices=SCALE_RULES + VALUE_RULES, make="SCALE_RULE"),
     SpecOption("n", "--n", "dot: vector length, 1..64 (default 32)", int, "N", make="N"),
     SpecOption("accum", "--accum", "dot: accumulation contract (default exact: one rounding)",
                choices=ACCUMULATORS, make="ACCUM"),

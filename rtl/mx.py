@@ -8,15 +8,17 @@ hardware and the model cannot drift apart. docs/mx.md states the semantics.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
+from .blockscale import PRESETS, BlockScaling
 from .formats import CATALOG, FloatFormat, FormatError, Specials, resolve
 from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
 from .ports import Port, clock_ports, flags_port, rbits_port, result_ports, valid_ports
 from .spec import Spec, check_int, check_stages
 
-__all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", "ACCUMULATORS",
+__all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", "VALUE_RULES",
+           "ACCUMULATORS",
            "E8M0_BIAS", "E8M0_NAN", "SCALE_MIN", "SCALE_MAX", "MXINT8_FRAC_BITS", "IN_FORMATS",
            "DOT_N_RANGE", "FRAC_BITS_RANGE", "MAX_BLOCK", "MxQuantSpec", "MxDequantSpec",
            "MxDotSpec"]
@@ -24,7 +26,11 @@ __all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", 
 E8M0_BIAS = 127
 E8M0_NAN = 0xFF
 SCALE_MIN, SCALE_MAX = -127, 127     # exponents E8M0 holds (0xFF is NaN)
-SCALE_RULES = ("floor", "ceil", "rceil", "even", "vllm")
+SCALE_RULES = ("floor", "ceil", "rceil", "even", "vllm")    # power-of-two scales: E8M0
+# Value scales: an unsigned E4M3 block scale computed in float32 in a recipe's order, with a
+# per-tensor amax input (the block-scaling presets of rtl/blockscale.py; docs/blockscale.md).
+VALUE_RULES = ("nvfp4_te", "nvfp4_modelopt", "nvfp4_torchao")
+VALUE_RULE_ELEMENT = "fp4e2m1"       # the recipes' constants (6 = E2M1's largest) are E2M1's
 ACCUMULATORS = ("exact", "fixed")
 MXINT8_FRAC_BITS = 6                 # MXINT8 value = int8 * 2^-6
 FRAC_BITS_RANGE = (1, 55)            # fixed accumulator: fraction bits below the largest product
@@ -128,6 +134,33 @@ def _sr_bits_applies(rounding: Rounding, sr_bits):
                           f"stochastic; it does not apply to --rounding {rounding.value}")
 
 
+def _value_rule(rule, elem: ElementFormat, unit: str) -> str | None:
+    """A value-scale rule (VALUE_RULES) checked against the element format, or None for the
+    E8M0 rules; one-line errors name what is valid."""
+    if rule not in VALUE_RULES:
+        return None
+    if elem.name != VALUE_RULE_ELEMENT:
+        raise OptionError(f"{unit} --scale-rule {rule} quantizes {VALUE_RULE_ELEMENT} elements "
+                          f"(its constants are E2M1's), not {elem.name}")
+    return rule
+
+
+def _scaling(rule: str, elem: ElementFormat, block: int) -> BlockScaling:
+    """The block-scaling description of a value rule, with this unit's block size."""
+    return replace(PRESETS[rule], elem=elem.grid, block=block)
+
+
+def _tensor_amax_port() -> Port:
+    return Port("tensor_amax", "input", 32, "float32 amax of the whole tensor (a calibrated "
+                                            "statistic), from which the unit derives the "
+                                            "second-level scale in its recipe's order", fmt=F32)
+
+
+def _block_default(block, rule) -> int:
+    """16 for the NVFP4 recipes, 32 (OCP MX) otherwise."""
+    return block if block is not None else (16 if rule in VALUE_RULES else 32)
+
+
 def _latency_line(spec) -> str:
     return f"latency     {spec.latency} cycle(s)" + (
         " (combinational)" if not spec.latency else
@@ -163,9 +196,12 @@ class MxQuantSpec(Spec):
                               f"{', '.join(IN_FORMATS)}, not {self.in_fmt!r}")
         object.__setattr__(self, "in_fmt", fmt)
         check_int("block", self.block, 1, MAX_BLOCK)
-        if self.scale_rule not in SCALE_RULES:
-            raise OptionError(f"scale rule must be one of {', '.join(SCALE_RULES)}, "
-                              f"not {self.scale_rule!r}")
+        if self.scale_rule not in SCALE_RULES + VALUE_RULES:
+            raise OptionError(f"scale rule must be one of "
+                              f"{', '.join(SCALE_RULES + VALUE_RULES)}, not {self.scale_rule!r}")
+        if _value_rule(self.scale_rule, self.elem, "mxq") and fmt.name != "float32":
+            raise OptionError(f"mxq --scale-rule {self.scale_rule} reads float32 blocks (its "
+                              f"recipe's arithmetic), not {fmt.name}")
         rounding = Rounding.parse(self.rounding)
         if rounding is Rounding.DYNAMIC:
             raise OptionError("the MX quantizer takes a static rounding mode or stochastic, "
@@ -175,12 +211,15 @@ class MxQuantSpec(Spec):
         check_stages(self.stages)
 
     @classmethod
-    def from_options(cls, *, format=None, in_format=None, block=32, scale_rule="floor",
+    def from_options(cls, *, format=None, in_format=None, block=None, scale_rule="floor",
                      rounding="rne", sr_bits=None, stages=0) -> "MxQuantSpec":
-        """``format`` is the element format (default fp8e4m3), ``in_format`` the input's."""
+        """``format`` is the element format (default fp8e4m3; fp4e2m1 under the NVFP4 rules),
+        ``in_format`` the input's; ``block`` defaults to 32 (16 under the NVFP4 rules)."""
         _sr_bits_applies(Rounding.parse(rounding), sr_bits)
-        return cls("fp8e4m3" if format is None else format,
-                   in_fmt="float32" if in_format is None else in_format, block=block,
+        if format is None:
+            format = VALUE_RULE_ELEMENT if scale_rule in VALUE_RULES else "fp8e4m3"
+        return cls(format, in_fmt="float32" if in_format is None else in_format,
+                   block=_block_default(block, scale_rule),
                    scale_rule=scale_rule, rounding=rounding,
                    sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits, stages=stages)
 
@@ -201,6 +240,20 @@ class MxQuantSpec(Spec):
         return self.rounding.stochastic
 
     @property
+    def value_scaled(self) -> bool:
+        """An NVFP4 recipe's E4M3 scale (VALUE_RULES) rather than an E8M0 power of two."""
+        return self.scale_rule in VALUE_RULES
+
+    @property
+    def scaling(self) -> BlockScaling | None:
+        """The block-scaling description of a value rule (rtl/blockscale.py), else None."""
+        return _scaling(self.scale_rule, self.elem, self.block) if self.value_scaled else None
+
+    @property
+    def scale_fmt(self) -> FloatFormat:
+        return self.scaling.scale_fmt if self.value_scaled else E8M0
+
+    @property
     def default_name(self) -> str:
         """e.g. ``mxq_fp8e4m3_f32_k32_floor_rne``."""
         parts = ["mxq", self.elem.name, _SHORT_IN[self.in_fmt.name], f"k{self.block}",
@@ -213,6 +266,11 @@ class MxQuantSpec(Spec):
 
     def describe(self) -> str:
         sr = f" ({self.sr_bits} random bits per element)" if self.has_rbits else ""
+        if self.value_scaled:
+            return (f"mxq [x: {self.block} x float32, tensor_amax: float32] -> scale: "
+                    f"{self.scale_fmt.name} ({self.scale_rule}), y: {self.block} x "
+                    f"{self.elem.name}; rounding {self.rounding.value}{sr}, saturating; latency "
+                    f"{self.latency}")
         return (f"mxq [x: {self.block} x {self.in_fmt.name}] -> scale: E8M0 ({self.scale_rule}), "
                 f"y: {self.block} x {self.elem.name}; rounding {self.rounding.value}{sr}, "
                 f"saturating; latency {self.latency}")
@@ -223,14 +281,22 @@ class MxQuantSpec(Spec):
         out.append(Port("x", "input", w, f"the block: {k} {self.in_fmt.name} codes, element i "
                                          f"at x[i*{w} +: {w}]", k, self.in_fmt))
         names = ["x"]
+        if self.value_scaled:
+            out.append(_tensor_amax_port())
+            names.append("tensor_amax")
         if self.has_rbits:
             out.append(rbits_port(self.sr_bits, k))
             names.append("rbits")
         v_in, v_out = valid_ports(self.stages, names)
         out += v_in
-        out.append(Port("scale", "output", 8, f"shared scale X = 2^(scale - {E8M0_BIAS}), E8M0 "
-                                              "code; 0xFF (NaN) when the block holds inf or NaN",
-                        fmt=E8M0))
+        if self.value_scaled:
+            out.append(Port("scale", "output", 8, f"block scale, {self.scale_fmt.name} code "
+                                                  f"({self.scale_rule}, docs/blockscale.md)",
+                            fmt=self.scale_fmt))
+        else:
+            out.append(Port("scale", "output", 8, f"shared scale X = 2^(scale - {E8M0_BIAS}), "
+                                                  "E8M0 code; 0xFF (NaN) when the block holds "
+                                                  "inf or NaN", fmt=E8M0))
         out.append(_elem_port("y", "output", k, self.elem, f"{k} {self.elem.name} element codes"))
         out.append(flags_port(", ORed over the block's element roundings"))
         return out + v_out
@@ -240,17 +306,26 @@ class MxQuantSpec(Spec):
         return {"x": self.in_fmt, "y": self.elem.grid}
 
     def parameters(self) -> dict:
-        return {"element": self.elem.name, "element_describe": self.elem.describe(),
-                "input": self.in_fmt.name, "block": self.block, "scale_rule": self.scale_rule,
-                "rounding": self.rounding.value, "rounding_meaning": self.rounding.meaning,
-                "sr_bits": self.sr_bits if self.has_rbits else None, "saturate": True}
+        v = {"element": self.elem.name, "element_describe": self.elem.describe(),
+             "input": self.in_fmt.name, "block": self.block, "scale_rule": self.scale_rule,
+             "rounding": self.rounding.value, "rounding_meaning": self.rounding.meaning,
+             "sr_bits": self.sr_bits if self.has_rbits else None, "saturate": True}
+        if self.value_scaled:
+            v |= {"scale_format": self.scale_fmt.name, "scaling": self.scaling.describe(),
+                  "scaling_source": self.scaling.source}
+        return v
 
     def header_lines(self) -> list[str]:
+        if self.value_scaled:
+            head = [f"block       {self.block} elements, one {self.scale_fmt.name} scale",
+                    f"scale rule  {self.scale_rule}: {self.scaling.source}; float32 arithmetic "
+                    "in the recipe's order from tensor_amax (docs/blockscale.md)"]
+        else:
+            head = [f"block       {self.block} elements, one E8M0 scale",
+                    f"scale rule  {self.scale_rule} (docs/mx.md); s clamped to [-127, 127]; "
+                    "all-zero block 2^-127; inf/NaN in the block: scale 0xFF, NaN elements"]
         lines = [f"x format    {self.in_fmt.describe()}",
-                 f"element     {self.elem.describe()}",
-                 f"block       {self.block} elements, one E8M0 scale",
-                 f"scale rule  {self.scale_rule} (docs/mx.md); s clamped to [-127, 127]; "
-                 "all-zero block 2^-127; inf/NaN in the block: scale 0xFF, NaN elements",
+                 f"element     {self.elem.describe()}", *head,
                  f"rounding    {self.rounding.value} ({self.rounding.meaning}), saturating"]
         if self.has_rbits:
             lines.append(f"sr_bits     {self.sr_bits} per element (width of rbits / {self.block})")
@@ -266,35 +341,59 @@ class MxDequantSpec(Spec):
     elem: ElementFormat
     block: int = 32
     stages: int = 0
+    scale_rule: str | None = None      # a VALUE_RULES recipe; None: an E8M0 scale
 
     unit: ClassVar[str] = "mxdq"
     out_fmt: ClassVar[FloatFormat] = F32
     OPERATION = "y_i = X * x_i, X = 2^(scale - 127), rounded once into float32"
-    OPTIONS = ("format", "in_format", "block", "rounding", "stages")
+    OPTIONS = ("format", "in_format", "block", "scale_rule", "rounding", "stages")
     SEMANTICS = "docs/mx.md"
 
     def __post_init__(self):
         object.__setattr__(self, "elem", element_format(self.elem))
         check_int("block", self.block, 1, MAX_BLOCK)
+        if self.scale_rule is not None and self.scale_rule not in VALUE_RULES:
+            raise OptionError(f"mxdq reads an E8M0 scale the same way under every "
+                              f"power-of-two rule; --scale-rule selects a value-scale recipe: "
+                              f"{', '.join(VALUE_RULES)}, not {self.scale_rule!r}")
+        _value_rule(self.scale_rule, self.elem, "mxdq")
         check_stages(self.stages)
 
+    @property
+    def value_scaled(self) -> bool:
+        return self.scale_rule is not None
+
+    @property
+    def scaling(self) -> BlockScaling | None:
+        return _scaling(self.scale_rule, self.elem, self.block) if self.value_scaled else None
+
+    @property
+    def scale_fmt(self) -> FloatFormat:
+        return self.scaling.scale_fmt if self.value_scaled else E8M0
+
     @classmethod
-    def from_options(cls, *, format=None, in_format=None, block=32, rounding="rne",
-                     stages=0) -> "MxDequantSpec":
-        """``format`` is the output (float32, the default), ``in_format`` the element format."""
+    def from_options(cls, *, format=None, in_format=None, block=None, scale_rule=None,
+                     rounding="rne", stages=0) -> "MxDequantSpec":
+        """``format`` is the output (float32, the default), ``in_format`` the element format
+        (fp4e2m1 by default under an NVFP4 rule)."""
         if format is not None and resolve(format).name != "float32":
             raise OptionError(f"unit mxdq writes float32; --format must be float32, not "
                               f"{format!r}")
+        if in_format is None and scale_rule in VALUE_RULES:
+            in_format = VALUE_RULE_ELEMENT
         if in_format is None:
             raise OptionError("unit mxdq needs its element format: --in-format ELEM")
         if Rounding.parse(rounding) is not Rounding.RNE:
             raise OptionError(f"unit mxdq rounds rne (exact unless float32 overflows or "
                               f"underflows); --rounding {rounding} does not apply")
-        return cls(in_format, block=block, stages=stages)
+        return cls(in_format, block=_block_default(block, scale_rule), stages=stages,
+                   scale_rule=scale_rule)
 
     def option_values(self) -> dict:
-        return {"format": "float32", "in_format": self.elem.name, "block": self.block,
-                "stages": self.stages}
+        v = {"format": "float32", "in_format": self.elem.name, "block": self.block}
+        if self.value_scaled:
+            v["scale_rule"] = self.scale_rule
+        return v | {"stages": self.stages}
 
     @property
     def options(self) -> UnitOptions:
@@ -302,20 +401,35 @@ class MxDequantSpec(Spec):
 
     @property
     def default_name(self) -> str:
-        """e.g. ``mxdq_fp8e4m3_k32``."""
-        return f"mxdq_{self.elem.name}_k{self.block}" + (f"_s{self.stages}" if self.stages else "")
+        """e.g. ``mxdq_fp8e4m3_k32``, ``mxdq_fp4e2m1_k16_nvfp4_te``."""
+        rule = f"_{self.scale_rule}" if self.value_scaled else ""
+        return f"mxdq_{self.elem.name}_k{self.block}{rule}" + \
+            (f"_s{self.stages}" if self.stages else "")
 
     def describe(self) -> str:
+        if self.value_scaled:
+            return (f"mxdq [scale: {self.scale_fmt.name}, x: {self.block} x {self.elem.name}, "
+                    f"tensor_amax: float32] -> y: {self.block} x float32 ({self.scale_rule}); "
+                    f"latency {self.latency}")
         return (f"mxdq [scale: E8M0, x: {self.block} x {self.elem.name}] -> y: {self.block} x "
                 f"float32 = X * x_i, rounding rne; latency {self.latency}")
 
     def ports(self) -> list[Port]:
         k = self.block
         out = clock_ports(self.stages)
-        out.append(Port("scale", "input", 8, f"E8M0 shared scale X = 2^(scale - {E8M0_BIAS}); "
-                                             "0xFF (NaN) makes every output NaN", fmt=E8M0))
+        names = ["scale", "x"]
+        if self.value_scaled:
+            out.append(Port("scale", "input", 8, f"block scale, {self.scale_fmt.name} code",
+                            fmt=self.scale_fmt))
+        else:
+            out.append(Port("scale", "input", 8, f"E8M0 shared scale X = 2^(scale - "
+                                                 f"{E8M0_BIAS}); 0xFF (NaN) makes every output "
+                                                 "NaN", fmt=E8M0))
         out.append(_elem_port("x", "input", k, self.elem, f"{k} {self.elem.name} element codes"))
-        v_in, v_out = valid_ports(self.stages, ["scale", "x"])
+        if self.value_scaled:
+            out.append(_tensor_amax_port())
+            names.append("tensor_amax")
+        v_in, v_out = valid_ports(self.stages, names)
         out += v_in
         out.append(Port("y", "output", 32, f"{k} float32 codes X * x_i (rne), element i at "
                                            "y[i*32 +: 32]", k, F32))
@@ -325,11 +439,21 @@ class MxDequantSpec(Spec):
         return {"x": self.elem.grid, "y": self.out_fmt}
 
     def parameters(self) -> dict:
-        return {"element": self.elem.name, "element_describe": self.elem.describe(),
-                "output": "float32", "block": self.block, "rounding": "rne",
-                "rounding_meaning": Rounding.RNE.meaning, "saturate": False}
+        v = {"element": self.elem.name, "element_describe": self.elem.describe(),
+             "output": "float32", "block": self.block, "rounding": "rne",
+             "rounding_meaning": Rounding.RNE.meaning, "saturate": False}
+        if self.value_scaled:
+            v |= {"scale_rule": self.scale_rule, "scale_format": self.scale_fmt.name,
+                  "scaling": self.scaling.describe(), "scaling_source": self.scaling.source}
+        return v
 
     def header_lines(self) -> list[str]:
+        if self.value_scaled:
+            return [f"element     {self.elem.describe()}",
+                    f"block       {self.block} elements, one {self.scale_fmt.name} scale",
+                    f"scale rule  {self.scale_rule}: {self.scaling.source}; float32 "
+                    "arithmetic in the recipe's order from tensor_amax (docs/blockscale.md)",
+                    f"y format    {self.out_fmt.describe()}"]
         return [f"element     {self.elem.describe()}",
                 f"block       {self.block} elements, one E8M0 scale",
                 f"y format    {self.out_fmt.describe()}",

@@ -7,7 +7,7 @@ is broken. One table for every kind; a fault that does not apply to a spec says 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Callable
 
 from fpforge.rtl import emit
@@ -92,6 +92,33 @@ def _saturation(mode: Saturation):
     return changes
 
 
+def _wrong_clamp(spec: Spec) -> Design:
+    """The quantizer of an NVFP4 recipe with one guard of its block scale changed: torchao
+    without its 2^-6 floor, ModelOpt with a zero block scale left 0 instead of 1.0, TE with a
+    scale cast that does not saturate (NaN beyond 448)."""
+    scaling = getattr(spec, "scaling", None)
+    if spec.unit != "mxq" or scaling is None:
+        raise OptionError(f"the fault wrong-clamp needs an mxq unit of an NVFP4 --scale-rule, "
+                          f"not {spec.default_name}")
+    rule = scaling.rule
+    if rule.scale_floor is not None:
+        wrong = replace(rule, scale_floor=None)
+    elif rule.zero_block_one:
+        wrong = replace(rule, zero_block_one=False)
+    else:
+        wrong = replace(rule, scale_saturates=not rule.scale_saturates)
+    broken = replace(scaling, rule=wrong)
+
+    class WrongClamp(type(spec)):
+        @property
+        def scaling(self):
+            return broken
+
+    other = WrongClamp(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
+    name = f"{spec.default_name}_wrong_clamp"
+    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+
+
 # Element formats of the same width: a unit built for the other one has the same ports.
 SAME_WIDTH = {"fp8e4m3": "fp8e5m2", "fp8e5m2": "fp8e4m3", "fp6e3m2": "fp6e2m3",
               "fp6e2m3": "fp6e3m2", "mxint8": "fp8e4m3"}
@@ -123,6 +150,9 @@ FAULTS = {
                                _variant("satfinite-instead", _saturation(Saturation.FINITE))),
     "other-element-format": Fault("the block unit built for the other element format of its "
                                   "width", _variant("other-element-format", _other_element)),
+    "wrong-clamp": Fault("the NVFP4 quantizer with one guard of its block scale changed (a "
+                         "floor dropped, a zero scale kept, a cast not saturating)",
+                         _wrong_clamp),
 }
 
 

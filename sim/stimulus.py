@@ -365,9 +365,31 @@ def _quantizer_part(spec: MxQuantSpec, name: str, params: dict, rng) -> dict:
     else:
         codes = x.view(np.uint32)
     out = {"x": codes}
+    if spec.value_scaled:
+        out["tensor_amax"] = tensor_amaxes(rng, x)
     if spec.has_rbits:
         out["rbits"] = rng.integers(0, 1 << spec.sr_bits, codes.shape, dtype=np.uint64)
     return out
+
+
+# Tensor amaxes that are not a multiple of a block's: zero, the smallest subnormal, FLT_MAX,
+# inf and NaN (the recipes' guards: S_enc's 1.0 and FLT_MAX, torchao's clamp).
+AMAX_CORNERS = np.array([0, 1, 0x7F7F_FFFF, 0x7F80_0000, 0x7FC0_0000, 0x0080_0000],
+                        np.uint32)
+
+
+def tensor_amaxes(rng, x: np.ndarray) -> np.ndarray:
+    """A float32 tensor amax per block (row): mostly the block's own largest finite magnitude
+    times 2^j, j in [-4, 12] (a block below the tensor's largest, or one above a calibrated
+    amax), the block amax itself, and every AMAX_CORNERS value."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        mag = np.abs(x.astype(np.float64))
+        amax = np.max(np.where(np.isfinite(mag), mag, 0), axis=-1)
+        j = rng.integers(-4, 13, len(x))
+        j[::5] = 0
+        t = np.ldexp(amax, j).astype(np.float32).view(np.uint32).copy()
+    t[::7][:len(AMAX_CORNERS)] = AMAX_CORNERS[:len(t[::7])]
+    return t
 
 
 def _max_elem(elem) -> float:
@@ -461,7 +483,15 @@ def _dequantizer_part(spec: MxDequantSpec, name: str, params: dict, rng) -> dict
     codes = np.stack([np.concatenate([rng.permutation(size) for _ in range(reps)])
                       for _ in scales])
     per_scale = codes.shape[1] // k
-    return {"scale": np.repeat(scales, per_scale), "x": codes.reshape(-1, k)}
+    out = {"scale": np.repeat(scales, per_scale), "x": codes.reshape(-1, k)}
+    if spec.value_scaled:
+        # per block a random normal float32 amax, and the corners
+        n = len(out["scale"])
+        t = (rng.integers(1, 0xFF, n, dtype=np.uint32) << 23) | \
+            rng.integers(0, 1 << 23, n, dtype=np.uint32)
+        t[::7][:len(AMAX_CORNERS)] = AMAX_CORNERS[:len(t[::7])]
+        out["tensor_amax"] = t
+    return out
 
 
 # ----- dot product ------------------------------------------------------------------------------

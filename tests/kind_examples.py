@@ -2,8 +2,8 @@
 every generic test covers it (the protocol, the emitted ports, export and lint, golden.evaluate,
 stimulus, the command line's round trips); the generic tests fail until it does.
 
-``EXAMPLES[unit]``: option values of a combinational and a pipelined spec, between them the
-optional ports the kind has (rm, rbits, other operand formats, buses); the block kinds with short
+``EXAMPLES[unit]``: option values of a combinational and a pipelined spec (and the block kinds'
+NVFP4 recipes, with their tensor_amax port), between them the optional ports the kind has (rm, rbits, other operand formats, buses); the block kinds with short
 buses so that a batch converts in seconds. ``SMALL[unit]``: a spec whose data inputs total at
 most 16 bits, so that a test can enumerate every input.
 """
@@ -24,8 +24,10 @@ EXAMPLES = {
     "cvt": [dict(format="fp8e4m3", in_format="bf16", rounding="stochastic", sr_bits=5),
             dict(format="fp32", in_format="e8m0", stages=1)],
     "mxq": [dict(format="fp4e2m1", block=2, rounding="stochastic"),
-            dict(format="mxint8", in_format="bf16", block=2, scale_rule="even", stages=2)],
-    "mxdq": [dict(in_format="fp6e2m3", block=2), dict(in_format="mxint8", block=3, stages=1)],
+            dict(format="mxint8", in_format="bf16", block=2, scale_rule="even", stages=2),
+            dict(block=2, scale_rule="nvfp4_torchao", stages=1)],
+    "mxdq": [dict(in_format="fp6e2m3", block=2), dict(in_format="mxint8", block=3, stages=1),
+             dict(block=2, scale_rule="nvfp4_te")],
     "dot": [dict(in_format="fp4e2m1", n=2), dict(a_format="fp8e4m3", b_format="mxint8", n=1,
                                                  accum="fixed", frac_bits=6, scales=False,
                                                  format="bf16", stages=2)],

@@ -20,7 +20,9 @@ from amaranth.hdl import Cat, Module, Signal, unsigned
 from ..mx import E8M0_BIAS, E8M0_NAN
 from .common import Raw, register
 from .mx_unit import MxUnit, decode_element
+from .binary32 import Binary32
 from .rounder import Rounder
+from .value_scale import dequantize_factor
 
 __all__ = ["MxDequantizer"]
 
@@ -31,6 +33,8 @@ class MxDequantizer(MxUnit):
     unit = "mxdq"
 
     def elaborate(self, platform):
+        if self._spec.value_scaled:
+            return self._value_scaled()
         m = Module()
         spec = self._spec
         k, elem, w = spec.block, spec.elem, spec.elem.width
@@ -59,6 +63,23 @@ class MxDequantizer(MxUnit):
             ys.append(rnd.y)
         out = {"y": Cat(*ys)}
         for i in range(3, spec.stages + 1):
+            out = register(m, True, f"s{i}", out)
+        m.d.comb += self.y.eq(out["y"])
+        self.valid_chain(m)
+        return m
+
+    def _value_scaled(self):
+        """An NVFP4 recipe: each element's float32 value times the block's factor, in the
+        recipe's order (value_scale.py); ``stages`` registers the output."""
+        m = Module()
+        spec = self._spec
+        k, w, s = spec.block, spec.elem.width, spec.scaling
+        factor = dequantize_factor(m, s, self.scale, self.tensor_amax)
+        f = Binary32(m, "el")
+        ys = [f.mul(f.widen(self.x[i * w:(i + 1) * w], s.elem, f"v{i}"), factor, f"y{i}")
+              for i in range(k)]
+        out = {"y": Cat(*ys)}
+        for i in range(1, spec.stages + 1):
             out = register(m, True, f"s{i}", out)
         m.d.comb += self.y.eq(out["y"])
         self.valid_chain(m)

@@ -23,15 +23,21 @@ the raw elements, cut 2 inside each element rounder, cuts 3.. on the outputs.
 
 from __future__ import annotations
 
+import functools
+import operator
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 
+from ..blockscale import Arithmetic
 from ..formats import FloatFormat, Specials
 from ..mx import E8M0_BIAS, E8M0_NAN, SCALE_MAX, SCALE_MIN, ElementFormat
 from ..options import FLAGS_WIDTH, Rounding, UnitOptions
+from .binary32 import Binary32
 from .common import Raw, lzc, register
 from .decode import Decode
 from .mx_unit import MxUnit
 from .rounder import Rounder
+from .value_scale import block_scale, is_nan
 
 __all__ = ["MxQuantizer", "shared_exponent"]
 
@@ -116,6 +122,8 @@ class MxQuantizer(MxUnit):
     unit = "mxq"
 
     def elaborate(self, platform):
+        if self._spec.value_scaled:
+            return self._value_scaled()
         m = Module()
         spec = self._spec
         k, fin, elem = spec.block, spec.in_fmt, spec.elem
@@ -190,5 +198,36 @@ class MxQuantizer(MxUnit):
         m.d.comb += [self.scale.eq(out["scale"]), self.y.eq(out["y"]),
                      self.flags.eq(out["flags"])]
         assert len(Cat(*codes)) == k * w_el
+        self.valid_chain(m)
+        return m
+
+    def _value_scaled(self):
+        """An NVFP4 recipe: the E4M3 block scale and each element's float32 scaling in the
+        recipe's order (value_scale.py), then the element cast; ``stages`` registers the
+        outputs."""
+        m = Module()
+        spec = self._spec
+        k, s, opts = spec.block, spec.scaling, spec.options
+        bamax = _max_tree(m, [self.x[i * 32:(i + 1) * 32 - 1] for i in range(k)], "amax")
+        code, scale_element = block_scale(m, s, Cat(bamax, Const(0, 1)), self.tensor_amax)
+        f = Binary32(m, "el")
+        codes, flags = [], []
+        for i in range(k):
+            y = scale_element(self.x[i * 32:(i + 1) * 32], i)
+            rbits = self.rbits[i * spec.sr_bits:(i + 1) * spec.sr_bits] if spec.has_rbits \
+                else None
+            q, fl = f.cast(y, spec.elem.grid, opts, f"q{i}", rbits)
+            if s.rule.arithmetic is Arithmetic.MODELOPT:
+                # ModelOpt's E2M1 cast: NaN gives code 7 (+6), -0 gives 0.
+                q = f.named(f"fixed{i}", Mux(is_nan(y), 7, Mux(q == 8, 0, q)), len(q))
+            codes.append(q)
+            flags.append(fl)
+        flag_or = Signal(FLAGS_WIDTH, name="flags_or")
+        m.d.comb += flag_or.eq(functools.reduce(operator.or_, flags))
+        out = {"scale": code, "y": Cat(*codes), "flags": flag_or}
+        for i in range(1, spec.stages + 1):
+            out = register(m, True, f"s{i}", out)
+        m.d.comb += [self.scale.eq(out["scale"]), self.y.eq(out["y"]),
+                     self.flags.eq(out["flags"])]
         self.valid_chain(m)
         return m

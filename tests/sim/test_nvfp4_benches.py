@@ -1,0 +1,113 @@
+"""The NVFP4 block units (mxq and mxdq under --scale-rule nvfp4_te / nvfp4_modelopt /
+nvfp4_torchao) against the golden model, bit for bit, and the golden unit functions against
+the library quantizer that tests/golden/test_blockscale.py cross-checks with independent
+references.
+
+Quick tier: every recipe's quantizer (random blocks, blocks with inf or NaN, every adversarial
+class, each with tensor amaxes from 2^-4 to 2^12 times the block's and the corner amaxes 0,
+the smallest subnormal, FLT_MAX, inf, NaN) and dequantizer (every E4M3 scale code under every
+element code) on the batch engine (Icarus), stochastic rounding with TE's recipe, a pipelined
+quantizer, and the deliberately wrong clamp of each recipe, which must be reported. Slow tier:
+the cocotb engine on both simulators.
+"""
+
+import numpy as np
+import pytest
+
+from fpforge.golden.blockscale import block_quantize
+from fpforge.golden.mx import mxq_unit
+from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.mx import VALUE_RULES
+from fpforge.rtl.options import OptionError
+from fpforge.sim.design import Design
+from fpforge.sim.engines.batch import BatchEngine
+from fpforge.sim.engines.cocotb import CocotbEngine
+from fpforge.sim.faults import faulty_design
+from fpforge.sim.stimulus import generate
+from fpforge.sim.stream import Plan
+from fpforge.sim.tiers import simulators
+
+MXQ = [["random", {"count": 96}], ["nonfinite", {"count": 16}], ["adversarial", {"per_class": 3}]]
+MXDQ = [["pairs", {}]]
+
+
+def run(spec, stimulus, engine, *, fault=None, seed=3):
+    design = faulty_design(spec, fault) if fault else Design.of(spec)
+    result = engine.verify(design, Plan(stimulus, seed=seed))
+    vectors = sum(len(next(iter(c.values())))
+                  for c in generate(spec, stimulus, np.random.default_rng(seed), 1 << 16))
+    return result, vectors
+
+
+def check(spec, stimulus, engine, **kw):
+    result, vectors = run(spec, stimulus, engine, **kw)
+    explain = result.explain() if hasattr(result, "explain") else result["first_mismatches"]
+    assert result["mismatches"] == 0 and result["vectors"] == vectors > 0, explain
+
+
+@pytest.mark.parametrize("rule", VALUE_RULES)
+def test_quantizer(rule):
+    check(make_spec("mxq", scale_rule=rule), MXQ, BatchEngine())
+
+
+@pytest.mark.parametrize("rule", VALUE_RULES)
+def test_dequantizer_every_scale_and_code(rule):
+    check(make_spec("mxdq", scale_rule=rule), MXDQ, BatchEngine())
+
+
+def test_stochastic_quantizer():
+    check(make_spec("mxq", scale_rule="nvfp4_te", rounding="stochastic", sr_bits=6), MXQ,
+          BatchEngine())
+
+
+def test_pipelined_quantizer():
+    check(make_spec("mxq", scale_rule="nvfp4_torchao", block=8, stages=2), MXQ, BatchEngine())
+
+
+@pytest.mark.parametrize("rule", VALUE_RULES)
+def test_wrong_clamp_is_caught(rule):
+    result, _ = run(make_spec("mxq", scale_rule=rule), MXQ, BatchEngine(), fault="wrong-clamp")
+    assert result["mismatches"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", simulators())
+@pytest.mark.parametrize("unit", ["mxq", "mxdq"])
+def test_cocotb(unit, sim):
+    stimulus = MXQ if unit == "mxq" else MXDQ
+    check(make_spec(unit, scale_rule="nvfp4_modelopt"), stimulus, CocotbEngine(sim))
+
+
+@pytest.mark.parametrize("rule", VALUE_RULES)
+def test_unit_golden_is_the_library_quantizer(rule):
+    """mxq_unit (one block per row, a tensor amax per row) gives what block_quantize gives for
+    a tensor of those blocks under the same amax."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((24, 16)) * np.exp2(rng.integers(-30, 30, (24, 1)))).astype(
+        np.float32)
+    amax = np.float32(np.abs(x).max() * 2)
+    out = mxq_unit(make_spec("mxq", scale_rule=rule),
+                   {"x": x.view(np.uint32), "tensor_amax": np.full(24, amax).view(np.uint32)})
+    q = block_quantize(x.reshape(1, -1), rule, tensor_amax=amax)
+    assert np.array_equal(np.asarray(out["scale"]), np.asarray(q.scales).reshape(24))
+    assert np.array_equal(np.asarray(out["y"]), np.asarray(q.elements).reshape(24, 16))
+
+
+@pytest.mark.parametrize("values,message", [
+    (dict(unit="mxq", scale_rule="nvfp4_te", format="fp8e4m3"), "quantizes fp4e2m1"),
+    (dict(unit="mxq", scale_rule="nvfp4_te", in_format="bfloat16"), "reads float32"),
+    (dict(unit="mxdq", scale_rule="floor", in_format="fp8e4m3"), "value-scale recipe"),
+    (dict(unit="mxdq", scale_rule="nvfp4_torchao", in_format="mxint8"), "quantizes fp4e2m1"),
+])
+def test_bad_combinations_are_one_line_errors(values, message):
+    with pytest.raises(OptionError, match=message) as err:
+        make_spec(values.pop("unit"), **values)
+    assert "\n" not in str(err.value)
+
+
+def test_defaults_follow_the_recipe():
+    q, d = make_spec("mxq", scale_rule="nvfp4_te"), make_spec("mxdq", scale_rule="nvfp4_te")
+    assert (q.elem.name, q.block, q.scale_fmt.name) == ("fp4e2m1", 16, "float8_e4m3fn")
+    assert (d.elem.name, d.block, d.default_name) == ("fp4e2m1", 16, "mxdq_fp4e2m1_k16_nvfp4_te")
+    assert [p.name for p in q.ports()] == ["x", "tensor_amax", "scale", "y", "flags"]
+    assert [p.name for p in d.ports()] == ["scale", "x", "tensor_amax", "y"]

@@ -216,7 +216,7 @@ def _value(blocks, s: BlockScaling, amax_t, opts: UnitOptions, rbits):
     rule = s.rule
     bamax = _amax(blocks)
     if rule.arithmetic is Arithmetic.P3109:
-        return _p3109(blocks, s)
+        return _p3109(blocks, s, opts, rbits)
     if rule.arithmetic is Arithmetic.TE:
         return _te(blocks, s, amax_t, bamax, opts, rbits)
     return _two_level(blocks, s, amax_t, bamax, opts, rbits)
@@ -227,7 +227,7 @@ def value_quantize_unit(s: BlockScaling, x, tensor_amax, opts: UnitOptions, rbit
     patterns, ``tensor_amax`` (...) -> (scale codes (...), element codes (..., k), flags
     (..., k))."""
     blocks = jnp.asarray(x).astype(U32)[..., None, :]
-    amax_t = jnp.asarray(tensor_amax).astype(U32)[..., None]
+    amax_t = None if tensor_amax is None else jnp.asarray(tensor_amax).astype(U32)[..., None]
     r = None if rbits is None else jnp.asarray(rbits).astype(U32)[..., None, :]
     codes, elems, _, flags = _value(blocks, s, amax_t, opts, r)
     return codes[..., 0], elems[..., 0, :], flags[..., 0, :]
@@ -238,7 +238,7 @@ def value_dequantize_unit(s: BlockScaling, scale, x, tensor_amax):
     amax (...) -> float32 patterns (..., k), in the recipe's dequantizer order."""
     values = fp32.cast_back(jnp.asarray(x), s.elem)
     sf = fp32.cast_back(jnp.asarray(scale), s.scale_fmt)[..., None]
-    amax_t = jnp.asarray(tensor_amax).astype(U32)[..., None]
+    amax_t = None if tensor_amax is None else jnp.asarray(tensor_amax).astype(U32)[..., None]
     return _dequantize_values(values, sf, s.rule, amax_t)
 
 
@@ -288,7 +288,8 @@ def _te(blocks, s, amax_t, bamax, opts, rbits):
     denom = fp32.bits(6.0 * rule.global_max)
     for codes, sf, q, _ in results:
         deq = fp32.cast_back(q, s.elem)
-        val = fp32.div(fp32.mul(fp32.mul(deq, sf[..., None]), amax_t), denom)
+        val = fp32.div(fp32.mul(fp32.mul(deq, sf[..., None]), jnp.asarray(amax_t)[..., None]),
+                       denom)
         d = fp32.sub(val, blocks) & jnp.uint32(0x7FFF_FFFF)
         err = jnp.zeros(d.shape[:-1], U32)
         for i in range(d.shape[-1]):
@@ -349,10 +350,11 @@ def _elements(y, elem: FloatFormat, opts: UnitOptions, rbits):
     return codes.astype(jnp.uint8), flags
 
 
-def _p3109(blocks, s: BlockScaling):
+def _p3109(blocks, s: BlockScaling, opts: UnitOptions, rbits):
     """ConvertToBlockMaxAbsFinite: S = the largest finite magnitude (NaN when there is none);
-    s = Project(S) into the scale format, rounding up, SatFinite; r_i = Project(X_i / s), rne,
-    SatFinite; a zero scale makes every element zero, a NaN scale every element NaN."""
+    s = Project(S) into the scale format, rounding up, SatFinite; r_i = Project(X_i / s) in the
+    element rounding of ``opts`` (rne by default), SatFinite; a zero scale makes every element
+    zero, a NaN scale every element NaN."""
     mag = blocks & jnp.uint32(0x7FFF_FFFF)
     finite = mag < 0x7F80_0000
     S = jnp.max(jnp.where(finite, mag, 0), axis=-1)
@@ -371,6 +373,7 @@ def _p3109(blocks, s: BlockScaling):
                    is_inf=q.is_inf & ~sc.is_zero, invalid=q.invalid & ~sc.is_zero,
                    sticky=q.sticky & ~sc.is_zero)
     q = q._replace(is_nan=q.is_nan & ~(sc.is_zero & ~x.is_nan))
-    elem_opts = UnitOptions(rounding=Rounding.RNE, saturation=Saturation.FINITE)
-    elems, flags = round_raw(q, s.elem, elem_opts, Mode(Rounding.RNE))
+    elem_opts = UnitOptions(rounding=opts.rounding, saturation=Saturation.FINITE,
+                            sr_bits=opts.sr_bits)
+    elems, flags = round_raw(q, s.elem, elem_opts, Mode(elem_opts.rounding), rbits)
     return codes.astype(jnp.uint8), elems.astype(jnp.uint8), None, flags

@@ -88,6 +88,9 @@ def mx_quantize(x, elem_fmt, *, block: int = 32, scale_rule: str = "floor", roun
         raise TypeError(f"mx_quantize takes float32 or bfloat16 arrays, not {x.dtype}")
     spec = MxQuantSpec(elem_fmt, in_fmt="float32" if x.dtype == jnp.float32 else "bfloat16",
                        block=block, scale_rule=scale_rule, rounding=rounding, sr_bits=sr_bits)
+    if spec.value_scaled:
+        raise ValueError(f"mx_quantize makes E8M0-scaled blocks; the {scale_rule} recipe is "
+                         f"golden.blockscale.block_quantize(x, {scale_rule!r}, tensor_amax=...)")
     if x.ndim == 0 or x.shape[-1] % block:
         raise ValueError(f"the last axis of x (shape {x.shape}) must be a multiple of the block "
                          f"size {block}")
@@ -108,7 +111,7 @@ def mxq_unit(spec: MxQuantSpec, inputs: dict, want=("scale", "y", "flags")) -> d
     if spec.value_scaled:
         # An NVFP4 recipe (golden/blockscale.py): its float32 arithmetic from tensor_amax.
         r = None if rbits is None else _lanes(rbits, k)
-        scale, y, flags = value_quantize_unit(spec.scaling, x, inputs["tensor_amax"],
+        scale, y, flags = value_quantize_unit(spec.scaling, x, inputs.get("tensor_amax"),
                                               spec.options, r)
         out = {"scale": scale, "y": _unlanes(y, k), "flags": jnp.bitwise_or.reduce(flags, -1)}
         return {p: out[p] for p in want}
@@ -229,7 +232,7 @@ def mxdq_unit(spec: MxDequantSpec, inputs: dict, want=("y",)) -> dict:
     k = spec.block
     if spec.value_scaled:
         y = value_dequantize_unit(spec.scaling, inputs["scale"], _lanes(inputs["x"], k),
-                                  inputs["tensor_amax"])
+                                  inputs.get("tensor_amax"))
         return {"y": _unlanes(y, k)}
     y = _mx_dequantize(jnp.asarray(inputs["scale"])[..., None], _lanes(inputs["x"], k),
                        elem=spec.elem, block=k)
@@ -263,7 +266,8 @@ def decode_elements(codes, elem: ElementFormat, sig_dtype=U64) -> Unpacked:
 # ----- dot product ------------------------------------------------------------------------------
 
 def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scales_b=None,
-           accum: str = "exact", frac_bits: int = 24, out_fmt="float32", rounding="rne"):
+           accum: str = "exact", frac_bits: int = 24, out_fmt="float32", rounding="rne",
+           scale_fmt="float8_e8m0fnu"):
     """Dot product of element vectors along the last axis (N <= 64), optionally scaled by one
     E8M0 scale per vector (OCP MX Dot: X_A * X_B * sum P_A,i * P_B,i), rounded once into
     ``out_fmt`` (a catalog format; non-saturating). Returns (codes, flags).
@@ -278,6 +282,10 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
       truncated products are summed exactly and the sum rounded once. The inexact flag is also
       raised when truncation dropped a nonzero bit.
 
+    ``scale_fmt``: the scales' format, E8M0 by default; another (float8_e4m3fn: NVFP4's
+    scales, whose sign bit is 0) multiplies the exact sum by the scales' values (a zero scale
+    gives the zero of a vanished sum, a zero scale times an infinite sum NaN).
+
     Specials follow docs/numerics.md: a NaN element or scale gives NaN, 0 x inf and inf - inf are
     invalid, an sNaN element raises invalid. A zero result is -0 only when every product is a
     negative zero (or, under rdn, when the products are not all +0).
@@ -289,7 +297,8 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
                          f"shapes {a.shape} and {b.shape}")
     scaled = scales_a is not None or scales_b is not None
     spec = MxDotSpec(elem_fmt_a, elem_fmt_b, n=a.shape[-1], scaled=scaled, accum=accum,
-                     frac_bits=frac_bits, out_fmt=out_fmt, rounding=rounding)
+                     frac_bits=frac_bits, out_fmt=out_fmt, rounding=rounding,
+                     scale_fmt=scale_fmt if scaled else "float8_e8m0fnu")
     one = jnp.uint8(E8M0_BIAS)
     sa = one if scales_a is None else jnp.asarray(scales_a)
     sb = one if scales_b is None else jnp.asarray(scales_b)
@@ -305,6 +314,14 @@ def dot_unit(spec: MxDotSpec, inputs: dict, want=("y", "flags")) -> dict:
                        jnp.asarray(inputs.get("scale_b", one)), spec=spec)
     out = {"y": y, "flags": flags}
     return {p: out[p] for p in want}
+
+
+def _value_scales(sa, sb, fmt):
+    """(exponent, significand product, NaN, zero, sign) of two scale codes of ``fmt``."""
+    da = decode(jnp.asarray(sa).astype(U32), fmt, U64)
+    db = decode(jnp.asarray(sb).astype(U32), fmt, U64)
+    return (da.exp + db.exp).astype(I32), da.sig * db.sig, da.is_nan | db.is_nan, \
+        da.is_zero | db.is_zero, (da.sign ^ db.sign).astype(U32)
 
 
 def exact_limbs(ea: ElementFormat, eb: ElementFormat) -> int:
@@ -402,17 +419,27 @@ def _mx_dot(a, b, sa, sb, *, spec: MxDotSpec):
         jnp.all(sign == 1, axis=-1)
     r_sign = jnp.where(all_zero, zero_sign.astype(U32), r_sign)
 
-    # 3. Specials, then the scales: X_A * X_B only moves the exponent.
+    # 3. Specials, then the scales: E8M0's X_A * X_B only moves the exponent; a value scale's
+    #    significands multiply the sum (exact: the spec keeps it within 64 bits).
     pos_inf = jnp.any(p_inf & (sign == 0), axis=-1)
     neg_inf = jnp.any(p_inf & (sign == 1), axis=-1)
-    sa, sb = sa.astype(I32), sb.astype(I32)
-    scale_nan = (sa == E8M0_NAN) | (sb == E8M0_NAN)
+    if spec.value_scales:
+        s_exp, s_sig, scale_nan, scale_zero, s_sign = _value_scales(sa, sb, spec.scale_fmt)
+        r_sig = r_sig * s_sig
+    else:
+        sa, sb = sa.astype(I32), sb.astype(I32)
+        s_exp = (sa - E8M0_BIAS) + (sb - E8M0_BIAS)
+        scale_nan = (sa == E8M0_NAN) | (sb == E8M0_NAN)
+        scale_zero = jnp.zeros(scale_nan.shape, bool)
+        s_sign = jnp.zeros(scale_nan.shape, U32)
     inf_minus_inf = pos_inf & neg_inf
-    is_nan = jnp.any(p_nan, axis=-1) | inf_minus_inf | scale_nan
+    inf_times_zero = (pos_inf | neg_inf) & scale_zero
+    is_nan = jnp.any(p_nan, axis=-1) | inf_minus_inf | scale_nan | inf_times_zero
     is_inf = (pos_inf | neg_inf) & ~is_nan
-    invalid = jnp.any(zero_inf | ua.is_snan | ub.is_snan, axis=-1) | inf_minus_inf
-    r_sign = jnp.where(is_inf, neg_inf.astype(U32), r_sign)
-    raw = Raw(sign=r_sign, exp=r_exp + (sa - E8M0_BIAS) + (sb - E8M0_BIAS), sig=r_sig,
+    invalid = jnp.any(zero_inf | ua.is_snan | ub.is_snan, axis=-1) | inf_minus_inf | \
+        inf_times_zero
+    r_sign = jnp.where(is_inf, neg_inf.astype(U32), r_sign) ^ s_sign
+    raw = Raw(sign=r_sign, exp=r_exp + s_exp, sig=r_sig,
               sticky=sticky, is_nan=is_nan, is_inf=is_inf, invalid=invalid, cancels=~all_zero)
     y, flags = round_raw(raw, out, opts, mode)
     flags = flags | jnp.where(lost & ~is_nan & ~is_inf, jnp.uint8(int(Flag.NX)), jnp.uint8(0))

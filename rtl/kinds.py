@@ -142,6 +142,10 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "v1.0 6.3; docs/mx.md), or an NVFP4 recipe's E4M3 block scale (mxq, mxdq: "
                "nvfp4_te, nvfp4_modelopt, nvfp4_torchao; docs/blockscale.md)",
                choices=SCALE_RULES + VALUE_RULES, make="SCALE_RULE"),
+    SpecOption("scale_format", "--scale-format", "dot: the format of scale_a and scale_b "
+               "(default float8_e8m0fnu; or float8_e4m3fn, NVFP4's, or any format of at most 8 bits "
+               "with a zero and no infinities, multiplying the sum by its value)",
+               metavar="FMT", make="SCALE_FORMAT"),
     SpecOption("n", "--n", "dot: vector length, 1..64 (default 32)", int, "N", make="N"),
     SpecOption("accum", "--accum", "dot: accumulation contract (default exact: one rounding)",
                choices=ACCUMULATORS, make="ACCUM"),

@@ -27,10 +27,10 @@ E8M0_BIAS = 127
 E8M0_NAN = 0xFF
 SCALE_MIN, SCALE_MAX = -127, 127     # exponents E8M0 holds (0xFF is NaN)
 SCALE_RULES = ("floor", "ceil", "rceil", "even", "vllm")    # power-of-two scales: E8M0
-# Value scales: an unsigned E4M3 block scale computed in float32 in a recipe's order, with a
-# per-tensor amax input (the block-scaling presets of rtl/blockscale.py; docs/blockscale.md).
-VALUE_RULES = ("nvfp4_te", "nvfp4_modelopt", "nvfp4_torchao")
-VALUE_RULE_ELEMENT = "fp4e2m1"       # the recipes' constants (6 = E2M1's largest) are E2M1's
+# Value scales: a block scale that is a number of its scale format, by a recipe's own
+# arithmetic (the block-scaling presets of rtl/blockscale.py; docs/blockscale.md): NVFP4's E4M3
+# scale in float32 from a per-tensor amax input, P3109's maximum-magnitude Binary8p1uf scale.
+VALUE_RULES = ("nvfp4_te", "nvfp4_modelopt", "nvfp4_torchao", "nvfp4_4over6", "p3109_maxabs")
 ACCUMULATORS = ("exact", "fixed")
 MXINT8_FRAC_BITS = 6                 # MXINT8 value = int8 * 2^-6
 FRAC_BITS_RANGE = (1, 55)            # fixed accumulator: fraction bits below the largest product
@@ -139,10 +139,19 @@ def _value_rule(rule, elem: ElementFormat, unit: str) -> str | None:
     E8M0 rules; one-line errors name what is valid."""
     if rule not in VALUE_RULES:
         return None
-    if elem.name != VALUE_RULE_ELEMENT:
-        raise OptionError(f"{unit} --scale-rule {rule} quantizes {VALUE_RULE_ELEMENT} elements "
-                          f"(its constants are E2M1's), not {elem.name}")
+    preset = PRESETS[rule]
+    if preset.tensor_scale and elem.grid != preset.elem:
+        raise OptionError(f"{unit} --scale-rule {rule} quantizes {_default_element(rule)} "
+                          f"elements (its constants are E2M1's), not {elem.name}")
+    if elem.twos_complement:
+        raise OptionError(f"{unit} --scale-rule {rule} takes a floating-point element format, "
+                          f"not {elem.name}")
     return rule
+
+
+def _default_element(rule) -> str:
+    """The element format of a scale rule's recipe (fp8e4m3 for the E8M0 rules)."""
+    return element_format(PRESETS[rule].elem).name if rule in VALUE_RULES else "fp8e4m3"
 
 
 def _scaling(rule: str, elem: ElementFormat, block: int) -> BlockScaling:
@@ -157,8 +166,8 @@ def _tensor_amax_port() -> Port:
 
 
 def _block_default(block, rule) -> int:
-    """16 for the NVFP4 recipes, 32 (OCP MX) otherwise."""
-    return block if block is not None else (16 if rule in VALUE_RULES else 32)
+    """The recipe's block (16 for NVFP4), 32 (OCP MX, P3109's preset) otherwise."""
+    return block if block is not None else (PRESETS[rule].block if rule in VALUE_RULES else 32)
 
 
 def _latency_line(spec) -> str:
@@ -217,7 +226,7 @@ class MxQuantSpec(Spec):
         ``in_format`` the input's; ``block`` defaults to 32 (16 under the NVFP4 rules)."""
         _sr_bits_applies(Rounding.parse(rounding), sr_bits)
         if format is None:
-            format = VALUE_RULE_ELEMENT if scale_rule in VALUE_RULES else "fp8e4m3"
+            format = _default_element(scale_rule)
         return cls(format, in_fmt="float32" if in_format is None else in_format,
                    block=_block_default(block, scale_rule),
                    scale_rule=scale_rule, rounding=rounding,
@@ -241,8 +250,12 @@ class MxQuantSpec(Spec):
 
     @property
     def value_scaled(self) -> bool:
-        """An NVFP4 recipe's E4M3 scale (VALUE_RULES) rather than an E8M0 power of two."""
+        """A recipe's value scale (VALUE_RULES) rather than an E8M0 power of two."""
         return self.scale_rule in VALUE_RULES
+
+    @property
+    def has_tensor_amax(self) -> bool:
+        return self.value_scaled and self.scaling.tensor_scale
 
     @property
     def scaling(self) -> BlockScaling | None:
@@ -267,7 +280,8 @@ class MxQuantSpec(Spec):
     def describe(self) -> str:
         sr = f" ({self.sr_bits} random bits per element)" if self.has_rbits else ""
         if self.value_scaled:
-            return (f"mxq [x: {self.block} x float32, tensor_amax: float32] -> scale: "
+            amax = ", tensor_amax: float32" if self.has_tensor_amax else ""
+            return (f"mxq [x: {self.block} x float32{amax}] -> scale: "
                     f"{self.scale_fmt.name} ({self.scale_rule}), y: {self.block} x "
                     f"{self.elem.name}; rounding {self.rounding.value}{sr}, saturating; latency "
                     f"{self.latency}")
@@ -281,7 +295,7 @@ class MxQuantSpec(Spec):
         out.append(Port("x", "input", w, f"the block: {k} {self.in_fmt.name} codes, element i "
                                          f"at x[i*{w} +: {w}]", k, self.in_fmt))
         names = ["x"]
-        if self.value_scaled:
+        if self.has_tensor_amax:
             out.append(_tensor_amax_port())
             names.append("tensor_amax")
         if self.has_rbits:
@@ -317,9 +331,12 @@ class MxQuantSpec(Spec):
 
     def header_lines(self) -> list[str]:
         if self.value_scaled:
+            how = "float32 arithmetic in the recipe's order from tensor_amax" if \
+                self.has_tensor_amax else "the scale rounded up from the largest finite " \
+                "magnitude, elements SatFinite"
             head = [f"block       {self.block} elements, one {self.scale_fmt.name} scale",
-                    f"scale rule  {self.scale_rule}: {self.scaling.source}; float32 arithmetic "
-                    "in the recipe's order from tensor_amax (docs/blockscale.md)"]
+                    f"scale rule  {self.scale_rule}: {self.scaling.source}; {how} "
+                    "(docs/blockscale.md)"]
         else:
             head = [f"block       {self.block} elements, one E8M0 scale",
                     f"scale rule  {self.scale_rule} (docs/mx.md); s clamped to [-127, 127]; "
@@ -368,6 +385,10 @@ class MxDequantSpec(Spec):
         return _scaling(self.scale_rule, self.elem, self.block) if self.value_scaled else None
 
     @property
+    def has_tensor_amax(self) -> bool:
+        return self.value_scaled and self.scaling.tensor_scale
+
+    @property
     def scale_fmt(self) -> FloatFormat:
         return self.scaling.scale_fmt if self.value_scaled else E8M0
 
@@ -380,7 +401,7 @@ class MxDequantSpec(Spec):
             raise OptionError(f"unit mxdq writes float32; --format must be float32, not "
                               f"{format!r}")
         if in_format is None and scale_rule in VALUE_RULES:
-            in_format = VALUE_RULE_ELEMENT
+            in_format = _default_element(scale_rule)
         if in_format is None:
             raise OptionError("unit mxdq needs its element format: --in-format ELEM")
         if Rounding.parse(rounding) is not Rounding.RNE:
@@ -408,8 +429,9 @@ class MxDequantSpec(Spec):
 
     def describe(self) -> str:
         if self.value_scaled:
-            return (f"mxdq [scale: {self.scale_fmt.name}, x: {self.block} x {self.elem.name}, "
-                    f"tensor_amax: float32] -> y: {self.block} x float32 ({self.scale_rule}); "
+            amax = ", tensor_amax: float32" if self.has_tensor_amax else ""
+            return (f"mxdq [scale: {self.scale_fmt.name}, x: {self.block} x {self.elem.name}"
+                    f"{amax}] -> y: {self.block} x float32 ({self.scale_rule}); "
                     f"latency {self.latency}")
         return (f"mxdq [scale: E8M0, x: {self.block} x {self.elem.name}] -> y: {self.block} x "
                 f"float32 = X * x_i, rounding rne; latency {self.latency}")
@@ -426,7 +448,7 @@ class MxDequantSpec(Spec):
                                                  f"{E8M0_BIAS}); 0xFF (NaN) makes every output "
                                                  "NaN", fmt=E8M0))
         out.append(_elem_port("x", "input", k, self.elem, f"{k} {self.elem.name} element codes"))
-        if self.value_scaled:
+        if self.has_tensor_amax:
             out.append(_tensor_amax_port())
             names.append("tensor_amax")
         v_in, v_out = valid_ports(self.stages, names)
@@ -452,7 +474,9 @@ class MxDequantSpec(Spec):
             return [f"element     {self.elem.describe()}",
                     f"block       {self.block} elements, one {self.scale_fmt.name} scale",
                     f"scale rule  {self.scale_rule}: {self.scaling.source}; float32 "
-                    "arithmetic in the recipe's order from tensor_amax (docs/blockscale.md)",
+                    "arithmetic in the recipe's order" +
+                    (" from tensor_amax" if self.has_tensor_amax else "") +
+                    " (docs/blockscale.md)",
                     f"y format    {self.out_fmt.describe()}"]
         return [f"element     {self.elem.describe()}",
                 f"block       {self.block} elements, one E8M0 scale",
@@ -476,11 +500,12 @@ class MxDotSpec(Spec):
     out_fmt: FloatFormat = F32
     rounding: Rounding = Rounding.RNE
     stages: int = 0
+    scale_fmt: FloatFormat = E8M0
 
     unit: ClassVar[str] = "dot"
     OPERATION = "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)"
     OPTIONS = ("format", "in_format", "a_format", "b_format", "n", "accum", "frac_bits",
-               "scales", "rounding", "stages")
+               "scales", "scale_format", "rounding", "stages")
     OPTION_NOTES = {"saturate": "its result overflows to inf"}
     SEMANTICS = "docs/mx.md"
 
@@ -509,11 +534,48 @@ class MxDotSpec(Spec):
                               f"rna, rod), not {rounding.value!r}")
         object.__setattr__(self, "rounding", rounding)
         check_stages(self.stages)
+        object.__setattr__(self, "scale_fmt", self._checked_scale_format())
+
+    def _checked_scale_format(self) -> FloatFormat:
+        try:
+            fmt = resolve(self.scale_fmt)
+        except FormatError as err:
+            raise OptionError(str(err)) from None
+        if fmt == E8M0:
+            return fmt
+        if not self.scaled:
+            raise OptionError("--scale-format sets the format of scale_a and scale_b; it does "
+                              "not apply with --no-scales")
+        if fmt.width > 8 or fmt.has_inf or not fmt.has_zero:
+            raise OptionError(f"dot scale format must be float8_e8m0fnu or a format of at most "
+                              f"8 bits with a zero and no infinities (float8_e4m3fn: NVFP4's "
+                              f"scale, binary8p1uf, ue5m3fn...), not {fmt.name}")
+        bits = self.sum_bits + 2 * fmt.precision
+        if bits > 64:
+            raise OptionError(f"dot --scale-format {fmt.name}: the scaled exact sum of "
+                              f"{self.elem_a.name} x {self.elem_b.name} (n = {self.n}) needs "
+                              f"{bits} bits; at most 64 are supported (a shorter n, narrower "
+                              f"elements or --accum fixed with fewer --frac-bits)")
+        return fmt
+
+    @property
+    def sum_bits(self) -> int:
+        """Bits of the accumulator's magnitude (as rtl/fp_units/dot.py sums): the exact frame
+        or the fixed terms, plus the carries of n summands and a sign."""
+        a, b = self.elem_a, self.elem_b
+        term = (a.emax + 1 - a.lsb_min) + (b.emax + 1 - b.lsb_min) if self.accum == "exact" \
+            else self.frac_bits + 3
+        return term + (self.n - 1).bit_length() + 1
+
+    @property
+    def value_scales(self) -> bool:
+        """Scales that are numbers of a format (E4M3...) rather than E8M0 powers of two."""
+        return self.scaled and self.scale_fmt != E8M0
 
     @classmethod
     def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None, n=32,
-                     accum="exact", frac_bits=None, scales=True, rounding="rne",
-                     stages=0) -> "MxDotSpec":
+                     accum="exact", frac_bits=None, scales=True, scale_format=None,
+                     rounding="rne", stages=0) -> "MxDotSpec":
         """``format`` is the output (default float32); ``in_format`` the element format of both
         vectors, ``a_format`` / ``b_format`` each vector's."""
         a, b = a_format or in_format, b_format or in_format
@@ -526,7 +588,7 @@ class MxDotSpec(Spec):
         return cls(a, b, n=n, scaled=scales, accum=accum,
                    frac_bits=24 if frac_bits is None else frac_bits,
                    out_fmt="float32" if format is None else format, rounding=rounding,
-                   stages=stages)
+                   stages=stages, scale_fmt=E8M0 if scale_format is None else scale_format)
 
     def option_values(self) -> dict:
         v = {"format": self.out_fmt.name}
@@ -539,6 +601,8 @@ class MxDotSpec(Spec):
             v["frac_bits"] = self.frac_bits
         if not self.scaled:
             v["scales"] = False
+        if self.value_scales:
+            v["scale_format"] = self.scale_fmt.name
         return v | {"rounding": self.rounding.value, "stages": self.stages}
 
     @property
@@ -554,6 +618,8 @@ class MxDotSpec(Spec):
         parts = ["mxdot", el, f"n{self.n}", acc, self.out_fmt.ident, self.rounding.value]
         if not self.scaled:
             parts.append("ns")
+        if self.value_scales:
+            parts.append(f"sc{self.scale_fmt.ident}")
         if self.stages:
             parts.append(f"s{self.stages}")
         return "_".join(parts)
@@ -561,7 +627,7 @@ class MxDotSpec(Spec):
     def describe(self) -> str:
         acc = "exact sum, one rounding" if self.accum == "exact" else \
             f"fixed: products truncated to 2^(Emax - {self.frac_bits}), then one rounding"
-        sc = "scale_a * scale_b (E8M0) * " if self.scaled else ""
+        sc = f"scale_a * scale_b ({self._scale_name}) * " if self.scaled else ""
         return (f"dot [a: {self.n} x {self.elem_a.name}, b: {self.n} x {self.elem_b.name}] -> y: "
                 f"{self.out_fmt.name} = {sc}sum a_i b_i; accumulator {acc}; rounding "
                 f"{self.rounding.value}; latency {self.latency}")
@@ -574,7 +640,13 @@ class MxDotSpec(Spec):
             out.append(_elem_port(port, "input", n, elem,
                                   f"vector {port}: {n} {elem.name} element codes"))
             names.append(port)
-        if self.scaled:
+        if self.value_scales:
+            for port in ("scale_a", "scale_b"):
+                out.append(Port(port, "input", self.scale_fmt.width,
+                                f"{self._scale_name} block scale of vector {port[-1]}",
+                                fmt=self.scale_fmt))
+                names.append(port)
+        elif self.scaled:
             for port in ("scale_a", "scale_b"):
                 out.append(Port(port, "input", 8, f"E8M0 block scale of vector {port[-1]}: "
                                                   f"2^({port} - {E8M0_BIAS}); 0xFF is NaN",
@@ -584,15 +656,22 @@ class MxDotSpec(Spec):
         out += v_in
         return out + result_ports(self.out_fmt) + v_out
 
+    @property
+    def _scale_name(self) -> str:
+        return self.scale_fmt.name if self.value_scales else "E8M0"
+
     def formats(self) -> dict[str, FloatFormat]:
         return {"a": self.elem_a.grid, "b": self.elem_b.grid, "y": self.out_fmt}
 
     def parameters(self) -> dict:
-        return {"element_a": self.elem_a.name, "element_b": self.elem_b.name, "n": self.n,
-                "scaled": self.scaled, "accumulator": self.accum,
-                "frac_bits": self.frac_bits if self.accum == "fixed" else None,
-                "output": self.out_fmt.name, "rounding": self.rounding.value,
-                "rounding_meaning": self.rounding.meaning, "saturate": False}
+        v = {"element_a": self.elem_a.name, "element_b": self.elem_b.name, "n": self.n,
+             "scaled": self.scaled, "accumulator": self.accum,
+             "frac_bits": self.frac_bits if self.accum == "fixed" else None,
+             "output": self.out_fmt.name, "rounding": self.rounding.value,
+             "rounding_meaning": self.rounding.meaning, "saturate": False}
+        if self.value_scales:
+            v["scale_format"] = self.scale_fmt.name
+        return v
 
     def header_lines(self) -> list[str]:
         acc = "exact (exact sum, one rounding)" if self.accum == "exact" else \
@@ -601,7 +680,8 @@ class MxDotSpec(Spec):
         return [f"a element   {self.elem_a.describe()}",
                 f"b element   {self.elem_b.describe()}",
                 f"n           {self.n}; block scales "
-                f"{'on scale_a, scale_b' if self.scaled else 'none'}",
+                f"{'on scale_a, scale_b' if self.scaled else 'none'}"
+                f"{f' ({self._scale_name})' if self.value_scales else ''}",
                 f"accumulator {acc}",
                 f"y format    {self.out_fmt.describe()}",
                 f"rounding    {self.rounding.value} ({self.rounding.meaning}), non-saturating"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Callable
 
 from fpforge.rtl import emit
+from fpforge.rtl.blockscale import Arithmetic
 from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.options import Flag, OptionError, Rounding, Saturation
 from fpforge.rtl.spec import Spec
@@ -95,13 +96,19 @@ def _saturation(mode: Saturation):
 def _wrong_clamp(spec: Spec) -> Design:
     """The quantizer of an NVFP4 recipe with one guard of its block scale changed: torchao
     without its 2^-6 floor, ModelOpt with a zero block scale left 0 instead of 1.0, TE with a
-    scale cast that does not saturate (NaN beyond 448)."""
+    scale cast that does not saturate (NaN beyond 448), 4over6 with TE's 448 in place of its
+    256 headroom clamp."""
     scaling = getattr(spec, "scaling", None)
     if spec.unit != "mxq" or scaling is None:
         raise OptionError(f"the fault wrong-clamp needs an mxq unit of an NVFP4 --scale-rule, "
                           f"not {spec.default_name}")
     rule = scaling.rule
-    if rule.scale_floor is not None:
+    if rule.arithmetic is Arithmetic.P3109:
+        raise OptionError(f"the fault wrong-clamp needs an mxq unit of an NVFP4 --scale-rule, "
+                          f"not {spec.default_name} (P3109's scale has no recipe clamp)")
+    if rule.four_over_six:
+        wrong = replace(rule, global_max=448)
+    elif rule.scale_floor is not None:
         wrong = replace(rule, scale_floor=None)
     elif rule.zero_block_one:
         wrong = replace(rule, zero_block_one=False)
@@ -119,9 +126,17 @@ def _wrong_clamp(spec: Spec) -> Design:
     return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
 
 
+def _e8m0_scales(spec: Spec) -> dict:
+    if not getattr(spec, "value_scales", False):
+        raise OptionError(f"e8m0-scales-instead needs a dot unit of a --scale-format other "
+                          f"than E8M0, not {spec.default_name}")
+    return {"scale_format": "float8_e8m0fnu"}
+
+
 # Element formats of the same width: a unit built for the other one has the same ports.
 SAME_WIDTH = {"fp8e4m3": "fp8e5m2", "fp8e5m2": "fp8e4m3", "fp6e3m2": "fp6e2m3",
-              "fp6e2m3": "fp6e3m2", "mxint8": "fp8e4m3"}
+              "fp6e2m3": "fp6e3m2", "mxint8": "fp8e4m3", "binary8p4se": "binary8p3se",
+              "binary8p3se": "binary8p4se"}
 
 
 def _other_element(spec: Spec) -> dict:
@@ -150,6 +165,9 @@ FAULTS = {
                                _variant("satfinite-instead", _saturation(Saturation.FINITE))),
     "other-element-format": Fault("the block unit built for the other element format of its "
                                   "width", _variant("other-element-format", _other_element)),
+    "e8m0-scales-instead": Fault("the dot unit reading its scales as E8M0 where another "
+                                 "scale format was asked",
+                                 _variant("e8m0-scales-instead", _e8m0_scales)),
     "wrong-clamp": Fault("the NVFP4 quantizer with one guard of its block scale changed (a "
                          "floor dropped, a zero scale kept, a cast not saturating)",
                          _wrong_clamp),

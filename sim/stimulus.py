@@ -457,10 +457,10 @@ def adversarial_blocks(elem, rng, k: int = 32, per_class: int = 24) -> dict:
     out["f32_subnormals_in_block"] = fs
     z = np.zeros((per_class, k))
     z[::2] = -0.0
-    z[1::2, 3] = -0.0
+    z[1::2, 3 % k] = -0.0
     out["all_zero"] = z
     h = body(np.full(per_class, -20)) * 1e-3
-    h[:, 5] = signs(per_class) * np.ldexp(1.5, rng.integers(60, 127, per_class))
+    h[:, 5 % k] = signs(per_class) * np.ldexp(1.5, rng.integers(60, 127, per_class))
     out["single_huge"] = h
     out["near_f32_max"] = with_amax(np.ldexp(2 - 2.0**-23, np.full(per_class, 127)))
     # blocks whose scale is 2^-127 (E8M0 code 0) but whose elements are not all zero
@@ -584,6 +584,16 @@ def mixed_rows(ea, eb, n, seed, rows=96):
     return tuple(np.concatenate([x, y]) for x, y in zip(r1, r2))
 
 
+def value_scale_codes(fmt: FloatFormat, rng, rows: int) -> np.ndarray:
+    """Scale codes of a value-scale format (the dot's E4M3...): every code equally likely
+    (zeros, subnormals, NaN and set sign bits included), the first rows zero and the largest
+    finite magnitude."""
+    codes = rng.integers(0, 1 << fmt.width, rows).astype(np.uint8)
+    corners = [0, fmt.max_finite_code, fmt.sign_mask if fmt.signed else 1]
+    codes[:len(corners)] = corners[:rows]
+    return codes
+
+
 def _dot_part(spec: MxDotSpec, name: str, params: dict, rng) -> dict:
     ea, eb, n = spec.elem_a.name, spec.elem_b.name, spec.n
     seed = int(rng.integers(1 << 31))
@@ -597,6 +607,9 @@ def _dot_part(spec: MxDotSpec, name: str, params: dict, rng) -> dict:
         raise _unknown(spec, name)
     a, b, sa, sb = rows
     out = {"a": a, "b": b}
+    if spec.value_scales:
+        sa, sb = value_scale_codes(spec.scale_fmt, rng, len(a)), \
+            value_scale_codes(spec.scale_fmt, rng, len(a))
     if spec.scaled:
         out |= {"scale_a": sa, "scale_b": sb}
     return out

@@ -30,7 +30,8 @@ EXAMPLES = {
              dict(block=2, scale_rule="nvfp4_te")],
     "dot": [dict(in_format="fp4e2m1", n=2), dict(a_format="fp8e4m3", b_format="mxint8", n=1,
                                                  accum="fixed", frac_bits=6, scales=False,
-                                                 format="bf16", stages=2)],
+                                                 format="bf16", stages=2),
+            dict(in_format="fp4e2m1", n=2, scale_format="fp8e4m3")],
 }
 
 SMALL = {

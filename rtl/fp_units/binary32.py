@@ -13,8 +13,9 @@ from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, signed
 
 from ..formats import CATALOG, FloatFormat
 from ..options import UnitOptions
-from ..scalar import CvtSpec, MulSpec
+from ..scalar import AddSpec, CvtSpec, MulSpec, SubSpec
 from .common import Raw
+from .add import FpAdd, FpSub
 from .cvt import FpCvt
 from .decode import Decode
 from .mul import FpMul
@@ -25,7 +26,7 @@ __all__ = ["Binary32", "F32", "FLT_MAX", "ONE", "bits"]
 F32 = CATALOG["float32"]
 FLT_MAX = 0x7F7F_FFFF
 ONE = 0x3F80_0000
-_MUL = MulSpec(F32, (F32, F32))
+_MUL, _ADD, _SUB = (S(F32, (F32, F32)) for S in (MulSpec, AddSpec, SubSpec))
 # Quotient bits: significands normalized to [2^23, 2^24) divide into 26 or 27 bits, two beyond
 # binary32's 24 (guard and round); the remainder is the sticky bit.
 QUOTIENT_BITS = 27
@@ -94,6 +95,18 @@ class Binary32:
     def mul(self, a, b, name: str):
         """RN(a * b)."""
         u = self._add("mul", FpMul(_MUL))
+        self.m.d.comb += [u.a.eq(a), u.b.eq(b)]
+        return self.named(name, u.y)
+
+    def add(self, a, b, name: str):
+        """RN(a + b)."""
+        u = self._add("add", FpAdd(_ADD))
+        self.m.d.comb += [u.a.eq(a), u.b.eq(b)]
+        return self.named(name, u.y)
+
+    def sub(self, a, b, name: str):
+        """RN(a - b)."""
+        u = self._add("sub", FpSub(_SUB))
         self.m.d.comb += [u.a.eq(a), u.b.eq(b)]
         return self.named(name, u.y)
 

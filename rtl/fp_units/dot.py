@@ -27,6 +27,7 @@ from amaranth.utils import bits_for, ceil_log2
 from ..mx import E8M0_BIAS, E8M0_NAN
 from ..options import FLAGS_WIDTH, Flag, Rounding
 from .common import Raw, register
+from .decode import Decode
 from .mul import product
 from .mx_unit import MxUnit, decode_element
 from .rounder import Rounder
@@ -89,7 +90,10 @@ class MxDot(MxUnit):
         scale_nan = Const(0, 1)
         exp = exp_sig
         off = exp_off
-        if spec.scaled:
+        if spec.value_scales:
+            mag, exp, off, sum_w, (exp_lo, exp_hi), scale_nan, scale_zero, scale_sign = \
+                self._value_scales(m, mag, exp_sig, exp_off, sum_w, (exp_lo, exp_hi))
+        elif spec.scaled:
             scale_nan = (self.scale_a == E8M0_NAN) | (self.scale_b == E8M0_NAN)
             e = Signal(unsigned(bits_for(exp_hi + 2 * E8M0_NAN)), name="exp_scaled")
             m.d.comb += e.eq(exp_sig + self.scale_a + self.scale_b)
@@ -98,9 +102,13 @@ class MxDot(MxUnit):
         is_nan = Signal(name="is_nan")
         is_inf = Signal(name="is_inf")
         invalid = Signal(name="invalid")
-        m.d.comb += [is_nan.eq(_any([p.nan for p in prods]) | inf_minus_inf | scale_nan),
-                     is_inf.eq((pos_inf | neg_inf) & ~is_nan),
-                     invalid.eq(_any([p.invalid for p in prods]) | inf_minus_inf)]
+        nan_any = _any([p.nan for p in prods]) | inf_minus_inf | scale_nan
+        invalid_any = _any([p.invalid for p in prods]) | inf_minus_inf
+        if spec.value_scales:
+            inf_times_zero = (pos_inf | neg_inf) & scale_zero      # an infinite sum x 0
+            nan_any, invalid_any = nan_any | inf_times_zero, invalid_any | inf_times_zero
+        m.d.comb += [is_nan.eq(nan_any), is_inf.eq((pos_inf | neg_inf) & ~is_nan),
+                     invalid.eq(invalid_any)]
         # A zero result: -0 only when every product is a negative zero (rdn: unless every one
         # is +0); a sum that cancels to zero is +0 (rdn: -0), which the rounder does itself.
         all_zero = Signal(name="all_zero")
@@ -108,7 +116,8 @@ class MxDot(MxUnit):
         rdn = spec.rounding is Rounding.RDN
         zero_sign = _any(signs) if rdn else Cat(*signs).all()
         sign = Signal(name="sign")
-        m.d.comb += sign.eq(Mux(is_inf, neg_inf, Mux(all_zero, zero_sign, total_neg)))
+        sum_sign = Mux(is_inf, neg_inf, Mux(all_zero, zero_sign, total_neg))
+        m.d.comb += sign.eq(sum_sign ^ scale_sign if spec.value_scales else sum_sign)
 
         cut1 = {"sign": sign, "exp": exp, "sig": mag, "zero": all_zero, "inf": is_inf,
                 "nan": is_nan, "invalid": invalid, "lost": lost}
@@ -130,6 +139,27 @@ class MxDot(MxUnit):
         m.d.comb += [self.y.eq(out["y"]), self.flags.eq(out["flags"])]
         self.valid_chain(m)
         return m
+
+    def _value_scales(self, m, mag, exp, off, width, exp_range):
+        """Value scales (E4M3...): their significands multiply the exact sum, their exponent
+        fields add, their signs flip the result's. A zero scale leaves a zero magnitude, which
+        the rounder treats as a vanished sum (+0, -0 rounding down)."""
+        fmt = self._spec.scale_fmt
+        decs = []
+        for port in ("scale_a", "scale_b"):
+            dec = Decode(fmt)
+            m.submodules[f"dec_{port}"] = dec
+            m.d.comb += dec.code.eq(getattr(self, port))
+            decs.append(dec)
+        da, db = decs
+        k = Signal(2 * fmt.precision, name="scale_sig")
+        scaled = Signal(width + len(k), name="mag_scaled")
+        lo = exp_range[0] + da.exp_range[0] + db.exp_range[0]
+        hi = exp_range[1] + da.exp_range[1] + db.exp_range[1]
+        e = Signal(unsigned(bits_for(hi)), name="exp_scaled")
+        m.d.comb += [k.eq(da.sig * db.sig), scaled.eq(mag * k), e.eq(exp + da.exp + db.exp)]
+        return (scaled, e, off + da.off + db.off, len(scaled), (lo, hi),
+                da.is_nan | db.is_nan, da.is_zero | db.is_zero, da.sign ^ db.sign)
 
     @staticmethod
     def _signed_sum(m: Module, terms: list, signs: list, width: int, name: str):

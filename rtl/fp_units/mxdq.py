@@ -74,7 +74,7 @@ class MxDequantizer(MxUnit):
         m = Module()
         spec = self._spec
         k, w, s = spec.block, spec.elem.width, spec.scaling
-        factor = dequantize_factor(m, s, self.scale, self.tensor_amax)
+        factor = dequantize_factor(m, s, self.scale, getattr(self, "tensor_amax", None))
         f = Binary32(m, "el")
         ys = [f.mul(f.widen(self.x[i * w:(i + 1) * w], s.elem, f"v{i}"), factor, f"y{i}")
               for i in range(k)]

@@ -31,13 +31,13 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from ..blockscale import Arithmetic
 from ..formats import FloatFormat, Specials
 from ..mx import E8M0_BIAS, E8M0_NAN, SCALE_MAX, SCALE_MIN, ElementFormat
-from ..options import FLAGS_WIDTH, Rounding, UnitOptions
-from .binary32 import Binary32
+from ..options import FLAGS_WIDTH, Rounding, Saturation, UnitOptions
+from .binary32 import F32, Binary32
 from .common import Raw, lzc, register
 from .decode import Decode
 from .mx_unit import MxUnit
 from .rounder import Rounder
-from .value_scale import block_scale, is_nan
+from .value_scale import block_scale, four_over_six, is_nan
 
 __all__ = ["MxQuantizer", "shared_exponent"]
 
@@ -205,18 +205,27 @@ class MxQuantizer(MxUnit):
         """An NVFP4 recipe: the E4M3 block scale and each element's float32 scaling in the
         recipe's order (value_scale.py), then the element cast; ``stages`` registers the
         outputs."""
+        if self._spec.scaling.rule.arithmetic is Arithmetic.P3109:
+            return self._p3109()
         m = Module()
         spec = self._spec
         k, s, opts = spec.block, spec.scaling, spec.options
         bamax = _max_tree(m, [self.x[i * 32:(i + 1) * 32 - 1] for i in range(k)], "amax")
+        xs = [self.x[i * 32:(i + 1) * 32] for i in range(k)]
+        rbits = [self.rbits[i * spec.sr_bits:(i + 1) * spec.sr_bits] if spec.has_rbits
+                 else None for i in range(k)]
+        if s.rule.four_over_six:
+            code, codes, flags = four_over_six(m, s, xs, Cat(bamax, Const(0, 1)),
+                                               self.tensor_amax, opts, rbits)
+            flag_or = Signal(FLAGS_WIDTH, name="flags_or")
+            m.d.comb += flag_or.eq(functools.reduce(operator.or_, flags))
+            return self._outputs(m, code, codes, flag_or)
         code, scale_element = block_scale(m, s, Cat(bamax, Const(0, 1)), self.tensor_amax)
         f = Binary32(m, "el")
         codes, flags = [], []
         for i in range(k):
-            y = scale_element(self.x[i * 32:(i + 1) * 32], i)
-            rbits = self.rbits[i * spec.sr_bits:(i + 1) * spec.sr_bits] if spec.has_rbits \
-                else None
-            q, fl = f.cast(y, spec.elem.grid, opts, f"q{i}", rbits)
+            y = scale_element(xs[i], i)
+            q, fl = f.cast(y, spec.elem.grid, opts, f"q{i}", rbits[i])
             if s.rule.arithmetic is Arithmetic.MODELOPT:
                 # ModelOpt's E2M1 cast: NaN gives code 7 (+6), -0 gives 0.
                 q = f.named(f"fixed{i}", Mux(is_nan(y), 7, Mux(q == 8, 0, q)), len(q))
@@ -224,10 +233,64 @@ class MxQuantizer(MxUnit):
             flags.append(fl)
         flag_or = Signal(FLAGS_WIDTH, name="flags_or")
         m.d.comb += flag_or.eq(functools.reduce(operator.or_, flags))
-        out = {"scale": code, "y": Cat(*codes), "flags": flag_or}
-        for i in range(1, spec.stages + 1):
+        return self._outputs(m, code, codes, flag_or)
+
+    def _outputs(self, m, scale, codes, flags):
+        """scale, y and flags through ``stages`` output registers."""
+        out = {"scale": scale, "y": Cat(*codes), "flags": flags}
+        for i in range(1, self._spec.stages + 1):
             out = register(m, True, f"s{i}", out)
         m.d.comb += [self.scale.eq(out["scale"]), self.y.eq(out["y"]),
                      self.flags.eq(out["flags"])]
         self.valid_chain(m)
         return m
+
+    def _p3109(self):
+        """P3109 ConvertToBlockMaxAbsFinite: the scale is the largest finite magnitude projected
+        into the scale format (round up, SatFinite; NaN when the block has no finite value), a
+        power of two for Binary8p1uf's one-bit significand, so x_i / scale only lowers the
+        exponent before the element rounding (SatFinite); a zero scale gives zero elements."""
+        m = Module()
+        spec = self._spec
+        k, sfmt, elem = spec.block, spec.scale_fmt, spec.elem.grid
+        assert sfmt.precision == 1, "a one-bit scale significand divides by a shift"
+        mags = []
+        for i in range(k):
+            mag = Signal(31, name=f"finite_mag{i}")
+            xm = self.x[i * 32:(i + 1) * 32 - 1]
+            m.d.comb += mag.eq(Mux(xm < 0x7F80_0000, xm, 0))
+            mags.append(mag)
+        none = Signal(name="no_finite")
+        m.d.comb += none.eq(Cat(*[self.x[i * 32 + 23:(i + 1) * 32 - 1] != 0xFF
+                                  for i in range(k)]) == 0)
+        S = Mux(none, 0x7FC0_0000, Cat(_max_tree(m, mags, "amax"), Const(0, 1)))
+        f = Binary32(m, "bs")
+        up = UnitOptions(rounding=Rounding.RUP, saturation=Saturation.FINITE)
+        code, _ = f.cast(S, sfmt, up, "code")
+        sc = Decode(sfmt)
+        m.submodules.dec_scale = sc
+        m.d.comb += sc.code.eq(code)
+        opts = UnitOptions(rounding=spec.rounding, saturation=Saturation.FINITE,
+                           sr_bits=spec.sr_bits)
+        codes, flags = [], []
+        for i in range(k):
+            dec = Decode(F32)
+            m.submodules[f"dec_x{i}"] = dec
+            m.d.comb += dec.code.eq(self.x[i * 32:(i + 1) * 32])
+            e = Signal(signed(11), name=f"exp{i}")
+            m.d.comb += e.eq(dec.exp - sc.exp)
+            (xlo, xhi), (slo, shi) = dec.exp_range, sc.exp_range
+            kill = sc.is_zero & ~dec.is_nan           # a zero scale: zero elements
+            raw = Raw(sign=dec.sign, exp=e, off=dec.off - sc.off, sig=dec.sig, width=dec.width,
+                      exp_range=(xlo - shi, xhi - slo), lz_max=dec.lz_max, sticky=Const(0, 1),
+                      zero=dec.is_zero | kill, inf=dec.is_inf & ~sc.is_zero,
+                      nan=dec.is_nan | sc.is_nan, invalid=dec.is_snan & ~sc.is_zero)
+            rbits = self.rbits[i * spec.sr_bits:(i + 1) * spec.sr_bits] if spec.has_rbits \
+                else None
+            rnd = Rounder(elem, opts, raw, rbits=rbits)
+            m.submodules[f"round_y{i}"] = rnd
+            codes.append(rnd.y)
+            flags.append(rnd.flags)
+        flag_or = Signal(FLAGS_WIDTH, name="flags_or")
+        m.d.comb += flag_or.eq(functools.reduce(operator.or_, flags))
+        return self._outputs(m, code, codes, flag_or)

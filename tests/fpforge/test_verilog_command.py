@@ -252,7 +252,8 @@ ERRORS = {
     "block too long": (Q + ["--block", "257"], E + "block must be an integer 1..256, not 257"),
     "scale rule": (Q + ["--scale-rule", "round"],
                    E + "argument --scale-rule: invalid choice: 'round' (choose from 'floor', "
-                       "'ceil', 'rceil', 'even', 'vllm')"),
+                       "'ceil', 'rceil', 'even', 'vllm', 'nvfp4_te', 'nvfp4_modelopt', "
+                       "'nvfp4_torchao', 'nvfp4_4over6', 'p3109_maxabs')"),
     "mxq dynamic": (Q + ["--rounding", "dynamic"],
                     E + "the MX quantizer takes a static rounding mode or stochastic, not "
                         "'dynamic'"),
@@ -268,7 +269,10 @@ ERRORS = {
                        E + "--block applies to units mxq and mxdq only, not mul"),
     "scale rule with mxdq": (["verilog", "--unit", "mxdq", "--format", "float32", "--in-format",
                               "fp4e2m1", "--scale-rule", "ceil"],
-                             E + "--scale-rule applies to unit mxq only, not mxdq"),
+                             E + "mxdq reads an E8M0 scale the same way under every "
+                                 "power-of-two rule; --scale-rule selects a value-scale recipe: "
+                                 "nvfp4_te, nvfp4_modelopt, nvfp4_torchao, nvfp4_4over6, "
+                                 "p3109_maxabs, not 'ceil'"),
     "mxdq output": (["verilog", "--unit", "mxdq", "--format", "bf16", "--in-format", "fp4e2m1"],
                     E + "unit mxdq writes float32; --format must be float32, not 'bf16'"),
     "mxdq element missing": (["verilog", "--unit", "mxdq", "--format", "float32"],

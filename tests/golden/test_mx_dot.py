@@ -4,13 +4,15 @@ cases."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
 from fpforge import golden
 from fpforge.golden.mx import exact_limbs
 from oracles.mx_refs import NV, dot_reference
-from fpforge.rtl.formats import CATALOG
+from fpforge.rtl.formats import CATALOG, resolve
 from fpforge.rtl.mx import DOT_N_RANGE, element_format
 from fpforge.sim.stimulus import cancelling_rows as vectors
 
@@ -135,3 +137,56 @@ def test_shortest_and_longest_vectors(n):
     a, b, sa, sb = vectors("fp8e4m3", "mxint8", n, 16, seed=n)
     check(a, b, sa, sb, "fp8e4m3", "mxint8")
     check(a, b, sa, sb, "fp8e4m3", "mxint8", accum="fixed", frac_bits=12)
+
+
+# ----- value scales (NVFP4's UE4M3, P3109's Binary8p1uf) ------------------------------------------
+
+def _scale_value(code: int, fmt) -> Fraction:
+    """A scale code's value, on Fractions."""
+    sign = -1 if fmt.signed and code & fmt.sign_mask else 1
+    code &= fmt.magnitude_mask
+    e, f = code >> fmt.man_bits, code & ((1 << fmt.man_bits) - 1)
+    if e == 0:
+        return sign * Fraction(f, 1 << fmt.man_bits) * Fraction(2) ** fmt.emin
+    return sign * (1 + Fraction(f, 1 << fmt.man_bits)) * Fraction(2) ** (e - fmt.bias)
+
+
+@pytest.mark.parametrize("scale_fmt,ea,eb,accum", [
+    ("float8_e4m3fn", "fp4e2m1", "fp4e2m1", "exact"),
+    ("float8_e4m3fn", "fp8e4m3", "fp8e4m3", "exact"),
+    ("float8_e4m3fn", "fp8e5m2", "fp4e2m1", "fixed"),
+    ("binary8p1uf", "fp6e3m2", "fp6e2m3", "exact"),
+])
+def test_value_scales_match_fractions(scale_fmt, ea, eb, accum):
+    fmt = resolve(scale_fmt)
+    a, b, _, _ = vectors(ea, eb, 16, 64, seed=len(ea + eb + scale_fmt))
+    rng = np.random.default_rng(5)
+    finite = [c for c in range(1 << fmt.width) if (c & fmt.magnitude_mask) !=
+              (fmt.nan_code & fmt.magnitude_mask)]
+    sa, sb = rng.choice(finite, len(a)), rng.choice(finite, len(a))
+    sa[:3], sb[:3] = [0, fmt.max_finite_code, 1], [fmt.max_finite_code, 0, 1]
+    y, f = golden.mx_dot(a, b, ea, eb, scales_a=sa.astype(np.uint8), scales_b=sb.astype(np.uint8),
+                         accum=accum, frac_bits=16, scale_fmt=scale_fmt)
+    for i in range(len(a)):
+        want = dot_reference(a[i].tolist(), b[i].tolist(), ea, eb, out_fmt=CATALOG["float32"],
+                             accum=accum, frac_bits=16,
+                             scale_factor=_scale_value(int(sa[i]), fmt) *
+                             _scale_value(int(sb[i]), fmt))
+        assert (int(y[i]), int(f[i])) == want, (i, sa[i], sb[i])
+
+
+def test_value_scale_specials():
+    """A NaN scale gives NaN; a zero scale times an infinite sum is invalid; a negative scale
+    negates the result."""
+    a = np.array([[0x7C, 0x38]], np.uint8)           # fp8e5m2: +inf, 0.5
+    b = np.array([[0x2, 0x2]], np.uint8)             # fp4e2m1: 1.0, 1.0
+    nan, f = golden.mx_dot(a, b, "fp8e5m2", "fp4e2m1", scales_a=np.array([0x7F], np.uint8),
+                           scales_b=np.array([0x38], np.uint8), scale_fmt="float8_e4m3fn")
+    assert np.isnan(np.asarray(nan).view(np.float32)[0])
+    inv, f = golden.mx_dot(a, b, "fp8e5m2", "fp4e2m1", scales_a=np.array([0x00], np.uint8),
+                           scales_b=np.array([0x38], np.uint8), scale_fmt="float8_e4m3fn")
+    assert np.isnan(np.asarray(inv).view(np.float32)[0]) and int(f[0]) & 0x10
+    a[0, 0] = 0x3C
+    pos, _ = golden.mx_dot(a, b, "fp8e5m2", "fp4e2m1", scales_a=np.array([0xB8], np.uint8),
+                           scales_b=np.array([0x38], np.uint8), scale_fmt="float8_e4m3fn")
+    assert np.asarray(pos).view(np.float32)[0] == np.float32(-1.5)

@@ -296,8 +296,12 @@ def test_errors():
                        r"'fp16'$"):
         golden.mx_quantize(x, "fp16")
     with pytest.raises(ValueError, match=r"^scale rule must be one of floor, ceil, rceil, even, "
-                       r"vllm, not 'round'$"):
+                       r"vllm, nvfp4_te, nvfp4_modelopt, nvfp4_torchao, nvfp4_4over6, p3109_maxabs, "
+                       r"not 'round'$"):
         golden.mx_quantize(x, "fp8e4m3", scale_rule="round")
+    with pytest.raises(ValueError, match=r"^mx_quantize makes E8M0-scaled blocks; the nvfp4_te "
+                       r"recipe is golden.blockscale.block_quantize"):
+        golden.mx_quantize(x, "fp4e2m1", scale_rule="nvfp4_te")
     with pytest.raises(ValueError, match=r"^block must be an integer 1\.\.256, not 0$"):
         golden.mx_quantize(x, "fp8e4m3", block=0)
     with pytest.raises(ValueError, match=r"^block must be an integer 1\.\.256, not 0$"):

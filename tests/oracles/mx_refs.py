@@ -272,8 +272,9 @@ def elem_negative(code: int, elem: str) -> bool:
 
 
 def dot_reference(a, b, elem_a, elem_b, scale_a=127, scale_b=127, *, out_fmt, accum="exact",
-                  frac_bits=24, mode="rne"):
+                  frac_bits=24, mode="rne", scale_factor=None):
     """One dot product on Fractions: (code, flags). Finite elements and scales only.
+    ``scale_factor`` (a Fraction) replaces the E8M0 scales' 2^(scale_a + scale_b - 254).
 
     fixed: E_i = exponent(a_i) + exponent(b_i) over the nonzero products, Emax their maximum;
     each product truncated toward zero to a multiple of 2^(Emax - frac_bits); summed exactly;
@@ -294,7 +295,8 @@ def dot_reference(a, b, elem_a, elem_b, scale_a=127, scale_b=127, *, out_fmt, ac
                 t = abs(p) // unit * unit
                 lost |= t != abs(p)
                 total += t if p > 0 else -t
-    total *= Fraction(2) ** (scale_a - 127 + scale_b - 127)
+    total *= Fraction(2) ** (scale_a - 127 + scale_b - 127) if scale_factor is None else \
+        scale_factor
     value, inexact, overflow = round_to_grid(total, out_fmt, saturate=False, mode=mode)
     tiny = False
     if total != 0 and not overflow:

@@ -60,5 +60,6 @@ def test_unknown_fault_is_rejected():
     with pytest.raises(ValueError, match="^unknown fault 'nope'; valid: force-inexact, "
                                          "force-invalid, rtz-instead, rna-instead, "
                                          "stochastic-a-instead, satfinite-instead, "
-                                         "other-element-format, wrong-clamp$"):
+                                         "other-element-format, e8m0-scales-instead, "
+                                         "wrong-clamp$"):
         faulty_design(make_spec("mul", format="fp8e4m3"), "nope")

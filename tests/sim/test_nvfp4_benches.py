@@ -1,7 +1,7 @@
-"""The NVFP4 block units (mxq and mxdq under --scale-rule nvfp4_te / nvfp4_modelopt /
-nvfp4_torchao) against the golden model, bit for bit, and the golden unit functions against
-the library quantizer that tests/golden/test_blockscale.py cross-checks with independent
-references.
+"""The value-scaled block units against the golden model, bit for bit: mxq and mxdq under
+--scale-rule nvfp4_te / nvfp4_modelopt / nvfp4_torchao / nvfp4_4over6 / p3109_maxabs, the dot
+unit with E4M3 (or Binary8p1uf) scales; and the golden unit functions against the library
+quantizer that tests/golden/test_blockscale.py cross-checks with independent references.
 
 Quick tier: every recipe's quantizer (random blocks, blocks with inf or NaN, every adversarial
 class, each with tensor amaxes from 2^-4 to 2^12 times the block's and the corner amaxes 0,
@@ -27,6 +27,8 @@ from fpforge.sim.stimulus import generate
 from fpforge.sim.stream import Plan
 from fpforge.sim.tiers import simulators
 
+NVFP4 = ("nvfp4_te", "nvfp4_modelopt", "nvfp4_torchao")
+TENSOR_SCALED = [r for r in VALUE_RULES if r.startswith("nvfp4")]
 MXQ = [["random", {"count": 96}], ["nonfinite", {"count": 16}], ["adversarial", {"per_class": 3}]]
 MXDQ = [["pairs", {}]]
 
@@ -45,12 +47,12 @@ def check(spec, stimulus, engine, **kw):
     assert result["mismatches"] == 0 and result["vectors"] == vectors > 0, explain
 
 
-@pytest.mark.parametrize("rule", VALUE_RULES)
+@pytest.mark.parametrize("rule", NVFP4)
 def test_quantizer(rule):
     check(make_spec("mxq", scale_rule=rule), MXQ, BatchEngine())
 
 
-@pytest.mark.parametrize("rule", VALUE_RULES)
+@pytest.mark.parametrize("rule", TENSOR_SCALED)
 def test_dequantizer_every_scale_and_code(rule):
     check(make_spec("mxdq", scale_rule=rule), MXDQ, BatchEngine())
 
@@ -64,10 +66,37 @@ def test_pipelined_quantizer():
     check(make_spec("mxq", scale_rule="nvfp4_torchao", block=8, stages=2), MXQ, BatchEngine())
 
 
-@pytest.mark.parametrize("rule", VALUE_RULES)
+@pytest.mark.parametrize("rule", NVFP4)
 def test_wrong_clamp_is_caught(rule):
     result, _ = run(make_spec("mxq", scale_rule=rule), MXQ, BatchEngine(), fault="wrong-clamp")
     assert result["mismatches"] > 0
+
+
+# 4over6 quantizes every block twice and sums each candidate's error in float32: about 6x the
+# logic of TE's quantizer, so its quick case is two-element blocks.
+def test_four_over_six_quantizer():
+    spec = make_spec("mxq", scale_rule="nvfp4_4over6", block=2)
+    check(spec, MXQ, BatchEngine())
+    result, _ = run(spec, MXQ, BatchEngine(), fault="wrong-clamp")
+    assert result["mismatches"] > 0
+
+
+@pytest.mark.parametrize("values", [
+    dict(scale_rule="p3109_maxabs"),
+    dict(scale_rule="p3109_maxabs", format="binary4p2sf", block=8, rounding="stochastic_c",
+         sr_bits=6, stages=1),
+    dict(scale_rule="p3109_maxabs", format="fp8e4m3", block=4, rounding="rtz"),
+], ids=lambda v: make_spec("mxq", **v).default_name)
+def test_p3109_maxabs_quantizer(values):
+    check(make_spec("mxq", **values), MXQ, BatchEngine())
+
+
+def test_p3109_maxabs_dequantizer_and_a_wrong_element_rounding():
+    check(make_spec("mxdq", scale_rule="p3109_maxabs", block=8), MXDQ, BatchEngine())
+    spec = make_spec("mxq", scale_rule="p3109_maxabs", block=8)
+    result, _ = run(spec, MXQ, BatchEngine(), fault="rtz-instead")
+    assert result["mismatches"] > 0
+    assert [p.name for p in spec.ports()] == ["x", "scale", "y", "flags"]
 
 
 @pytest.mark.slow
@@ -78,7 +107,7 @@ def test_cocotb(unit, sim):
     check(make_spec(unit, scale_rule="nvfp4_modelopt"), stimulus, CocotbEngine(sim))
 
 
-@pytest.mark.parametrize("rule", VALUE_RULES)
+@pytest.mark.parametrize("rule", TENSOR_SCALED)
 def test_unit_golden_is_the_library_quantizer(rule):
     """mxq_unit (one block per row, a tensor amax per row) gives what block_quantize gives for
     a tensor of those blocks under the same amax."""
@@ -111,3 +140,36 @@ def test_defaults_follow_the_recipe():
     assert (d.elem.name, d.block, d.default_name) == ("fp4e2m1", 16, "mxdq_fp4e2m1_k16_nvfp4_te")
     assert [p.name for p in q.ports()] == ["x", "tensor_amax", "scale", "y", "flags"]
     assert [p.name for p in d.ports()] == ["scale", "x", "tensor_amax", "y"]
+
+
+# ----- the dot product with E4M3 (or other value) scales --------------------------------------------
+
+DOT = [["random", {"count": 160}], ["specials", {"count": 64}]]
+
+
+@pytest.mark.parametrize("values", [
+    dict(in_format="fp4e2m1", n=16, scale_format="fp8e4m3"),
+    dict(a_format="fp8e5m2", b_format="fp4e2m1", n=8, scale_format="fp8e4m3", rounding="rdn",
+         format="bf16"),
+    dict(in_format="fp8e4m3", n=8, accum="fixed", frac_bits=12, scale_format="binary8p1uf",
+         stages=2),
+], ids=lambda v: make_spec("dot", **v).default_name)
+def test_dot_value_scales(values):
+    check(make_spec("dot", **values), DOT, BatchEngine())
+
+
+def test_dot_read_as_e8m0_is_caught():
+    spec = make_spec("dot", in_format="fp4e2m1", n=16, scale_format="fp8e4m3")
+    result, _ = run(spec, DOT, BatchEngine(), fault="e8m0-scales-instead")
+    assert result["mismatches"] > 0
+
+
+@pytest.mark.parametrize("values,message", [
+    (dict(in_format="fp8e5m2", scale_format="fp8e4m3"), "needs 78 bits; at most 64"),
+    (dict(in_format="fp4e2m1", scale_format="fp8e5m2"), "no infinities"),
+    (dict(in_format="fp4e2m1", scale_format="fp8e4m3", scales=False), "--no-scales"),
+])
+def test_dot_scale_format_errors(values, message):
+    with pytest.raises(OptionError, match=message) as err:
+        make_spec("dot", **values)
+    assert "\n" not in str(err.value)

@@ -50,12 +50,15 @@ class Divider(Elaboratable):
         m.submodules.dec_a, m.submodules.dec_b = da, db
         m.d.comb += [da.code.eq(self.a), db.code.eq(self.b)]
         # floor(sa * 2^26 / sb) one bit at a time; sa < 2 sb keeps every partial remainder < sb.
+        # One subtractor per bit: its borrow is the compare.
         rem, q = da.sig, []
         for j in reversed(range(QUOTIENT_BITS)):
             trial = rem if j == QUOTIENT_BITS - 1 else Cat(Const(0, 1), rem)
+            diff = Signal(26, name=f"diff{j}")
             bit = Signal(name=f"q{j}")
             nxt = Signal(25, name=f"rem{j}")
-            m.d.comb += [bit.eq(trial >= db.sig), nxt.eq(Mux(bit, trial - db.sig, trial))]
+            m.d.comb += [diff.eq(trial - db.sig), bit.eq(~diff[25]),
+                         nxt.eq(Mux(bit, diff[:25], trial))]
             q.append(bit)
             rem = nxt
         invalid_op = (da.is_zero & db.is_zero) | (da.is_inf & db.is_inf)

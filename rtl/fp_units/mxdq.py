@@ -15,12 +15,13 @@ inside each rounder, cuts 3.. on the outputs.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.hdl import Cat, Module, Signal, signed, unsigned
 
 from ..mx import E8M0_BIAS, E8M0_NAN
-from .common import Raw, register
-from .mx_unit import MxUnit, decode_element
 from .binary32 import Binary32
+from .common import Raw, register
+from .decode import Decode
+from .mx_unit import MxUnit, decode_element
 from .rounder import Rounder
 from .value_scale import dequantize_factor
 
@@ -71,6 +72,8 @@ class MxDequantizer(MxUnit):
     def _value_scaled(self):
         """An NVFP4 recipe: each element's float32 value times the block's factor, in the
         recipe's order (value_scale.py); ``stages`` registers the output."""
+        if self._spec.scale_fmt.precision == 1:
+            return self._power_of_two_scaled()
         m = Module()
         spec = self._spec
         k, w, s = spec.block, spec.elem.width, spec.scaling
@@ -78,9 +81,38 @@ class MxDequantizer(MxUnit):
         f = Binary32(m, "el")
         ys = [f.mul(f.widen(self.x[i * w:(i + 1) * w], s.elem, f"v{i}"), factor, f"y{i}")
               for i in range(k)]
+        return self._outputs(m, ys)
+
+    def _outputs(self, m, ys):
         out = {"y": Cat(*ys)}
-        for i in range(1, spec.stages + 1):
+        for i in range(1, self._spec.stages + 1):
             out = register(m, True, f"s{i}", out)
         m.d.comb += self.y.eq(out["y"])
         self.valid_chain(m)
         return m
+
+    def _power_of_two_scaled(self):
+        """P3109's Binary8p1uf scale has a one-bit significand: RN(x_i * scale) only adds the
+        scale's exponent before one rounding into float32 (as the float32 multiply: a zero scale
+        gives a signed zero, inf x 0 NaN, a NaN scale NaN)."""
+        m = Module()
+        spec = self._spec
+        k, elem, w, sfmt = spec.block, spec.elem, spec.elem.width, spec.scale_fmt
+        sc = Decode(sfmt)
+        m.submodules.dec_scale = sc
+        m.d.comb += sc.code.eq(self.scale)
+        ys = []
+        for i in range(k):
+            op = decode_element(m, self.x[i * w:(i + 1) * w], elem, f"dec_x{i}")
+            e = Signal(signed(12), name=f"exp{i}")
+            m.d.comb += e.eq(op.exp + sc.exp)
+            (lo, hi), (slo, shi) = op.exp_range, sc.exp_range
+            inf_zero = op.inf & sc.is_zero
+            raw = Raw(sign=op.sign, exp=e, off=op.off + sc.off, sig=op.sig, width=op.width,
+                      exp_range=(lo + slo, hi + shi), lz_max=op.lz_max, sticky=0,
+                      zero=op.zero | sc.is_zero, inf=op.inf & ~sc.is_zero,
+                      nan=op.nan | sc.is_nan | inf_zero, invalid=op.invalid | inf_zero)
+            rnd = Rounder(spec.out_fmt, spec.options, raw)
+            m.submodules[f"round_y{i}"] = rnd
+            ys.append(rnd.y)
+        return self._outputs(m, ys)

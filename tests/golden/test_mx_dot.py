@@ -156,6 +156,7 @@ def _scale_value(code: int, fmt) -> Fraction:
     ("float8_e4m3fn", "fp8e4m3", "fp8e4m3", "exact"),
     ("float8_e4m3fn", "fp8e5m2", "fp4e2m1", "fixed"),
     ("binary8p1uf", "fp6e3m2", "fp6e2m3", "exact"),
+    ("binary8p1uf", "fp8e5m2", "fp8e5m2", "exact"),      # the two-limb sum's 64-bit window
 ])
 def test_value_scales_match_fractions(scale_fmt, ea, eb, accum):
     fmt = resolve(scale_fmt)

@@ -153,6 +153,7 @@ DOT = [["random", {"count": 160}], ["specials", {"count": 64}]]
          format="bf16"),
     dict(in_format="fp8e4m3", n=8, accum="fixed", frac_bits=12, scale_format="binary8p1uf",
          stages=2),
+    dict(in_format="binary8p3se", n=8, scale_format="binary8p1uf"),
 ], ids=lambda v: make_spec("dot", **v).default_name)
 def test_dot_value_scales(values):
     check(make_spec("dot", **values), DOT, BatchEngine())

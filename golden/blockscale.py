@@ -29,7 +29,7 @@ from .rounding import Mode, Raw, round_raw
 __all__ = ["BlockQuantized", "block_quantize", "block_dequantize", "value_quantize_unit",
            "value_dequantize_unit"]
 
-F32 = CATALOG["float32"]
+F32, E8M0 = CATALOG["float32"], CATALOG["float8_e8m0fnu"]
 E8M0_BIAS, E8M0_NAN = 127, 0xFF
 
 
@@ -155,16 +155,31 @@ def _pow2(blocks, s: BlockScaling, rbits, sr_bits):
         code = jnp.clip(e - elem.emax, -127, 127) + E8M0_BIAS
         code = jnp.where(amax == 0, 0, code)
         code = jnp.where(inf_block | nan_block, E8M0_NAN, code)
+    shift = code.astype(I32) - E8M0_BIAS
+    nan_scale = code == E8M0_NAN
+    if s.scale_fmt != E8M0:
+        # Another scale format holds fewer powers of two: the exponent clamps to its range
+        # (an all-zero block takes the smallest), and the scale is 2^s's code in it.
+        lo, hi = pow2_range(s.scale_fmt)
+        shift = jnp.where(amax == 0, lo, jnp.clip(shift, lo, hi))
+        pattern = ((shift + 127).astype(U32) << 23)           # 2^shift as float32 (normal)
+        code, _ = fp32.cast(jnp.where(nan_scale, jnp.uint32(0x7FC0_0000), pattern),
+                            s.scale_fmt)
     scales = code.astype(jnp.uint8)
     # x / 2^s: the exponent lowered by s, one rounding (saturating); a NaN scale, a NaN block.
     v = decode(blocks, F32, jnp.uint64)
-    shift = code.astype(I32)[..., None] - E8M0_BIAS
-    nan_scale = (code == E8M0_NAN)[..., None]
+    shift, nan_scale = shift[..., None], nan_scale[..., None]
     raw = Raw(v.sign, v.exp - shift, v.sig, jnp.zeros(v.sig.shape, bool), v.is_nan | nan_scale,
               v.is_inf & ~nan_scale, v.is_snan)
     opts = _elem_options(rbits, sr_bits)
     elems, _ = round_raw(raw, elem, opts, Mode(opts.rounding), rbits)
     return scales, elems.astype(jnp.uint8)
+
+
+def pow2_range(fmt: FloatFormat) -> tuple[int, int]:
+    """The smallest and largest power-of-two exponents ``fmt`` holds."""
+    lo = fmt.emin - fmt.man_bits if fmt.has_subnormals else fmt.emin
+    return lo, fmt.emax
 
 
 def _elem_options(rbits, sr_bits):

@@ -98,6 +98,13 @@ class BlockScaling:
     def __post_init__(self):
         if not isinstance(self.block, int) or self.block < 1:
             raise OptionError(f"block must be a positive integer, not {self.block!r}")
+        if isinstance(self.rule, Pow2Rule) and self.scale_fmt != _E8M0 and \
+                (self.rule.divisor == "max" or not self.scale_fmt.has_nan or
+                 self.scale_fmt.emin - self.scale_fmt.man_bits < -126 or
+                 self.scale_fmt.emax > 127):
+            raise OptionError(f"{self.name}: a power-of-two rule with {self.scale_fmt.name} "
+                              "scales needs a format with a NaN whose powers of two float32 "
+                              "holds, and the divisor emax (rceil's float32 form is E8M0's)")
         if isinstance(self.rule, ValueRule) and self.rule.arithmetic is not Arithmetic.P3109 \
                 and not self.tensor_scale:
             raise OptionError(f"{self.name}: the {self.rule.arithmetic.value} arithmetic needs "

@@ -211,3 +211,32 @@ def test_nvfp4_torchao_against_torchao():
     np.testing.assert_array_equal(np.asarray(q.scales).reshape(-1),
                                   scales.view(torch.uint8).numpy().reshape(-1))
     np.testing.assert_array_equal(np.asarray(q.elements), codes)
+
+
+def test_power_of_two_rule_with_e4m3_scales():
+    """MXFP4 blocks with E4M3 scales (a power-of-two rule in another scale format, AMD
+    gfx1250's): inside E4M3's powers of two (2^-9 .. 2^8) the same elements as E8M0 and the same
+    scale value; below, the scale stays 2^-9 (code 0x01) and the elements are x * 2^9 rounded
+    (ml_dtypes, exact in float64, within E2M1's range); an all-zero block gets 2^-9 too; a block
+    with a NaN gets E4M3's NaN scale."""
+    from dataclasses import replace
+    from fpforge.rtl.formats import CATALOG
+    e4m3 = CATALOG["float8_e4m3fn"]
+    scaling = replace(preset("mx_floor", elem="fp4e2m1"), name="mx_floor_e4m3", scale_fmt=e4m3)
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((64, 32)) * np.exp2(rng.integers(-6, 9, (64, 1)))).astype(
+        np.float32)
+    q, ref = block_quantize(x, scaling), block_quantize(x, "mx_floor", elem="fp4e2m1")
+    assert np.array_equal(np.asarray(q.elements), np.asarray(ref.elements))
+    value = np.asarray(q.scales).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    assert np.array_equal(value, np.exp2(np.asarray(ref.scales).astype(np.float64) - 127))
+    tiny = (rng.standard_normal((16, 32)) * 2.0 ** -14).astype(np.float32)
+    tiny[0] = 0
+    tiny[1, 3] = np.nan
+    q = block_quantize(tiny, scaling)
+    scales = np.asarray(q.scales)
+    assert list(scales[0]) == [0x01] and scales[1, 0] == 0x7F and all(scales[2:, 0] == 0x01)
+    want = (tiny[2:].astype(np.float64) * 2.0 ** 9).astype(ml_dtypes.float4_e2m1fn)
+    assert np.array_equal(np.asarray(q.elements)[2:], want.view(np.uint8))
+    with pytest.raises(OptionError, match="divisor emax"):
+        replace(preset("mx_rceil"), scale_fmt=e4m3)

@@ -202,8 +202,8 @@ class MxQuantizer(MxUnit):
         return m
 
     def _value_scaled(self):
-        """An NVFP4 recipe: the E4M3 block scale and each element's float32 scaling in the
-        recipe's order (value_scale.py), then the element cast; ``stages`` registers the
+        """A value-scale recipe. NVFP4: the E4M3 block scale and each element's float32 scaling
+        in the recipe's order (value_scale.py), then the element cast; ``stages`` registers the
         outputs."""
         if self._spec.scaling.rule.arithmetic is Arithmetic.P3109:
             return self._p3109()
@@ -212,14 +212,11 @@ class MxQuantizer(MxUnit):
         k, s, opts = spec.block, spec.scaling, spec.options
         bamax = _max_tree(m, [self.x[i * 32:(i + 1) * 32 - 1] for i in range(k)], "amax")
         xs = [self.x[i * 32:(i + 1) * 32] for i in range(k)]
-        rbits = [self.rbits[i * spec.sr_bits:(i + 1) * spec.sr_bits] if spec.has_rbits
-                 else None for i in range(k)]
+        rbits = [self._rbits(i) for i in range(k)]
         if s.rule.four_over_six:
             code, codes, flags = four_over_six(m, s, xs, Cat(bamax, Const(0, 1)),
                                                self.tensor_amax, opts, rbits)
-            flag_or = Signal(FLAGS_WIDTH, name="flags_or")
-            m.d.comb += flag_or.eq(functools.reduce(operator.or_, flags))
-            return self._outputs(m, code, codes, flag_or)
+            return self._outputs(m, code, codes, flags)
         code, scale_element = block_scale(m, s, Cat(bamax, Const(0, 1)), self.tensor_amax)
         f = Binary32(m, "el")
         codes, flags = [], []
@@ -231,13 +228,18 @@ class MxQuantizer(MxUnit):
                 q = f.named(f"fixed{i}", Mux(is_nan(y), 7, Mux(q == 8, 0, q)), len(q))
             codes.append(q)
             flags.append(fl)
-        flag_or = Signal(FLAGS_WIDTH, name="flags_or")
-        m.d.comb += flag_or.eq(functools.reduce(operator.or_, flags))
-        return self._outputs(m, code, codes, flag_or)
+        return self._outputs(m, code, codes, flags)
+
+    def _rbits(self, i: int):
+        """Element i's random bits (stochastic roundings), or None."""
+        w = self._spec.sr_bits
+        return self.rbits[i * w:(i + 1) * w] if self._spec.has_rbits else None
 
     def _outputs(self, m, scale, codes, flags):
-        """scale, y and flags through ``stages`` output registers."""
-        out = {"scale": scale, "y": Cat(*codes), "flags": flags}
+        """scale, y and the elements' ORed flags through ``stages`` output registers."""
+        flag_or = Signal(FLAGS_WIDTH, name="flags_or")
+        m.d.comb += flag_or.eq(functools.reduce(operator.or_, flags))
+        out = {"scale": scale, "y": Cat(*codes), "flags": flag_or}
         for i in range(1, self._spec.stages + 1):
             out = register(m, True, f"s{i}", out)
         m.d.comb += [self.scale.eq(out["scale"]), self.y.eq(out["y"]),
@@ -285,12 +287,8 @@ class MxQuantizer(MxUnit):
                       exp_range=(xlo - shi, xhi - slo), lz_max=dec.lz_max, sticky=Const(0, 1),
                       zero=dec.is_zero | kill, inf=dec.is_inf & ~sc.is_zero,
                       nan=dec.is_nan | sc.is_nan, invalid=dec.is_snan & ~sc.is_zero)
-            rbits = self.rbits[i * spec.sr_bits:(i + 1) * spec.sr_bits] if spec.has_rbits \
-                else None
-            rnd = Rounder(elem, opts, raw, rbits=rbits)
+            rnd = Rounder(elem, opts, raw, rbits=self._rbits(i))
             m.submodules[f"round_y{i}"] = rnd
             codes.append(rnd.y)
             flags.append(rnd.flags)
-        flag_or = Signal(FLAGS_WIDTH, name="flags_or")
-        m.d.comb += flag_or.eq(functools.reduce(operator.or_, flags))
-        return self._outputs(m, code, codes, flag_or)
+        return self._outputs(m, code, codes, flags)

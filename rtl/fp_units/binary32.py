@@ -1,21 +1,23 @@
 """IEEE binary32 arithmetic as circuits, for the block units whose scales are computed in float32
 (the NVFP4 recipes): the same operations as golden/fp32.py, built from the same parts.
 
-``mul`` and the casts are the scalar units themselves (FpMul, FpCvt on float32), instantiated as
-submodules; ``div`` is the one new core, a restoring divider whose quotient and remainder go to
+``mul``, ``add``, ``sub`` and the casts are the scalar units themselves (FpMul, FpAdd, FpSub,
+FpCvt on float32), instantiated as submodules; ``div`` is the one new core, a restoring divider whose quotient and remainder go to
 the shared Rounder, as golden/fp32.py ``quotient`` does. Every operation rounds to nearest even
 except the casts, which take the unit's options. Each call adds a named submodule to ``m``.
 """
 
 from __future__ import annotations
 
+import struct
+
 from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, signed
 
 from ..formats import CATALOG, FloatFormat
 from ..options import UnitOptions
 from ..scalar import AddSpec, CvtSpec, MulSpec, SubSpec
-from .common import Raw
 from .add import FpAdd, FpSub
+from .common import Raw
 from .cvt import FpCvt
 from .decode import Decode
 from .mul import FpMul
@@ -34,7 +36,6 @@ QUOTIENT_BITS = 27
 
 def bits(value: float) -> int:
     """A float32 constant's bit pattern (as golden/fp32.py ``bits``)."""
-    import struct
     return struct.unpack("<I", struct.pack("<f", value))[0]
 
 

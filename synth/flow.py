@@ -10,6 +10,15 @@ jobs run in parallel and never share files:
     ``write_verilog`` of the mapped netlist, which OpenSTA then times load-aware over the same
     liberty's NLDM tables (synth/sta.py).
 
+``deep`` (an asic job option, set for the NVFP4 units' float32 datapaths: restoring dividers
+    and chains of float32 operations) drops the one step that does not finish on them: ABC's SAT
+    sweep (``&fraig -x`` in its default script, in both ABC calls) spent 141 s on one 27-bit
+    divider of 6,189 generic gates and over 30 CPU minutes on the smallest NVFP4 quantizer; the
+    rest of the script is kept. ``ltp`` is skipped too (its recursion exhausts Yosys's
+    WebAssembly stack on those paths): the generic depth is then unknown; OpenSTA's critical
+    path is still measured. Figures from it are compared only with figures from it
+    (docs/blockscale.md).
+
     Mapping choice, checked against the CELLS.md reference cores (tests/synth): the default
     ``abc -liberty`` script lands the E4M3 / bf16 / fp16 cores within a few percent of CELLS.md's
     area and load-aware delay. Alternatives tried on the E4M3 core (one-point delays, before the
@@ -180,18 +189,26 @@ def _q(path: Path | str, cwd: Path | None) -> str:
     return f'"{path}"'
 
 
-def abc_command(liberty: str, abc_target_ps: float | None) -> str:
-    """ABC's mapping: its default (area-recovering) script, or for a delay target ``map -D``
-    (delay-oriented mapping with area recovered wherever the target leaves slack) followed by
-    buffering of high-fan-out nets, the one-drive-strength library's way to cut load."""
+# ABC's default script (Yosys 0.70 abc.cc) without its SAT sweep ``&get -n; &fraig -x; &put``.
+NO_SWEEP_SCRIPT = "+strash;scorr;dc2;dretime;strash;&get,-n;&dch,-f;&nf;&put"
+
+
+def abc_command(liberty: str | None, abc_target_ps: float | None, deep: bool = False) -> str:
+    """ABC's mapping (to ``liberty``, or to Yosys's generic gates when None): its default
+    (area-recovering) script, without the SAT sweep for a ``deep`` job, or for a delay target
+    ``map -D`` (delay-oriented mapping with area recovered wherever the target leaves slack)
+    followed by buffering of high-fan-out nets, the one-drive-strength library's way to cut
+    load."""
+    to = f" -liberty {liberty}" if liberty is not None else ""
     if abc_target_ps is None:
-        return f"abc -liberty {liberty}"
+        return f"abc{' -script ' + NO_SWEEP_SCRIPT if deep else ''}{to}"
     return (f"abc -script +strash;dch,-f;map,-D,{abc_target_ps:.0f};topo;buffer,-p;topo "
             f"-liberty {liberty}")
 
 
 def asic_script(verilog: Path, top: str, library: Library, cwd: Path | None = None, *,
-                share: bool = True, abc_target_ps: float | None = None) -> str:
+                share: bool = True, abc_target_ps: float | None = None,
+                deep: bool = False) -> str:
     """``share=False`` skips Yosys's SAT-based resource sharing: on the MX units (k copies of an
     element rounder) it ran for over 15 minutes without finishing (k = 32), and fpforge's units
     share their logic by construction; on the scalar units it moves ABC's area by under 3 %."""
@@ -201,14 +218,16 @@ def asic_script(verilog: Path, top: str, library: Library, cwd: Path | None = No
         f"# fpforge ASIC proxy: {top} -> {library.name}",
         f"read_verilog {q(verilog)}",
         f"hierarchy -check -top {top}",
-        f"synth -flatten {'' if share else '-noshare '}-top {top}",
+        f"synth -flatten {'' if share else '-noshare '}{'-noabc ' if deep else ''}-top {top}",
+        # synth's own tail, with the deep job's script: its generic-gate mapping, then opt.
+        *([abc_command(None, None, deep=True), "opt -fast"] if deep else []),
         # Flattening leaves $scopeinfo markers (names only, no logic): keep them out of counts.
         "delete t:$scopeinfo",
         "tee -q -o generic_stat.json stat -json",
         "tee -q -o cmos_stat.json stat -json -tech cmos",
-        "tee -q -o generic_ltp.txt ltp -noff",
+        *([] if deep else ["tee -q -o generic_ltp.txt ltp -noff"]),
         f"dfflibmap -liberty {q(library.liberty)}",
-        abc_command(q(library.liberty), abc_target_ps),
+        abc_command(q(library.liberty), abc_target_ps, deep),
         "opt_clean -purge",
         f"tee -q -o asic_stat.json stat -json -liberty {q(library.liberty)}",
         # -simple-lhs: OpenSTA reads no concatenation on the left of an assign.
@@ -275,7 +294,7 @@ class GenericFigures:
     cells_by_type: dict
     transistors: int          # stat -tech cmos estimate
     transistors_exact: bool   # False: Yosys has no figure for some cell types ("N+")
-    depth: int                # ltp -noff: longest path in generic gates
+    depth: int | None         # ltp -noff: longest path in generic gates (None: a deep job)
 
 
 @dataclass(frozen=True)
@@ -325,6 +344,7 @@ class Job:
     # asic only: map for this worst-path delay (a clock period for a registered design) instead
     # of for area; run_job tightens ABC's target until OpenSTA agrees or MAPPING_TRIES runs out.
     delay_target_ps: float | None = None
+    deep: bool = False                 # asic only: ABC without its SAT sweep, no ltp (see above)
 
     SCRIPT = "synth.ys"
 
@@ -342,7 +362,7 @@ class Job:
         if self.target == "asic":
             src, = self.designs
             return asic_script(src.path, src.top, self.library, self.directory, share=self.share,
-                               abc_target_ps=abc_target_ps)
+                               abc_target_ps=abc_target_ps, deep=self.deep)
         (self.directory / "batch_top.v").write_text(batch_top(self.designs))
         return fpga_script(self.designs, self.target, self.directory)
 
@@ -373,7 +393,7 @@ def job_key(job: "Job") -> str:
                                 [(p.name, p.direction, p.width) for p in s.ports])
                                for s in job.designs],
                   job.library.sha256 if job.library else None, job.share, job.delay_target_ps,
-                  flow_version())
+                  job.deep, flow_version())
 
 
 def run_job(job: Job) -> JobResult:
@@ -423,7 +443,7 @@ def parse_job(job: Job) -> dict:
             # A design with flip-flops is clocked by its CLOCK port (rtl/ports.py).
             registered = "DFF_X1" in (d / "netlist.v").read_text()
             timing = run_sta(d, job.library.liberty, d / "netlist.v", src.top, registered)
-        return {src.top: (parse_generic(d), parse_asic(d, job.library, timing))}
+        return {src.top: (parse_generic(d, not job.deep), parse_asic(d, job.library, timing))}
     return parse_fpga(d / f"{job.target}_stat.json", job.target, job.tops)
 
 
@@ -431,7 +451,7 @@ def _design_stat(path: Path) -> dict:
     return json.loads(path.read_text())["design"]
 
 
-def parse_generic(d: Path) -> GenericFigures:
+def parse_generic(d: Path, with_depth: bool = True) -> GenericFigures:
     stat = _design_stat(d / "generic_stat.json")
     cmos = _design_stat(d / "cmos_stat.json")
     transistors = str(cmos["estimated_num_transistors"])
@@ -439,7 +459,8 @@ def parse_generic(d: Path) -> GenericFigures:
                           cells_by_type=dict(stat["num_cells_by_type"]),
                           transistors=int(transistors.rstrip("+")),
                           transistors_exact=not transistors.endswith("+"),
-                          depth=parse_ltp((d / "generic_ltp.txt").read_text()))
+                          depth=parse_ltp((d / "generic_ltp.txt").read_text()) if with_depth
+                          else None)
 
 
 def parse_ltp(text: str) -> int:

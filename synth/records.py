@@ -36,6 +36,7 @@ class Design:
     ports: tuple[Port, ...] = ()
     # Map for this worst-path delay (ps; a registered design's clock period) instead of area.
     delay_target_ps: float | None = None
+    deep: bool = False          # float32 datapaths with dividers (flow.asic_script's deep job)
 
 
 def core_formats(spec: Spec):
@@ -59,8 +60,10 @@ def options_text(spec: Spec) -> str:
     return ", ".join(words + [spec.options.describe()])
 
 
-def design_for(spec: Spec) -> Design:
-    """The Design of any unit spec, its Verilog from the one emitter (rtl.emit)."""
+def design_for(spec: Spec, *, deep: bool | None = None, name: str | None = None) -> Design:
+    """The Design of any unit spec, its Verilog from the one emitter (rtl.emit). ``deep``
+    (default: the NVFP4 units, whose float32 datapaths divide) picks the flow's deep job;
+    ``name`` renames the top module (the same unit synthesised both ways)."""
     from fpforge.rtl.emit import verilog   # imports Amaranth: late, so synth/ imports without it
 
     ports = tuple(spec.ports())
@@ -70,10 +73,13 @@ def design_for(spec: Spec) -> Design:
     core = core_formats(spec)
     # Yosys's SAT resource sharing ran for over 15 minutes on an MX unit (k lanes, each with
     # an element rounder) without finishing: off where a port has lanes (flow.asic_script).
-    return Design(spec.default_name, verilog(spec), "unit", spec.describe(), formats,
+    if deep is None:
+        deep = getattr(spec, "has_tensor_amax", False)
+    name = spec.default_name if name is None else name
+    return Design(name, verilog(spec, name), "unit", spec.describe(), formats,
                   options_text(spec), spec.unit, spec.stages,
                   core_name(*core) if core else None,
-                  share=all(p.lanes == 1 for p in ports), ports=ports)
+                  share=all(p.lanes == 1 for p in ports), ports=ports, deep=deep)
 
 
 def signature_ports(component) -> tuple[Port, ...]:

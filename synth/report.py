@@ -47,7 +47,7 @@ def _row(r: SynthRecord) -> tuple[str, ...]:
         return "–" if f is None else f"{f.fmax_mhz:.1f}"
     a = r.asic
     return (r.name, _f(a.ge, 1), _f(a.area_um2, 1), _f(a.delay_ps, 1), _f(a.fmax_mhz, 0),
-            str(r.generic.depth), str(a.cells),
+            "–" if r.generic.depth is None else str(r.generic.depth), str(a.cells),
             f"{r.generic.transistors}{'' if r.generic.transistors_exact else '+'}", fpga("ice40"),
             fpga("ecp5"), fmax("ice40"), fmax("ecp5"), _ratio(r.area_vs_core),
             _ratio(r.delay_vs_core))

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, catalog_formats, resolve
 from fpforge.rtl.kinds import BASIC_UNITS, KINDS, make_spec
-from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, element_format
+from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, VALUE_RULES, element_format
 from fpforge.rtl.options import OptionError
 from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import Spec
@@ -70,15 +70,18 @@ HARDWARE_SOURCES = ("rtl/fp_units", "rtl/formats.py", "rtl/options.py", "rtl/spe
                     "rtl/scalar.py", "rtl/mx.py", "rtl/kinds.py", "rtl/ports.py", "rtl/emit.py")
 REPORT_FILES = ("sweep.md", "sweep.csv", "area.png", "delay.png", "variants.png", "mx.png")
 MX_BLOCK = 8
+NVFP4_RULES = tuple(r for r in VALUE_RULES if r.startswith("nvfp4_"))
 MX_N = 8
 # MX variants per unit -> option values: the quantizer's scale rules, the dot product's
 # accumulators.
 MX_VARIANTS = {
     # The NVFP4 quantizers compute in float32 (a multiplier per element, dividers per block):
-    # Yosys's ABC spends over 30 CPU minutes on one even at k = 2, so they are not swept
-    # (docs/blockscale.md, Cost).
+    # they take the flow's deep job (synth/flow.py), and so does floor_deep, the MX floor
+    # quantizer again, the one same-flow point to set them against (docs/blockscale.md, Cost).
     "mxq": {**{rule: {"scale_rule": rule} for rule in SCALE_RULES},
-            "p3109_maxabs": {"scale_rule": "p3109_maxabs"}},
+            "p3109_maxabs": {"scale_rule": "p3109_maxabs"},
+            **{rule: {"scale_rule": rule} for rule in NVFP4_RULES},
+            "floor_deep": {"scale_rule": "floor"}},
     "mxdq": {"default": {}, "p3109_maxabs": {"scale_rule": "p3109_maxabs"}},
     "dot": {"exact": {"accum": "exact"}, "fixed24": {"accum": "fixed", "frac_bits": 24},
             "fixed8": {"accum": "fixed", "frac_bits": 8},
@@ -86,7 +89,10 @@ MX_VARIANTS = {
 }
 # The value-scaled variants (docs/blockscale.md) on their recipes' element formats only.
 VARIANT_ELEMENTS = {"e4m3": ("fp4e2m1",),
-                    "p3109_maxabs": ("binary8p4se", "binary8p3se", "binary4p2sf")}
+                    "p3109_maxabs": ("binary8p4se", "binary8p3se", "binary4p2sf"),
+                    **{v: ("fp4e2m1",) for v in (*NVFP4_RULES, "floor_deep")}}
+# Variants synthesised by the deep job although their design is not deep (a renamed module).
+DEEP_FLOW_VARIANTS = ("floor_deep",)
 
 
 def _mx_variants(unit: str) -> dict:
@@ -105,6 +111,13 @@ class Case:
 
     def spec(self) -> Spec:
         return make_spec(self.unit, **dict(self.values))
+
+    def design(self):
+        """The case's Design; a DEEP_FLOW_VARIANTS case under its own module name."""
+        spec = self.spec()
+        if self.variant in DEEP_FLOW_VARIANTS:
+            return design_for(spec, deep=True, name=f"{spec.default_name}_deep")
+        return design_for(spec)
 
     @property
     def mx(self) -> bool:
@@ -162,7 +175,7 @@ def cases(formats, units=SWEEP_UNITS, variant_formats=VARIANT_FORMATS,
 def _design(case_: Case) -> tuple:
     """In a worker process: the case's Verilog, or why the generator rejects it."""
     try:
-        return case_, design_for(case_.spec()), None
+        return case_, case_.design(), None
     except (FormatError, OptionError, ValueError) as err:
         return case_, None, f"{type(err).__name__}: {' '.join(str(err).split())}"
 

@@ -2,7 +2,8 @@
 
 Inputs are float32, bfloat16 or float16 arrays; they are read bit for bit (bitcast), never through
 float arithmetic, so float32 subnormals survive even though XLA on the CPU flushes them in
-arithmetic. Results of ``dequantize``/``fake_quantize`` are float32 (bitcast from exact codes).
+arithmetic. Results of ``dequantize`` are float32 (bitcast from exact codes), of ``fake_quantize``
+the input's dtype.
 """
 
 from __future__ import annotations
@@ -55,8 +56,40 @@ def _dequantize(spec: CvtSpec, codes):
 
 def fake_quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False,
                   saturation=None, rbits=None, sr_bits=8):
-    """Round a float array to the values of ``fmt`` and return them as float32."""
-    return dequantize(quantize(x, fmt, rounding=rounding, saturate=saturate,
-                               saturation=saturation, rbits=rbits, sr_bits=sr_bits), fmt)
+    """Round a float array to the values of ``fmt`` and return them in ``x``'s dtype (float32,
+    bfloat16 or float16; exact whenever that dtype holds ``fmt``'s values, as bfloat16 holds
+    every format of at most 8 bits, and else rounded to nearest even into it).
+
+    Differentiable for fine-tuning through it: ``jax.grad`` sees the straight-through estimator,
+    the identity (the rounding's own derivative is zero almost everywhere)."""
+    x, src = _source_format(x)
+    forward = functools.partial(_fake_quantize, fmt=fmt, src=src, rounding=rounding,
+                                saturate=saturate, saturation=saturation, sr_bits=sr_bits)
+    return straight_through(forward, x, rbits)
 
 
+def _fake_quantize(x, rbits, *, fmt, src: FloatFormat, rounding, saturate, saturation, sr_bits):
+    y = dequantize(quantize(x, fmt, rounding=rounding, saturate=saturate, saturation=saturation,
+                            rbits=rbits, sr_bits=sr_bits), fmt)
+    if src == F32:
+        return y
+    # Back into the input's dtype by the shared rounder (XLA's own cast may flush subnormals).
+    return jax.lax.bitcast_convert_type(quantize(y, src), x.dtype)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def straight_through(forward, x, aux):
+    """``forward(x, aux)`` with the straight-through gradient: d/dx is the identity, ``aux``
+    (random bits, say) gets none."""
+    return forward(x, aux)
+
+
+def _straight_through_fwd(forward, x, aux):
+    return forward(x, aux), None
+
+
+def _straight_through_bwd(forward, _, g):
+    return g, None
+
+
+straight_through.defvjp(_straight_through_fwd, _straight_through_bwd)

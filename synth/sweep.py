@@ -429,8 +429,12 @@ def mx_markdown(rows: list[Row], meta: dict) -> list[str]:
            "grows 4x (`fpforge synth --unit mxq --format ELEM` for k = 32). Value scales "
            "(docs/blockscale.md), on their recipes' elements only: *p3109_maxabs*: P3109's "
            "maximum-magnitude Binary8p1uf scale; *dot e4m3*: the exact dot product with "
-           "NVFP4's E4M3 block scales (the NVFP4 quantizers, float32 datapaths, are not swept: "
-           "docs/blockscale.md).", "",
+           "NVFP4's E4M3 block scales; *mxq nvfp4_te | nvfp4_modelopt | nvfp4_torchao | "
+           "nvfp4_4over6*: the NVFP4 quantizers (E4M3 scale, float32 tensor_amax input; every "
+           "float32 operation of the recipe in hardware, dividers included), synthesised by the "
+           "flow's deep job (ABC without its SAT sweep, which does not finish on dividers; no "
+           "generic depth): compare them with *mxq floor_deep*, the MX floor quantizer through "
+           "the same job, not with the other columns (docs/blockscale.md).", "",
            "![mx](mx.png)", "",
            "| element | bits | " + " | ".join(f"{u} {v}" if v != "default" else u
                                              for u, v in cols) + " |",
@@ -549,7 +553,7 @@ def plot_mx(rows: list[Row], directory: Path) -> Path:
     by = {(r.format, r.unit, r.variant): r for r in rows}
     fig, ax = plt.subplots(figsize=(12, 5.2), dpi=100)
     width = 0.8 / max(1, len(cols))
-    cmap = plt.get_cmap("tab10")
+    cmap = plt.get_cmap("tab20")     # up to 20 unit variants keep their own colours
     for i, (u, v) in enumerate(cols):
         xs, ys = [], []
         for j, e in enumerate(elems):
@@ -560,7 +564,9 @@ def plot_mx(rows: list[Row], directory: Path) -> Path:
         ax.bar(xs, ys, width, label=u if v == "default" else f"{u} {v}", color=cmap(i))
     ax.set_xticks(range(len(elems)))
     ax.set_xticklabels(elems)
-    ax.set_ylabel("area (GE)")
+    # log: the NVFP4 quantizers (float32 dividers) are some 25x the MX ones
+    ax.set_yscale("log")
+    ax.set_ylabel("area (GE, log scale)")
     ax.set_title("Block-scaled units by element format (quantizer per scale rule, dot per "
                  "accumulator)")
     ax.grid(axis="y", alpha=0.3)

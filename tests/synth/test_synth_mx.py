@@ -100,3 +100,31 @@ def test_sweep_rejects_bad_mx_options_before_any_work(tmp_path, kwargs, message)
         sw.run_sweep(out=tmp_path / "b", **kwargs)
     assert message in str(info.value) and "\n" not in str(info.value)
     assert not (tmp_path / "b").exists()
+
+
+def test_deep_job_drops_only_abcs_sat_sweep_and_ltp(tmp_path):
+    from fpforge.synth.flow import asic_script, own_library
+    lib = own_library(tmp_path)
+    standard = asic_script(tmp_path / "d.v", "d", lib, tmp_path)
+    deep = asic_script(tmp_path / "d.v", "d", lib, tmp_path, deep=True)
+    # ABC's default script (with its SAT sweep) and ltp in the standard job
+    assert "-script" not in standard and "\nabc -liberty" in standard and "ltp -noff" in standard
+    assert "&fraig" not in deep and "ltp" not in deep and "-noabc" in deep
+    # the rest of ABC's default script stays, in both of its calls
+    assert deep.count("scorr;dc2;dretime;strash;&get,-n;&dch,-f;&nf;&put") == 2
+
+
+def test_nvfp4_quantizer_synthesises_through_the_deep_job(tmp_path):
+    """TE's NVFP4 quantizer (float32 dividers): ABC's SAT sweep did not finish it in 30 CPU
+    minutes; the deep job maps it in under a minute. No FPGA figures, no generic depth."""
+    from fpforge.synth.records import design_for
+    te = make_spec("mxq", format="fp4e2m1", scale_rule="nvfp4_te", block=2)
+    assert design_for(te).deep and not design_for(make_spec("mxq", format="fp4e2m1")).deep
+    record, = synth.run([te], out_dir=tmp_path)          # FPGA runs asked for, not made
+    assert record.asic.ge > 10_000 and record.asic.delay_ps > 10_000
+    assert record.generic.depth is None and record.fpga == {}
+    cases = [sw.mx_case("fp4e2m1", "mxq", v, block=2) for v in ("floor", "floor_deep")]
+    rows, _, _ = sw.sweep(cases, out_dir=tmp_path, jobs=2)
+    floor, deep = rows
+    assert deep.module == floor.module + "_deep" and deep.depth is None and floor.depth > 0
+    assert deep.ge > 0 and deep.delay_ps > 0

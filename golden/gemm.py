@@ -1,0 +1,214 @@
+"""Emulated matrix multiply: the arithmetic of an array of fpforge dot units, bit for bit.
+
+``emulated_matmul(a, b, config)`` computes a @ b (float32 in, float32 out) the way a
+block-scaled matrix engine built from fpforge's units does (docs/codesign.md):
+
+1. Both operands are quantized along the contraction axis K into OCP MX blocks of ``block``
+   elements (one E8M0 scale per block, any power-of-two scale rule, any rounding): ``mx_quantize``.
+2. Each block pair is one ``dot`` unit: the exact sum of the ``block`` exact products, times
+   the two scales, rounded once into the accumulator's format (``dot_unit``, the RTL's own
+   golden function).
+3. The block results are summed in K order by a float adder of the accumulator's format and
+   rounding (``add_unit``). With ``promote_every`` = N_C, that running sum restarts every N_C
+   terms and each partial sum is added into a float32 running sum (DeepSeek-V3's promotion of
+   the tensor cores' partial sums to CUDA-core float32 registers every 128 terms).
+
+Every step is a golden function the benches compare with the RTL, so the emulated matrix
+multiply is what that hardware computes, not a float32 stand-in.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, resolve
+from fpforge.rtl.mx import MxDotSpec, element_format
+from fpforge.rtl.options import OptionError, Rounding, UnitOptions
+from fpforge.rtl.scalar import AddSpec, CvtSpec
+
+from ._jax import jax, jnp
+from .mx import _mx_dot, mx_dequantize, mx_quantize
+from .ops import add_unit, cvt_unit
+
+__all__ = ["Accumulator", "GemmConfig", "emulated_matmul", "ACCUMULATOR_PRESETS"]
+
+F32 = CATALOG["float32"]
+
+
+@dataclass(frozen=True)
+class Accumulator:
+    """How the dot units' block results are summed: a running sum in ``fmt`` rounded by
+    ``rounding`` after every block (the dot unit rounds into it too), promoted into a float32
+    running sum every ``promote_every`` K terms (None: never)."""
+
+    fmt: FloatFormat = F32
+    rounding: Rounding = Rounding.RNE
+    promote_every: int | None = None
+
+    def __post_init__(self):
+        try:
+            fmt = resolve(self.fmt)
+        except FormatError as err:
+            raise OptionError(str(err)) from None
+        # Promotion and the result widen the running sum into float32: exact for these.
+        if not fmt.has_inf or fmt.unsigned or fmt.precision > F32.precision or \
+                fmt.emax > F32.emax or fmt.emin < F32.emin:
+            raise OptionError(f"accumulator format must be a signed format with infinities "
+                              f"that float32 holds (float32, bfloat16, float16, fp8e5m2...), "
+                              f"not {fmt.name}")
+        object.__setattr__(self, "fmt", fmt)
+        rounding = Rounding.parse(self.rounding)
+        if rounding is Rounding.DYNAMIC or rounding.stochastic:
+            raise OptionError(f"the accumulator rounds with a static mode (rne, rtz, rdn, rup, "
+                              f"rna, rod), not {rounding.value!r}")
+        object.__setattr__(self, "rounding", rounding)
+        if self.promote_every is not None and (not isinstance(self.promote_every, int)
+                                               or self.promote_every < 1):
+            raise OptionError(f"promote_every must be a positive number of K terms or None, "
+                              f"not {self.promote_every!r}")
+
+    def describe(self) -> str:
+        promote = f", promoted to float32 every {self.promote_every} terms" \
+            if self.promote_every else ""
+        return f"{self.fmt.name} running sum, {self.rounding.value}{promote}"
+
+
+# Named accumulators (docs/codesign.md): a float32 running sum as GPU epilogues keep it; bf16 and
+# fp16 running sums; DeepSeek-V3's recipe (a narrow running sum promoted every 128 terms; its
+# narrow sum is modelled as bf16 here, Hopper's own fixed-point sum is MMA-Sim's preset).
+ACCUMULATOR_PRESETS = {
+    "fp32": Accumulator(),
+    "bf16": Accumulator("bfloat16"),
+    "fp16": Accumulator("float16"),
+    "bf16_promote128": Accumulator("bfloat16", promote_every=128),
+}
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """Element formats, MX block size, scale rule and element rounding of both operands, and
+    the accumulator."""
+
+    elem_a: str = "fp8e4m3"
+    elem_b: str | None = None
+    block: int = 32
+    scale_rule: str = "floor"
+    rounding: str = "rne"
+    accum: Accumulator | str = "fp32"
+
+    def __post_init__(self):
+        element_format(self.elem_a)
+        element_format(self.elem_b or self.elem_a)
+        if isinstance(self.accum, str):
+            if self.accum not in ACCUMULATOR_PRESETS:
+                raise OptionError(f"unknown accumulator {self.accum!r}; valid: "
+                                  f"{', '.join(ACCUMULATOR_PRESETS)}")
+            object.__setattr__(self, "accum", ACCUMULATOR_PRESETS[self.accum])
+        p = self.accum.promote_every
+        if p is not None and p % self.block:
+            raise OptionError(f"promote_every ({p}) must be a multiple of the block ({self.block})"
+                              f": a dot unit's block is never split")
+
+    @property
+    def dot_spec(self) -> MxDotSpec:
+        return MxDotSpec(self.elem_a, self.elem_b, n=self.block, out_fmt=self.accum.fmt,
+                         rounding=self.accum.rounding)
+
+
+def emulated_matmul(a, b, config: GemmConfig = GemmConfig(), *, rbits_a=None, rbits_b=None):
+    """a (M, K) @ b (K, N), float32 -> float32 through ``config``'s hardware; K a multiple of
+    the block. ``rbits_a`` / ``rbits_b`` (integer arrays shaped like a and b.T) feed a
+    stochastic element rounding.
+
+    Differentiable with the straight-through estimator of quantization-aware training: the
+    gradients are those of Q(a) @ Q(b) in float32 (dA = g Q(b)^T, dB = Q(a)^T g), Q the
+    operands' block quantize-dequantize."""
+    a, b = jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"emulated_matmul takes (M, K) and (K, N) arrays, not {a.shape} and "
+                         f"{b.shape}")
+    if a.shape[1] % config.block:
+        raise ValueError(f"K = {a.shape[1]} must be a multiple of the block size "
+                         f"{config.block}")
+    return _emulated(config, a, b, (rbits_a, rbits_b))
+
+
+def _quantized(config: GemmConfig, a, b, rbits):
+    """(element codes, scales) of a along K and of b.T along K."""
+    q = functools.partial(mx_quantize, block=config.block, scale_rule=config.scale_rule,
+                          rounding=config.rounding)
+    sa, ea = q(a, config.elem_a, rbits=rbits[0])
+    sb, eb = q(b.T, config.elem_b or config.elem_a, rbits=rbits[1])
+    return ea, sa, eb, sb
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _emulated(config: GemmConfig, a, b, rbits):
+    return _matmul_codes(*_quantized(config, a, b, rbits), config=config)
+
+
+def _emulated_fwd(config, a, b, rbits):
+    ea, sa, eb, sb = _quantized(config, a, b, rbits)
+    qa = mx_dequantize(sa, ea, config.elem_a, config.block)
+    qb = mx_dequantize(sb, eb, config.elem_b or config.elem_a, config.block)
+    return _matmul_codes(ea, sa, eb, sb, config=config), (qa, qb)
+
+
+def _emulated_bwd(config, residuals, g):
+    qa, qb = residuals                      # (M, K) and (N, K)
+    return g @ qb, (qa.T @ g), None
+
+
+_emulated.defvjp(_emulated_fwd, _emulated_bwd)
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def _matmul_codes(ea, sa, eb, sb, *, config: GemmConfig):
+    """(M, K) and (N, K) element codes with their (M, K/k) and (N, K/k) scales -> (M, N)."""
+    k, acc = config.block, config.accum
+    spec = config.dot_spec
+    add = AddSpec(acc.fmt, (acc.fmt, acc.fmt), UnitOptions(rounding=acc.rounding))
+    m, n, blocks = ea.shape[0], eb.shape[0], ea.shape[1] // k
+    ea = ea.reshape(m, blocks, k).transpose(1, 0, 2)            # (blocks, M, k)
+    eb = eb.reshape(n, blocks, k).transpose(1, 0, 2)
+    sa, sb = sa.T, sb.T                                          # (blocks, M)
+    # Blocks per promotion; without promotion, one past the last block (never).
+    per_promotion = acc.promote_every // k if acc.promote_every else blocks + 1
+
+    def step(carry, block):
+        total, partial, i = carry
+        xa, xb, ya, yb = block
+        y, _ = _mx_dot(xa[:, None, :], xb[None, :, :], ya[:, None], yb[None, :], spec=spec)
+        partial = add_unit(add, {"a": partial, "b": y}, want=("y",))["y"]
+        promote = (i + 1) % per_promotion == 0
+        total = jnp.where(promote, _add_f32(total, _widen(partial, acc.fmt)), total)
+        partial = jnp.where(promote, jnp.zeros_like(partial), partial)
+        return (total, partial, i + 1), None
+
+    zero_acc = jnp.zeros((m, n), jnp.dtype(f"uint{_code_bits(acc.fmt)}"))
+    zero_f32 = jnp.zeros((m, n), jnp.uint32)
+    (total, partial, _), _ = jax.lax.scan(step, (zero_f32, zero_acc, 0), (ea, eb, sa, sb))
+    if acc.promote_every is None:
+        total = _widen(partial, acc.fmt)
+    elif blocks % per_promotion:            # a last, partial promotion interval
+        total = _add_f32(total, _widen(partial, acc.fmt))
+    return jax.lax.bitcast_convert_type(total.astype(jnp.uint32), jnp.float32)
+
+
+def _code_bits(fmt: FloatFormat) -> int:
+    return 8 if fmt.width <= 8 else 16 if fmt.width <= 16 else 32
+
+
+_F32_ADD = AddSpec(F32, (F32, F32))
+
+
+def _add_f32(x, y):
+    return add_unit(_F32_ADD, {"a": x, "b": y}, want=("y",))["y"].astype(jnp.uint32)
+
+
+def _widen(codes, fmt: FloatFormat):
+    """Codes of ``fmt`` as float32 codes (exact: the accumulator formats fit in float32)."""
+    if fmt == F32:
+        return codes.astype(jnp.uint32)
+    return cvt_unit(CvtSpec(F32, (fmt,)), {"x": codes}, ("y",))["y"].astype(jnp.uint32)

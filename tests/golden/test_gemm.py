@@ -1,0 +1,158 @@
+"""The emulated matrix multiply (golden/gemm.py) against an independent model: elements decoded
+by ml_dtypes, block sums in exact rationals, every rounding by MPFR (gmpy2)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import gmpy2
+import numpy as np
+import pytest
+
+from fpforge.golden import mx_quantize
+from fpforge.golden.gemm import Accumulator, GemmConfig, emulated_matmul
+from fpforge.rtl.formats import resolve
+from fpforge.rtl.mx import element_format
+from fpforge.rtl.options import OptionError
+
+from oracles.references import ml_decode
+
+MPFR_MODES = {"rne": gmpy2.RoundToNearest, "rtz": gmpy2.RoundToZero,
+              "rdn": gmpy2.RoundDown, "rup": gmpy2.RoundUp}
+
+
+def _context(fmt_name: str, rounding: str):
+    fmt = resolve(fmt_name)
+    return gmpy2.context(precision=fmt.precision, emin=fmt.emin - fmt.man_bits + 1,
+                         emax=fmt.emax + 1, subnormalize=True, round=MPFR_MODES[rounding])
+
+
+def _rounded(value: Fraction, ctx):
+    with gmpy2.context(ctx) as c:
+        return c.div(gmpy2.mpz(value.numerator), gmpy2.mpz(value.denominator))
+
+
+def reference(a, b, config: GemmConfig, rounding: str | None = None):
+    """config's matrix multiply, written from docs/codesign.md's rules alone."""
+    k, acc = config.block, config.accum
+    rounding = rounding or acc.rounding.value
+    sa, ea = (np.asarray(v) for v in mx_quantize(a, config.elem_a, block=k))
+    sb, eb = (np.asarray(v) for v in mx_quantize(np.ascontiguousarray(b.T), config.elem_a,
+                                                  block=k))
+    name = element_format(config.elem_a).grid.name     # the ml_dtypes name
+    va, vb = ml_decode(ea, name), ml_decode(eb, name)        # exact values
+    ctx, f32 = _context(acc.fmt.name, rounding), _context("float32", "rne")
+    blocks = a.shape[1] // k
+    every = (acc.promote_every or a.shape[1] + k) // k
+    out = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            total, partial = gmpy2.mpfr(0), gmpy2.mpfr(0)
+            for blk in range(blocks):
+                s = slice(blk * k, (blk + 1) * k)
+                exact = sum(Fraction(float(x)) * Fraction(float(y)) for x, y in zip(va[i, s], vb[j, s]))
+                exact *= Fraction(2) ** (int(sa[i, blk]) - 127 + int(sb[j, blk]) - 127)
+                with gmpy2.context(ctx) as c:
+                    partial = c.add(partial, _rounded(exact, ctx))
+                if (blk + 1) % every == 0:
+                    with gmpy2.context(f32) as c:
+                        total, partial = c.add(total, partial), gmpy2.mpfr(0)
+            if acc.promote_every is None:
+                total = partial
+            elif blocks % every:
+                with gmpy2.context(f32) as c:
+                    total = c.add(total, partial)
+            out[i, j] = np.float32(float(total))
+    return out
+
+
+def _data(shape, seed):
+    rng = np.random.default_rng(seed)
+    # magnitudes over several binades, so blocks get different scales
+    return (rng.standard_normal(shape) * 2.0 ** rng.integers(-6, 7, shape)).astype(np.float32)
+
+
+CASES = [
+    GemmConfig("fp8e4m3", block=32, accum="fp32"),
+    GemmConfig("fp4e2m1", block=16, accum=Accumulator("bfloat16", "rtz")),
+    GemmConfig("fp8e5m2", block=32, accum=Accumulator("bfloat16", promote_every=64)),
+    GemmConfig("fp6e2m3", block=8, accum="fp16"),
+]
+
+
+@pytest.mark.parametrize("config", CASES, ids=lambda c: f"{c.elem_a}-k{c.block}-"
+                         f"{c.accum.fmt.name}-{c.accum.rounding.value}-p{c.accum.promote_every}")
+def test_emulated_matmul_matches_exact_rationals_and_mpfr(config):
+    a, b = _data((3, 224), 1), _data((224, 4), 2)       # 224: 7 blocks of 32, a partial promotion
+    got = np.asarray(emulated_matmul(a, b, config))
+    want = reference(a, b, config)
+    assert got.dtype == np.float32 and got.shape == (3, 4)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_the_comparison_catches_a_wrong_accumulator_rounding():
+    config = GemmConfig("fp8e4m3", block=32, accum=Accumulator("bfloat16"))
+    a, b = _data((3, 224), 3), _data((224, 4), 4)
+    got = np.asarray(emulated_matmul(a, b, config))
+    assert (got.view(np.uint32) != reference(a, b, config, rounding="rtz").view(np.uint32)).any()
+
+
+def test_emulated_matmul_differs_from_fake_quantize_plus_float32():
+    """The point of emulating the hardware: a bf16 running sum is not a float32 matmul."""
+    a, b = _data((4, 256), 5), _data((256, 4), 6)
+    config = GemmConfig("fp8e4m3", accum="bf16")
+    got = np.asarray(emulated_matmul(a, b, config))
+    fp32 = np.asarray(emulated_matmul(a, b, GemmConfig("fp8e4m3")))
+    assert (got != fp32).any()
+    # 8 blocks, each rounded to bf16 (8 bits) as it is added: within 8 bf16 ulps of the terms
+    assert (np.abs(got - fp32) <= 8 * 2.0 ** -8 * (np.abs(a) @ np.abs(b))).all()
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    (dict(accum="fp64"), "unknown accumulator 'fp64'; valid: fp32, bf16"),
+    (dict(accum=Accumulator(promote_every=48)), "must be a multiple of the block (32)"),
+    (dict(elem_a="fp16"), "MX element format must be one of"),
+])
+def test_bad_configurations_are_one_line(kwargs, says):
+    with pytest.raises(OptionError) as info:
+        GemmConfig(**kwargs)
+    assert says in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("fmt, says", [("fp8e4m3", "signed format with infinities"),
+                                       ("e8m20_b100", "that float32 holds"), ("fp9", "unknown format")])
+def test_accumulator_formats_that_float32_cannot_hold_are_refused(fmt, says):
+    with pytest.raises(OptionError, match=says):
+        Accumulator(fmt)
+
+
+def test_straight_through_gradients_of_the_emulated_matmul():
+    import jax
+
+    from fpforge.golden import mx_dequantize
+    a, b = _data((3, 64), 7), _data((64, 2), 8)
+    g = np.arange(6, dtype=np.float32).reshape(3, 2) - 2
+    ga, gb = jax.grad(lambda x, y: (emulated_matmul(x, y) * g).sum(), argnums=(0, 1))(a, b)
+    qa = mx_dequantize(*mx_quantize(a, "fp8e4m3", block=32), "fp8e4m3", 32)
+    qb = mx_dequantize(*mx_quantize(np.ascontiguousarray(b.T), "fp8e4m3", block=32),
+                       "fp8e4m3", 32)
+    np.testing.assert_array_equal(np.asarray(ga), g @ np.asarray(qb))
+    np.testing.assert_array_equal(np.asarray(gb), np.asarray(qa).T @ g)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_fake_quantize_passes_gradients_straight_through_in_the_input_dtype(dtype):
+    import jax
+    import jax.numpy as jnp
+
+    from fpforge import golden
+    x = jnp.asarray([0.3, -1.7, 2.2, 5.0e3, 1.0e-3], dtype)
+    y = golden.fake_quantize(x, "fp8e4m3", saturate=True)
+    assert y.dtype == x.dtype
+    # every fp8e4m3 value is exact in the three dtypes: the values are E4M3's
+    want = np.asarray(golden.fake_quantize(x.astype(jnp.float32), "fp8e4m3", saturate=True))
+    np.testing.assert_array_equal(np.asarray(y, np.float32), want)
+    w = jnp.arange(5, dtype=dtype)
+    grad = jax.grad(lambda v: (golden.fake_quantize(v, "fp8e4m3", saturate=True) * w).sum())(x)
+    assert grad.dtype == x.dtype
+    np.testing.assert_array_equal(np.asarray(grad, np.float32), np.arange(5))

@@ -28,7 +28,8 @@ from fpforge.rtl.options import OptionError, Rounding, UnitOptions
 from fpforge.rtl.scalar import AddSpec, CvtSpec
 
 from ._jax import jax, jnp
-from .mx import _mx_dot, mx_dequantize, mx_quantize
+from .mx import E8M0_BIAS, E8M0_NAN, _mx_dot, decode_elements, mx_dequantize, mx_quantize
+from .rounding import Mode, Raw, round_raw
 from .ops import add_unit, cvt_unit
 
 __all__ = ["Accumulator", "GemmConfig", "emulated_matmul", "ACCUMULATOR_PRESETS"]
@@ -163,9 +164,12 @@ def _emulated_bwd(config, residuals, g):
 _emulated.defvjp(_emulated_fwd, _emulated_bwd)
 
 
-@functools.partial(jax.jit, static_argnames=("config",))
-def _matmul_codes(ea, sa, eb, sb, *, config: GemmConfig):
-    """(M, K) and (N, K) element codes with their (M, K/k) and (N, K/k) scales -> (M, N)."""
+@functools.partial(jax.jit, static_argnames=("config", "via_float64"))
+def _matmul_codes(ea, sa, eb, sb, *, config: GemmConfig, via_float64: bool | None = None):
+    """(M, K) and (N, K) element codes with their (M, K/k) and (N, K/k) scales -> (M, N).
+    The block results come from float64 sums where that is exact (``exact_in_float64``),
+    else from the dot unit's integer model; ``via_float64`` forces one (the tests compare
+    them)."""
     k, acc = config.block, config.accum
     spec = config.dot_spec
     add = AddSpec(acc.fmt, (acc.fmt, acc.fmt), UnitOptions(rounding=acc.rounding))
@@ -173,13 +177,19 @@ def _matmul_codes(ea, sa, eb, sb, *, config: GemmConfig):
     ea = ea.reshape(m, blocks, k).transpose(1, 0, 2)            # (blocks, M, k)
     eb = eb.reshape(n, blocks, k).transpose(1, 0, 2)
     sa, sb = sa.T, sb.T                                          # (blocks, M)
+    fast = exact_in_float64(config) if via_float64 is None else via_float64
+    if fast:
+        ys = _block_results_f64(ea, sa, eb, sb, config)         # (blocks, M, N) codes
     # Blocks per promotion; without promotion, one past the last block (never).
     per_promotion = acc.promote_every // k if acc.promote_every else blocks + 1
 
     def step(carry, block):
         total, partial, i = carry
-        xa, xb, ya, yb = block
-        y, _ = _mx_dot(xa[:, None, :], xb[None, :, :], ya[:, None], yb[None, :], spec=spec)
+        if fast:
+            y = block
+        else:
+            xa, xb, ya, yb = block
+            y, _ = _mx_dot(xa[:, None, :], xb[None, :, :], ya[:, None], yb[None, :], spec=spec)
         partial = add_unit(add, {"a": partial, "b": y}, want=("y",))["y"]
         promote = (i + 1) % per_promotion == 0
         total = jnp.where(promote, _add_f32(total, _widen(partial, acc.fmt)), total)
@@ -188,12 +198,58 @@ def _matmul_codes(ea, sa, eb, sb, *, config: GemmConfig):
 
     zero_acc = jnp.zeros((m, n), jnp.dtype(f"uint{_code_bits(acc.fmt)}"))
     zero_f32 = jnp.zeros((m, n), jnp.uint32)
-    (total, partial, _), _ = jax.lax.scan(step, (zero_f32, zero_acc, 0), (ea, eb, sa, sb))
+    (total, partial, _), _ = jax.lax.scan(step, (zero_f32, zero_acc, 0),
+                                          ys if fast else (ea, eb, sa, sb))
     if acc.promote_every is None:
         total = _widen(partial, acc.fmt)
     elif blocks % per_promotion:            # a last, partial promotion interval
         total = _add_f32(total, _widen(partial, acc.fmt))
     return jax.lax.bitcast_convert_type(total.astype(jnp.uint32), jnp.float32)
+
+
+# ----- the block results through float64 --------------------------------------------------------
+# Every element value is a multiple of 2^lsb_min below 2^(emax + 1), so every product of a block,
+# and every partial sum of them in any order, is an integer multiple of 2^(lsb_a + lsb_b) below
+# k * 2^(emax_a + emax_b + 2): when that span fits float64's 53 bits, a float64 matrix multiply
+# of the element values forms each block's exact sum, whatever order the BLAS adds in. The sum
+# is then read back as an exact raw value and rounded by the shared rounder, as the dot unit
+# rounds its exact sum. Two things the float64 sum does not carry are kept out: the sign of a
+# zero sum (a block of -0 products gives +0 in float64, -0 from the dot unit) matters only to a
+# running sum rounded down (x + -0 = x, and +0 + -0 = +0, in every other mode); infinite
+# elements (E5M2's) never meet the span bound.
+
+def exact_in_float64(config: GemmConfig) -> bool:
+    ea, eb = element_format(config.elem_a), element_format(config.elem_b or config.elem_a)
+    span = (ea.emax + 1 - ea.lsb_min) + (eb.emax + 1 - eb.lsb_min) + \
+        (config.block - 1).bit_length()
+    return span <= 53 and config.accum.rounding is not Rounding.RDN
+
+
+def _values_f64(elem):
+    """Every code's value as float64 (NaN for NaN codes): the decoder's own sig * 2^exp."""
+    u = decode_elements(jnp.arange(1 << elem.width, dtype=jnp.uint32), elem)
+    v = jnp.ldexp(u.sig.astype(jnp.float64), u.exp)
+    return jnp.where(u.is_nan, jnp.nan, jnp.where(u.sign == 1, -v, v))
+
+
+def _block_results_f64(ea, sa, eb, sb, config: GemmConfig):
+    spec, acc = config.dot_spec, config.accum
+    va = _values_f64(spec.elem_a)[ea.astype(jnp.int32)]         # (blocks, M, k)
+    vb = _values_f64(spec.elem_b)[eb.astype(jnp.int32)]         # (blocks, N, k)
+    sums = jnp.einsum("bmk,bnk->bmn", va, vb, precision=jax.lax.Precision.HIGHEST)
+    bits = jax.lax.bitcast_convert_type(sums, jnp.uint64)
+    field = ((bits >> 52) & 0x7FF).astype(jnp.int32)
+    sig = jnp.where(field == 0, bits & ((1 << 52) - 1), (bits & ((1 << 52) - 1)) | (1 << 52))
+    scale_exp = (sa.astype(jnp.int32) - E8M0_BIAS)[:, :, None] + \
+        (sb.astype(jnp.int32) - E8M0_BIAS)[:, None, :]
+    scale_nan = (sa == E8M0_NAN)[:, :, None] | (sb == E8M0_NAN)[:, None, :]
+    false = jnp.zeros(sums.shape, bool)
+    raw = Raw(sign=(bits >> 63).astype(jnp.uint32),
+              exp=jnp.where(field == 0, -1074, field - 1075) + scale_exp,
+              sig=sig.astype(jnp.uint64), sticky=false, is_nan=(field == 0x7FF) | scale_nan,
+              is_inf=false, invalid=false)
+    y, _ = round_raw(raw, acc.fmt, spec.options, Mode(acc.rounding))
+    return y
 
 
 def _code_bits(fmt: FloatFormat) -> int:

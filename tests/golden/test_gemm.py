@@ -156,3 +156,36 @@ def test_fake_quantize_passes_gradients_straight_through_in_the_input_dtype(dtyp
     grad = jax.grad(lambda v: (golden.fake_quantize(v, "fp8e4m3", saturate=True) * w).sum())(x)
     assert grad.dtype == x.dtype
     np.testing.assert_array_equal(np.asarray(grad, np.float32), np.arange(5))
+
+
+@pytest.mark.parametrize("elem", ["fp8e4m3", "fp4e2m1", "fp6e2m3", "fp6e3m2", "mxint8"])
+@pytest.mark.parametrize("accum", [Accumulator("float32", "rne"), Accumulator("bfloat16", "rup"),
+                                   Accumulator("float16", "rtz", promote_every=64)],
+                         ids=lambda a: a.describe())
+def test_float64_block_sums_equal_the_dot_units_integer_model(elem, accum):
+    """Every code (NaN elements, +-0, subnormals), zero blocks, and every scale from 0 to the
+    E8M0 NaN: the float64 path and the dot unit's integer model give the same bits."""
+    from fpforge.golden.gemm import _matmul_codes, exact_in_float64
+    config = GemmConfig(elem, block=16, accum=accum)
+    assert exact_in_float64(config)
+    rng = np.random.default_rng(9)
+    width = element_format(elem).width
+    m, n, k = 6, 5, 16 * 6
+    ea = rng.integers(0, 1 << width, (m, k)).astype(np.uint8)
+    eb = rng.integers(0, 1 << width, (n, k)).astype(np.uint8)
+    ea[0, :16] = 0                                  # a zero block
+    eb[1, 16:32] = ea[1, 16:32] = 1 << (width - 1)  # -0 x -0 products (MXINT8: -128)
+    sa = rng.integers(0, 256, (m, 6)).astype(np.uint8)
+    sb = rng.integers(100, 155, (n, 6)).astype(np.uint8)
+    sa[2] = 127
+    sb[3, 2] = 255                                  # the NaN scale
+    both = [np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=f))
+            for f in (True, False)]
+    np.testing.assert_array_equal(both[0].view(np.uint32), both[1].view(np.uint32))
+
+
+def test_float64_path_is_refused_where_it_would_not_be_exact():
+    from fpforge.golden.gemm import exact_in_float64
+    assert not exact_in_float64(GemmConfig("fp8e5m2"))           # 64 + 5 bits of span
+    assert not exact_in_float64(GemmConfig("fp8e4m3", accum=Accumulator(rounding="rdn")))
+    assert exact_in_float64(GemmConfig("fp8e4m3", block=64))     # 36 + 6 bits

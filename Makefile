@@ -73,7 +73,7 @@ tool-versions:
 	iverilog -V 2>/dev/null | head -n 1
 	echo "OpenSTA $$(sta -version)"
 
-.PHONY: tool-versions help setup test test-all bench-golden bench-mx verilog synth sweep clock-table bench-ppa verify \
+.PHONY: tool-versions help setup test test-all bench-golden bench-mx bench-gemm verilog synth sweep clock-table bench-ppa verify \
         slurm-up slurm-down test-farm bench-executor \
         verify-exhaustive verify-equiv verify-p3109
 
@@ -98,6 +98,7 @@ help:
 	@echo "make bench-ppa      area/delay against CELLS.md reference points and the targets"
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
 	@echo "make bench-mx       golden MX quantization throughput against torchao (needs pip install -e '.[mxref]')"
+	@echo "make bench-gemm     the emulated MXFP8 matrix multiply against fake-quantize + float32 matmul"
 	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SUBNORMALS=0"
 	@echo "                 STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SCALES=0 SCALE_FORMAT (fpforge units lists who takes what)"
 
@@ -125,6 +126,9 @@ bench-golden:
 
 bench-mx:
 	$(FPFORGE) bench-mx
+
+bench-gemm:
+	$(FPFORGE) bench-gemm
 
 # Verilog export (docs/verilog-export.md): build/verilog/<NAME or the default name>.v + .json + .core
 verilog:

@@ -6,7 +6,7 @@
     fpforge verify        a unit -- fpforge's own or any Verilog -- against the golden model
     fpforge verify-exhaustive   every input, sharded, on the native Verilator engine
     fpforge verify-equiv  prove every matrix spec's Verilog equivalent to an earlier commit's
-    fpforge bench-ppa | bench-golden | bench-mx      the benchmarks
+    fpforge bench-ppa | bench-golden | bench-mx | bench-gemm     the benchmarks
     fpforge formats | units                          the format catalog, the unit kinds
 
 The spec options (``--unit --format --in-format ... --stages``) are rtl/kinds.py's
@@ -434,6 +434,11 @@ def _cmd_bench_mx(args) -> int:
     return mx_bench.run_bench(n=args.n, repeat=args.repeat, elems=args.elem, rules=args.rule)
 
 
+def _cmd_bench_gemm(args) -> int:
+    from fpforge.golden import gemm_bench
+    return gemm_bench.run_bench(size=args.size, repeat=args.repeat)
+
+
 def _cmd_formats(args) -> int:
     short = {}
     for alias, canonical in SHORT_NAMES.items():
@@ -627,6 +632,12 @@ def _parser() -> argparse.ArgumentParser:
                    choices=[e for e in ELEMENT_FORMATS if e != "mxint8"])
     m.add_argument("--rule", nargs="*", default=["floor", "rceil"], choices=SCALE_RULES)
     m.set_defaults(run=_cmd_bench_mx)
+
+    e = sub.add_parser("bench-gemm", help="the emulated matrix multiply against fake-quantize "
+                                          "+ float32 matmul")
+    e.add_argument("--size", type=int, default=1024, help="M = K = N (a multiple of 128)")
+    e.add_argument("--repeat", type=int, default=5)
+    e.set_defaults(run=_cmd_bench_gemm)
 
     t = sub.add_parser("ports", help="the port table of a unit (Markdown)",
                        description="The ports of the unit the spec options describe, from its "

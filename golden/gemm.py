@@ -171,38 +171,49 @@ def _matmul_codes(ea, sa, eb, sb, *, config: GemmConfig, via_float64: bool | Non
     else from the dot unit's integer model; ``via_float64`` forces one (the tests compare
     them)."""
     k, acc = config.block, config.accum
-    spec = config.dot_spec
-    add = AddSpec(acc.fmt, (acc.fmt, acc.fmt), UnitOptions(rounding=acc.rounding))
     m, n, blocks = ea.shape[0], eb.shape[0], ea.shape[1] // k
     ea = ea.reshape(m, blocks, k).transpose(1, 0, 2)            # (blocks, M, k)
     eb = eb.reshape(n, blocks, k).transpose(1, 0, 2)
     sa, sb = sa.T, sb.T                                          # (blocks, M)
-    fast = exact_in_float64(config) if via_float64 is None else via_float64
-    if fast:
-        ys = _block_results_f64(ea, sa, eb, sb, config)         # (blocks, M, N) codes
     # Blocks per promotion; without promotion, one past the last block (never).
-    per_promotion = acc.promote_every // k if acc.promote_every else blocks + 1
+    every = acc.promote_every // k if acc.promote_every else blocks + 1
+    if not (exact_in_float64(config) if via_float64 is None else via_float64):
+        spec = config.dot_spec
 
-    def step(carry, block):
-        total, partial, i = carry
-        if fast:
-            y = block
-        else:
+        def dot(block):
             xa, xb, ya, yb = block
-            y, _ = _mx_dot(xa[:, None, :], xb[None, :, :], ya[:, None], yb[None, :], spec=spec)
-        partial = add_unit(add, {"a": partial, "b": y}, want=("y",))["y"]
-        promote = (i + 1) % per_promotion == 0
+            return _mx_dot(xa[:, None, :], xb[None, :, :], ya[:, None], yb[None, :],
+                           spec=spec)[0]
+        return _running_sum((ea, eb, sa, sb), dot, (m, n), blocks, every, acc)
+    scaled = _scaled_block_sums(ea, sa, eb, sb, config)
+
+    def exact():
+        return _running_sum(_rounded(scaled, config), lambda y: y, (m, n), blocks, every, acc)
+    if acc.fmt != F32 or acc.rounding is not Rounding.RNE:
+        return exact()
+    # float32 hardware where it provably gives IEEE's bits, the shared rounder elsewhere.
+    y, doubtful = _float32_running_sum(scaled, blocks, every)
+    return jax.lax.cond(doubtful, exact, lambda: y)
+
+
+def _running_sum(xs, block_result, shape, blocks: int, every: int, acc: Accumulator):
+    """Steps 3 and 4: add each block's result (``block_result(x)``, codes of the accumulator's
+    format) into the running sum, promoting it into float32 every ``every`` blocks."""
+    add = AddSpec(acc.fmt, (acc.fmt, acc.fmt), UnitOptions(rounding=acc.rounding))
+
+    def step(carry, x):
+        total, partial, i = carry
+        partial = add_unit(add, {"a": partial, "b": block_result(x)}, want=("y",))["y"]
+        promote = (i + 1) % every == 0
         total = jnp.where(promote, _add_f32(total, _widen(partial, acc.fmt)), total)
         partial = jnp.where(promote, jnp.zeros_like(partial), partial)
         return (total, partial, i + 1), None
 
-    zero_acc = jnp.zeros((m, n), jnp.dtype(f"uint{_code_bits(acc.fmt)}"))
-    zero_f32 = jnp.zeros((m, n), jnp.uint32)
-    (total, partial, _), _ = jax.lax.scan(step, (zero_f32, zero_acc, 0),
-                                          ys if fast else (ea, eb, sa, sb))
+    zero_acc = jnp.zeros(shape, jnp.dtype(f"uint{_code_bits(acc.fmt)}"))
+    (total, partial, _), _ = jax.lax.scan(step, (jnp.zeros(shape, jnp.uint32), zero_acc, 0), xs)
     if acc.promote_every is None:
         total = _widen(partial, acc.fmt)
-    elif blocks % per_promotion:            # a last, partial promotion interval
+    elif blocks % every:                    # a last, partial promotion interval
         total = _add_f32(total, _widen(partial, acc.fmt))
     return jax.lax.bitcast_convert_type(total.astype(jnp.uint32), jnp.float32)
 
@@ -211,12 +222,12 @@ def _matmul_codes(ea, sa, eb, sb, *, config: GemmConfig, via_float64: bool | Non
 # Every element value is a multiple of 2^lsb_min below 2^(emax + 1), so every product of a block,
 # and every partial sum of them in any order, is an integer multiple of 2^(lsb_a + lsb_b) below
 # k * 2^(emax_a + emax_b + 2): when that span fits float64's 53 bits, a float64 matrix multiply
-# of the element values forms each block's exact sum, whatever order the BLAS adds in. The sum
-# is then read back as an exact raw value and rounded by the shared rounder, as the dot unit
-# rounds its exact sum. Two things the float64 sum does not carry are kept out: the sign of a
-# zero sum (a block of -0 products gives +0 in float64, -0 from the dot unit) matters only to a
-# running sum rounded down (x + -0 = x, and +0 + -0 = +0, in every other mode); infinite
-# elements (E5M2's) never meet the span bound.
+# of the element values forms each block's exact sum, whatever order the BLAS adds in, and the
+# scales' power of two keeps it exact (far inside float64's normal range). The shared rounder
+# then rounds it, as the dot unit rounds its exact sum. Two things the float64 sum does not
+# carry are kept out: the sign of a zero sum (a block of -0 products gives +0 in float64, -0
+# from the dot unit) matters only to a running sum rounded down (x + -0 = x, and +0 + -0 = +0,
+# in every other mode); infinite elements (E5M2's) never meet the span bound.
 
 def exact_in_float64(config: GemmConfig) -> bool:
     ea, eb = element_format(config.elem_a), element_format(config.elem_b or config.elem_a)
@@ -232,24 +243,65 @@ def _values_f64(elem):
     return jnp.where(u.is_nan, jnp.nan, jnp.where(u.sign == 1, -v, v))
 
 
-def _block_results_f64(ea, sa, eb, sb, config: GemmConfig):
-    spec, acc = config.dot_spec, config.accum
-    va = _values_f64(spec.elem_a)[ea.astype(jnp.int32)]         # (blocks, M, k)
-    vb = _values_f64(spec.elem_b)[eb.astype(jnp.int32)]         # (blocks, N, k)
-    sums = jnp.einsum("bmk,bnk->bmn", va, vb, precision=jax.lax.Precision.HIGHEST)
-    bits = jax.lax.bitcast_convert_type(sums, jnp.uint64)
+def _scaled_block_sums(ea, sa, eb, sb, config: GemmConfig):
+    """(blocks, M, N) float64: each block's exact sum times its two scales, NaN where an
+    element or a scale is NaN. Each operand's scale multiplies its elements before the sum (a
+    power of two: exact, and every block's products share it, so the span argument holds)."""
+    spec = config.dot_spec
+    va = _values_f64(spec.elem_a)[ea.astype(jnp.int32)] * _scale_f64(sa)[:, :, None]
+    vb = _values_f64(spec.elem_b)[eb.astype(jnp.int32)] * _scale_f64(sb)[:, :, None]
+    return jnp.einsum("bmk,bnk->bmn", va, vb, precision=jax.lax.Precision.HIGHEST)
+
+
+def _scale_f64(codes):
+    """E8M0 codes as float64 powers of two (2^-127 .. 2^127; NaN for 0xFF)."""
+    e = codes.astype(jnp.int32) - E8M0_BIAS
+    return jnp.where(codes == E8M0_NAN, jnp.nan, jnp.ldexp(jnp.ones(e.shape, jnp.float64), e))
+
+
+def _rounded(scaled, config: GemmConfig):
+    """The scaled block sums rounded into the accumulator's format by the shared rounder."""
+    acc = config.accum
+    bits = jax.lax.bitcast_convert_type(scaled, jnp.uint64)
     field = ((bits >> 52) & 0x7FF).astype(jnp.int32)
-    sig = jnp.where(field == 0, bits & ((1 << 52) - 1), (bits & ((1 << 52) - 1)) | (1 << 52))
-    scale_exp = (sa.astype(jnp.int32) - E8M0_BIAS)[:, :, None] + \
-        (sb.astype(jnp.int32) - E8M0_BIAS)[:, None, :]
-    scale_nan = (sa == E8M0_NAN)[:, :, None] | (sb == E8M0_NAN)[:, None, :]
-    false = jnp.zeros(sums.shape, bool)
+    mantissa = bits & ((1 << 52) - 1)
+    false = jnp.zeros(scaled.shape, bool)
     raw = Raw(sign=(bits >> 63).astype(jnp.uint32),
-              exp=jnp.where(field == 0, -1074, field - 1075) + scale_exp,
-              sig=sig.astype(jnp.uint64), sticky=false, is_nan=(field == 0x7FF) | scale_nan,
-              is_inf=false, invalid=false)
-    y, _ = round_raw(raw, acc.fmt, spec.options, Mode(acc.rounding))
-    return y
+              exp=jnp.where(field == 0, -1074, field - 1075),
+              sig=jnp.where(field == 0, mantissa, mantissa | (1 << 52)).astype(jnp.uint64),
+              sticky=false, is_nan=field == 0x7FF, is_inf=false, invalid=false)
+    return round_raw(raw, acc.fmt, config.dot_spec.options, Mode(acc.rounding))[0]
+
+
+def _float32_running_sum(scaled, blocks: int, every: int):
+    """The float32 round-to-nearest-even running sum (with promotion) in XLA's float32, and
+    whether its bits may differ from IEEE's. Every conversion (float64 to float32) and every
+    addition of normal or zero float32 values whose result is normal or an exact zero is IEEE
+    binary32 round to nearest even, the shared rounder's result, signed zeros included. XLA on
+    the CPU flushes subnormal inputs and results to zero and makes NaNs of its own: a result
+    that is infinite, NaN, subnormal, or zero where the exact value is not (flushed), sends
+    the whole product to the shared rounder. The loop is unrolled so that XLA fuses the
+    additions into one pass."""
+    tiny = jnp.float32(2.0 ** -126)
+
+    def doubtful(result, flushed):
+        return ~jnp.isfinite(result) | ((result != 0) & (jnp.abs(result) < tiny)) | \
+            ((result == 0) & flushed)
+
+    def add(x, y, bad):
+        r = x + y
+        return r, bad | doubtful(r, x != -y)
+
+    zero = jnp.zeros(scaled.shape[1:], jnp.float32)
+    total, partial, bad = zero, zero, jnp.zeros(zero.shape, bool)
+    for i in range(blocks):
+        y = scaled[i].astype(jnp.float32)
+        bad = bad | doubtful(y, scaled[i] != 0)
+        partial, bad = add(partial, y, bad)
+        if (i + 1) % every == 0 or (i + 1 == blocks and every <= blocks):
+            total, bad = add(total, partial, bad)
+            partial = zero
+    return (partial if every > blocks else total), jnp.any(bad)
 
 
 def _code_bits(fmt: FloatFormat) -> int:

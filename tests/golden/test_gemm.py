@@ -189,3 +189,29 @@ def test_float64_path_is_refused_where_it_would_not_be_exact():
     assert not exact_in_float64(GemmConfig("fp8e5m2"))           # 64 + 5 bits of span
     assert not exact_in_float64(GemmConfig("fp8e4m3", accum=Accumulator(rounding="rdn")))
     assert exact_in_float64(GemmConfig("fp8e4m3", block=64))     # 36 + 6 bits
+
+
+@pytest.mark.parametrize("elem", ["fp8e4m3", "fp4e2m1", "mxint8"])
+@pytest.mark.parametrize("promote", [None, 64])
+def test_float32_hardware_sum_equals_the_shared_rounder(elem, promote):
+    """The float32 accumulator's fast path (XLA's float32 where it is IEEE's) against the dot
+    unit's integer model and the shared rounder; then a subnormal block result, which XLA
+    would flush, must send it to the shared rounder and still agree."""
+    from fpforge.golden.gemm import _matmul_codes
+    config = GemmConfig(elem, block=16, accum=Accumulator(promote_every=promote))
+    rng = np.random.default_rng(11)
+    width = element_format(elem).width
+    nan_free = [c for c in range(1 << width) if not np.isnan(ml_decode(
+        np.array([c]), element_format(elem).grid.name)[0])] if elem != "mxint8" else \
+        list(range(256))
+    m, n, k = 8, 7, 16 * 7
+    ea = rng.choice(nan_free, (m, k)).astype(np.uint8)
+    eb = rng.choice(nan_free, (n, k)).astype(np.uint8)
+    sa = rng.integers(110, 140, (m, 7)).astype(np.uint8)
+    sb = rng.integers(110, 140, (n, 7)).astype(np.uint8)
+    for _ in range(2):
+        fast, slow = (np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=f))
+                      for f in (True, False))
+        np.testing.assert_array_equal(fast.view(np.uint32), slow.view(np.uint32))
+        sa[0, :], sb[:, :] = 1, 103      # 2^-126 x 2^-24: subnormal block results in row 0
+    assert ((np.abs(fast[0]) < 2.0 ** -126) & (fast[0] != 0)).any()

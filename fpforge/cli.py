@@ -436,6 +436,11 @@ def _cmd_bench_mx(args) -> int:
 
 def _cmd_bench_gemm(args) -> int:
     from fpforge.golden import gemm_bench
+    if args.size < 32 or args.size % 32:
+        raise OptionError(f"--size must be a positive multiple of 32 (the MX block), not "
+                          f"{args.size}")
+    if args.repeat < 1:
+        raise OptionError(f"--repeat must be at least 1, not {args.repeat}")
     return gemm_bench.run_bench(size=args.size, repeat=args.repeat)
 
 
@@ -635,7 +640,7 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("bench-gemm", help="the emulated matrix multiply against fake-quantize "
                                           "+ float32 matmul")
-    e.add_argument("--size", type=int, default=1024, help="M = K = N (a multiple of 128)")
+    e.add_argument("--size", type=int, default=1024, help="M = K = N (a multiple of 32; 1024)")
     e.add_argument("--repeat", type=int, default=5)
     e.set_defaults(run=_cmd_bench_gemm)
 

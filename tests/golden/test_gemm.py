@@ -215,3 +215,15 @@ def test_float32_hardware_sum_equals_the_shared_rounder(elem, promote):
         np.testing.assert_array_equal(fast.view(np.uint32), slow.view(np.uint32))
         sa[0, :], sb[:, :] = 1, 103      # 2^-126 x 2^-24: subnormal block results in row 0
     assert ((np.abs(fast[0]) < 2.0 ** -126) & (fast[0] != 0)).any()
+
+
+def test_bench_gemm_checks_its_bits_and_refuses_bad_sizes(capsys):
+    from fpforge.cli import main
+    from fpforge.golden.gemm_bench import run_bench
+    assert run_bench(size=64, repeat=1) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("emulated: ")]
+    assert len(rows) == 2 and all(line.split()[-1] == "True" for line in rows)
+    assert main(["bench-gemm", "--size", "100"]) == 2
+    err = capsys.readouterr().err
+    assert "--size must be a positive multiple of 32" in err and err.count("\n") == 1

@@ -86,10 +86,16 @@ ACCUMULATOR_PRESETS = {
 }
 
 
+# Where the operands' E8M0 scales come from: one per block of ``block`` elements along K (OCP
+# MX), or one per row of a and column of b over all of K (per channel; the dot units' blocks
+# then share their row's scale).
+SCALINGS = ("block", "channel")
+
+
 @dataclass(frozen=True)
 class GemmConfig:
-    """Element formats, MX block size, scale rule and element rounding of both operands, and
-    the accumulator."""
+    """Element formats, scaling, block size (the dot units' lanes), scale rule and element
+    rounding of both operands, and the accumulator."""
 
     elem_a: str = "fp8e4m3"
     elem_b: str | None = None
@@ -97,10 +103,13 @@ class GemmConfig:
     scale_rule: str = "floor"
     rounding: str = "rne"
     accum: Accumulator | str = "fp32"
+    scaling: str = "block"
 
     def __post_init__(self):
         element_format(self.elem_a)
         element_format(self.elem_b or self.elem_a)
+        if self.scaling not in SCALINGS:
+            raise OptionError(f"unknown scaling {self.scaling!r}; valid: {', '.join(SCALINGS)}")
         if isinstance(self.accum, str):
             if self.accum not in ACCUMULATOR_PRESETS:
                 raise OptionError(f"unknown accumulator {self.accum!r}; valid: "
@@ -136,12 +145,15 @@ def emulated_matmul(a, b, config: GemmConfig = GemmConfig(), *, rbits_a=None, rb
 
 
 def _quantized(config: GemmConfig, a, b, rbits):
-    """(element codes, scales) of a along K and of b.T along K."""
-    q = functools.partial(mx_quantize, block=config.block, scale_rule=config.scale_rule,
+    """(element codes, scales per block) of a along K and of b.T along K."""
+    k = a.shape[1]
+    per = k if config.scaling == "channel" else config.block
+    q = functools.partial(mx_quantize, block=per, scale_rule=config.scale_rule,
                           rounding=config.rounding)
     sa, ea = q(a, config.elem_a, rbits=rbits[0])
     sb, eb = q(b.T, config.elem_b or config.elem_a, rbits=rbits[1])
-    return ea, sa, eb, sb
+    repeat = per // config.block            # a channel's scale, for each of its blocks
+    return ea, jnp.repeat(sa, repeat, axis=1), eb, jnp.repeat(sb, repeat, axis=1)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))

@@ -36,9 +36,10 @@ def reference(a, b, config: GemmConfig, rounding: str | None = None):
     """config's matrix multiply, written from docs/codesign.md's rules alone."""
     k, acc = config.block, config.accum
     rounding = rounding or acc.rounding.value
-    sa, ea = (np.asarray(v) for v in mx_quantize(a, config.elem_a, block=k))
+    per = a.shape[1] if config.scaling == "channel" else k      # elements per scale
+    sa, ea = (np.asarray(v) for v in mx_quantize(a, config.elem_a, block=per))
     sb, eb = (np.asarray(v) for v in mx_quantize(np.ascontiguousarray(b.T), config.elem_a,
-                                                  block=k))
+                                                  block=per))
     name = element_format(config.elem_a).grid.name     # the ml_dtypes name
     va, vb = ml_decode(ea, name), ml_decode(eb, name)        # exact values
     ctx, f32 = _context(acc.fmt.name, rounding), _context("float32", "rne")
@@ -51,7 +52,8 @@ def reference(a, b, config: GemmConfig, rounding: str | None = None):
             for blk in range(blocks):
                 s = slice(blk * k, (blk + 1) * k)
                 exact = sum(Fraction(float(x)) * Fraction(float(y)) for x, y in zip(va[i, s], vb[j, s]))
-                exact *= Fraction(2) ** (int(sa[i, blk]) - 127 + int(sb[j, blk]) - 127)
+                scale = blk * k // per
+                exact *= Fraction(2) ** (int(sa[i, scale]) - 127 + int(sb[j, scale]) - 127)
                 with gmpy2.context(ctx) as c:
                     partial = c.add(partial, _rounded(exact, ctx))
                 if (blk + 1) % every == 0:
@@ -77,10 +79,11 @@ CASES = [
     GemmConfig("fp4e2m1", block=16, accum=Accumulator("bfloat16", "rtz")),
     GemmConfig("fp8e5m2", block=32, accum=Accumulator("bfloat16", promote_every=64)),
     GemmConfig("fp6e2m3", block=8, accum="fp16"),
+    GemmConfig("fp8e4m3", block=32, accum="bf16", scaling="channel"),
 ]
 
 
-@pytest.mark.parametrize("config", CASES, ids=lambda c: f"{c.elem_a}-k{c.block}-"
+@pytest.mark.parametrize("config", CASES, ids=lambda c: f"{c.elem_a}-{c.scaling}{c.block}-"
                          f"{c.accum.fmt.name}-{c.accum.rounding.value}-p{c.accum.promote_every}")
 def test_emulated_matmul_matches_exact_rationals_and_mpfr(config):
     a, b = _data((3, 224), 1), _data((224, 4), 2)       # 224: 7 blocks of 32, a partial promotion
@@ -112,6 +115,7 @@ def test_emulated_matmul_differs_from_fake_quantize_plus_float32():
     (dict(accum="fp64"), "unknown accumulator 'fp64'; valid: fp32, bf16"),
     (dict(accum=Accumulator(promote_every=48)), "must be a multiple of the block (32)"),
     (dict(elem_a="fp16"), "MX element format must be one of"),
+    (dict(scaling="row"), "unknown scaling 'row'; valid: block, channel"),
 ])
 def test_bad_configurations_are_one_line(kwargs, says):
     with pytest.raises(OptionError) as info:

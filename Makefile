@@ -73,7 +73,7 @@ tool-versions:
 	iverilog -V 2>/dev/null | head -n 1
 	echo "OpenSTA $$(sta -version)"
 
-.PHONY: tool-versions help setup test test-all bench-golden bench-mx bench-gemm verilog synth sweep clock-table bench-ppa verify \
+.PHONY: tool-versions help setup test test-all bench-golden bench-mx bench-gemm pareto verilog synth sweep clock-table bench-ppa verify \
         slurm-up slurm-down test-farm bench-executor \
         verify-exhaustive verify-equiv verify-p3109
 
@@ -99,6 +99,7 @@ help:
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
 	@echo "make bench-mx       golden MX quantization throughput against torchao (needs pip install -e '.[mxref]')"
 	@echo "make bench-gemm     the emulated MXFP8 matrix multiply against fake-quantize + float32 matmul"
+	@echo "make pareto         cost (synthesis) against quality (emulated hardware), quick axes (docs/codesign.md)"
 	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SUBNORMALS=0"
 	@echo "                 STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SCALES=0 SCALE_FORMAT (fpforge units lists who takes what)"
 
@@ -129,6 +130,9 @@ bench-mx:
 
 bench-gemm:
 	$(FPFORGE) bench-gemm
+
+pareto:
+	$(FPFORGE) pareto --quick
 
 # Verilog export (docs/verilog-export.md): build/verilog/<NAME or the default name>.v + .json + .core
 verilog:

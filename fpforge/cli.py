@@ -7,6 +7,7 @@
     fpforge verify-exhaustive   every input, sharded, on the native Verilator engine
     fpforge verify-equiv  prove every matrix spec's Verilog equivalent to an earlier commit's
     fpforge bench-ppa | bench-golden | bench-mx | bench-gemm     the benchmarks
+    fpforge pareto [--quick] [--config FILE] [--out DIR]   cost against quality
     fpforge formats | units                          the format catalog, the unit kinds
 
 The spec options (``--unit --format --in-format ... --stages``) are rtl/kinds.py's
@@ -444,6 +445,16 @@ def _cmd_bench_gemm(args) -> int:
     return gemm_bench.run_bench(size=args.size, repeat=args.repeat)
 
 
+def _cmd_pareto(args) -> int:
+    from fpforge import pareto
+    if args.quick and args.config:
+        raise OptionError("--quick runs the quick axes; --config FILE gives others, not both")
+    axes = pareto.Axes.from_json(args.config) if args.config else \
+        (pareto.QUICK if args.quick else pareto.FULL)
+    out = Path(args.out) if args.out else pareto.DEFAULT_OUT
+    return pareto.run_pareto(axes=axes, out=out, jobs=args.jobs)
+
+
 def _cmd_formats(args) -> int:
     short = {}
     for alias, canonical in SHORT_NAMES.items():
@@ -643,6 +654,17 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--size", type=int, default=1024, help="M = K = N (a multiple of 32; 1024)")
     e.add_argument("--repeat", type=int, default=5)
     e.set_defaults(run=_cmd_bench_gemm)
+
+    pa = sub.add_parser("pareto", help="cost (synthesis) against quality (emulated hardware) "
+                                       "per number-format configuration (docs/codesign.md)")
+    pa.add_argument("--quick", action="store_true",
+                    help="the MX elements at k = 32 and per channel, three accumulators")
+    pa.add_argument("--config", metavar="FILE",
+                    help="the axes as JSON: elements, scaling, block, scale_rule, rounding, "
+                         "accum (lists)")
+    pa.add_argument("--out", metavar="DIR", help="where the report goes (build/pareto)")
+    _jobs(pa)
+    pa.set_defaults(run=_cmd_pareto)
 
     t = sub.add_parser("ports", help="the port table of a unit (Markdown)",
                        description="The ports of the unit the spec options describe, from its "

@@ -23,12 +23,13 @@ import functools
 from dataclasses import dataclass
 
 from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, resolve
-from fpforge.rtl.mx import MxDotSpec, element_format
+from fpforge.rtl.mx import MxDotSpec, MxQuantSpec, element_format
 from fpforge.rtl.options import OptionError, Rounding, UnitOptions
 from fpforge.rtl.scalar import AddSpec, CvtSpec
 
 from ._jax import jax, jnp
-from .mx import E8M0_BIAS, E8M0_NAN, _mx_dot, decode_elements, mx_dequantize, mx_quantize
+from .mx import (E8M0_BIAS, E8M0_NAN, _mx_dot, channel_quantize, decode_elements,
+                 mx_dequantize, mx_quantize)
 from .rounding import Mode, Raw, round_raw
 from .ops import add_unit, cvt_unit
 
@@ -146,14 +147,20 @@ def emulated_matmul(a, b, config: GemmConfig = GemmConfig(), *, rbits_a=None, rb
 
 def _quantized(config: GemmConfig, a, b, rbits):
     """(element codes, scales per block) of a along K and of b.T along K."""
-    k = a.shape[1]
-    per = k if config.scaling == "channel" else config.block
-    q = functools.partial(mx_quantize, block=per, scale_rule=config.scale_rule,
-                          rounding=config.rounding)
-    sa, ea = q(a, config.elem_a, rbits=rbits[0])
-    sb, eb = q(b.T, config.elem_b or config.elem_a, rbits=rbits[1])
-    repeat = per // config.block            # a channel's scale, for each of its blocks
-    return ea, jnp.repeat(sa, repeat, axis=1), eb, jnp.repeat(sb, repeat, axis=1)
+    qa = operand_quantize(a, config.elem_a, config, rbits[0])
+    qb = operand_quantize(b.T, config.elem_b or config.elem_a, config, rbits[1])
+    return qa[1], qa[0], qb[1], qb[0]
+
+
+def operand_quantize(x, elem: str, config: GemmConfig, rbits=None):
+    """(scales, elements) of x (rows, K) under config's scaling: one E8M0 scale per block of
+    ``block`` along K, or per row (repeated for each of its blocks)."""
+    if config.scaling == "block":
+        return mx_quantize(x, elem, block=config.block, scale_rule=config.scale_rule,
+                           rounding=config.rounding, rbits=rbits)
+    spec = MxQuantSpec(elem, block=config.block, scale_rule=config.scale_rule,
+                       rounding=config.rounding)
+    return channel_quantize(x, rbits, spec=spec, blocks=x.shape[1] // config.block)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))

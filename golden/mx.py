@@ -149,25 +149,49 @@ def _mx_quantize(bits, rbits, *, spec: MxQuantSpec, with_flags: bool):
     s = jnp.clip(shared_exponent(amax, elem, rule), SCALE_MIN, SCALE_MAX)
     s = jnp.where(amax == 0, SCALE_MIN, s)
     scales = jnp.where(nonfinite, jnp.uint8(E8M0_NAN), (s + E8M0_BIAS).astype(jnp.uint8))
+    r = None if rbits is None else jnp.broadcast_to(rbits, shape).reshape(bits.shape)
+    elements, flags = _scaled_elements(bits, scales, spec, r)
+    elements = elements.reshape(shape)
+    if with_flags:
+        return scales, elements, flags.reshape(shape)
+    return scales, elements
 
+
+def _scaled_elements(bits, scales, spec: MxQuantSpec, rbits):
+    """Steps 3 and 4 of the quantizer: float32 patterns (..., blocks, block) over E8M0 scale
+    codes (..., blocks) into element codes and flags."""
+    elem, opts = spec.elem, spec.options
     # 3. V_i / 2^s: the exact value with its exponent lowered by s; a block holding inf or NaN
-    #    gives NaN elements (the rounder writes the format's NaN, or 0 where it has none).
+    #    (its scale is the E8M0 NaN) gives NaN elements (the rounder writes the format's NaN, or
+    #    0 where it has none).
+    s = scales.astype(I32) - E8M0_BIAS
     v = decode(bits, F32, U32)
     raw = Raw(sign=v.sign, exp=v.exp - s[..., None], sig=v.sig,
-              sticky=jnp.zeros(v.sig.shape, bool), is_nan=jnp.broadcast_to(nonfinite[..., None],
-                                                                            v.sig.shape),
+              sticky=jnp.zeros(v.sig.shape, bool),
+              is_nan=jnp.broadcast_to((scales == E8M0_NAN)[..., None], v.sig.shape),
               is_inf=jnp.zeros(v.sig.shape, bool), invalid=v.is_snan)
-    r = None if rbits is None else jnp.broadcast_to(rbits, shape).reshape(bits.shape)
-    codes, flags = round_raw(raw, elem.grid, opts, Mode(opts.rounding), r)
+    codes, flags = round_raw(raw, elem.grid, opts, Mode(opts.rounding), rbits)
 
     # 4. MXINT8: the grid's sign-magnitude code holds |int8| in its 7 magnitude bits.
     if elem.twos_complement:
         m = codes.astype(I32) & 0x7F
         codes = jnp.where((codes >> 7) == 1, -m, m).astype(jnp.uint8)
-    elements = codes.astype(jnp.uint8).reshape(shape)
-    if with_flags:
-        return scales, elements, flags.reshape(shape)
-    return scales, elements
+    return codes.astype(jnp.uint8), flags
+
+
+@functools.partial(jax.jit, static_argnames=("spec", "blocks"))
+def channel_quantize(x, rbits=None, *, spec: MxQuantSpec, blocks: int):
+    """One E8M0 scale per row of float32 ``x`` (rows, blocks * spec.block): the scale the
+    rule gives the whole row, repeated for each of its ``blocks`` blocks, and the elements
+    quantized against it. Every rule's exponent grows with amax, so the row's is the largest
+    of its blocks' (the E8M0 NaN, 0xFF, the largest code, wins as it should)."""
+    bits = jax.lax.bitcast_convert_type(jnp.asarray(x, jnp.float32), U32)
+    rows = bits.shape[0]
+    block_scales, _ = _mx_quantize(bits, rbits, spec=spec, with_flags=False)
+    scales = jnp.broadcast_to(jnp.max(block_scales, axis=-1, keepdims=True), (rows, blocks))
+    r = None if rbits is None else jnp.asarray(rbits).reshape(rows, blocks, spec.block)
+    elements, _ = _scaled_elements(bits.reshape(rows, blocks, spec.block), scales, spec, r)
+    return scales, elements.reshape(rows, blocks * spec.block)
 
 
 def shared_exponent(amax, elem: ElementFormat, rule: str):

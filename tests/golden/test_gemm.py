@@ -231,3 +231,22 @@ def test_bench_gemm_checks_its_bits_and_refuses_bad_sizes(capsys):
     assert main(["bench-gemm", "--size", "100"]) == 2
     err = capsys.readouterr().err
     assert "--size must be a positive multiple of 32" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("rule", ["floor", "ceil", "rceil", "even", "vllm"])
+@pytest.mark.parametrize("elem", ["fp8e4m3", "fp4e2m1", "mxint8"])
+def test_channel_scales_are_the_rule_on_the_whole_row(rule, elem):
+    """Per-channel quantization (the row's scale, repeated per block) equals the MX quantizer
+    with one block as long as the row, where that block fits the quantizer (K <= 256)."""
+    from fpforge.golden.mx import channel_quantize
+    from fpforge.rtl.mx import MxQuantSpec
+    x = _data((64, 256), 12)
+    x[0, :] = 0.0
+    x[1, 5] = np.inf
+    x[2, 7] = np.nan
+    x[3, :] = 2.0 ** -140                          # float32 subnormals
+    scales, elems = channel_quantize(x, spec=MxQuantSpec(elem, block=32, scale_rule=rule),
+                                     blocks=8)
+    want_s, want_e = mx_quantize(x, elem, block=256, scale_rule=rule)
+    np.testing.assert_array_equal(np.asarray(scales), np.repeat(np.asarray(want_s), 8, axis=1))
+    np.testing.assert_array_equal(np.asarray(elems), np.asarray(want_e))

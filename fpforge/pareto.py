@@ -1,0 +1,357 @@
+"""``fpforge pareto``: what a number format costs in silicon joined with what it does to a model.
+
+Each configuration (element format, scaling, block, scale rule, rounding, accumulator) is
+measured twice from the one description (docs/codesign.md):
+
+- quality, through ``fpforge.golden.gemm``'s emulation of the hardware's own arithmetic: QSNR
+  of N(0, 1) tensors and of dot products of length 256 and 4096, and the digits MLP;
+- cost, by synthesising the hardware that computes it: the ``dot`` unit of ``block`` lanes
+  rounding into the accumulator's format, the accumulator's adder, and with promotion a float32
+  adder (make sweep's flow and cells; results kept by content key, so a re-run synthesises only
+  what changed).
+
+The join goes to pareto.csv / pareto.json (one row per configuration), pareto.md (the table,
+the front in bold, how every figure was measured) and pareto.png.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from fpforge.golden.gemm import ACCUMULATOR_PRESETS, SCALINGS, Accumulator, GemmConfig
+from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, element_format
+from fpforge.rtl.options import OptionError
+
+__all__ = ["Axes", "QUICK", "FULL", "configurations", "run_pareto", "front"]
+
+DEFAULT_OUT = Path("build/pareto")
+REPORT_FILES = ("pareto.csv", "pareto.json", "pareto.md", "pareto.png")
+# The metric the front is drawn on (the others get their own panels in pareto.png).
+FRONT_METRIC = "qsnr_dot_db"
+DOT_LENGTHS = (256, 4096)
+ROUNDINGS = ("rne", "rtz", "rna", "rup", "rod")   # static element roundings
+
+
+@dataclass(frozen=True)
+class Axes:
+    """The sweep: every combination of these values (``--config FILE`` gives them as JSON)."""
+
+    elements: tuple = ("fp8e4m3", "fp8e5m2", "fp6e2m3", "fp6e3m2", "fp4e2m1", "mxint8")
+    scaling: tuple = ("block", "channel")
+    block: tuple = (32,)
+    scale_rule: tuple = ("floor",)
+    rounding: tuple = ("rne",)
+    accum: tuple = ("fp32", "bf16", "bf16_promote128")
+
+    @classmethod
+    def from_json(cls, path: Path) -> "Axes":
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as err:
+            raise OptionError(f"--config {path}: cannot read it as JSON ({err})") from None
+        names = [f.name for f in fields(cls)]
+        if not isinstance(data, dict) or set(data) - set(names):
+            extra = sorted(set(data) - set(names)) if isinstance(data, dict) else []
+            raise OptionError(f"--config {path}: a JSON object with the keys "
+                              f"{', '.join(names)}" + (f"; not {', '.join(extra)}"
+                                                       if extra else ""))
+        values = {}
+        for k, v in data.items():
+            if not isinstance(v, list) or not v:
+                raise OptionError(f"--config {path}: {k} must be a non-empty list, not {v!r}")
+            values[k] = tuple(v)
+        return cls(**values)
+
+    def check(self) -> None:
+        for e in self.elements:
+            element_format(e)
+        _one_of("scaling", self.scaling, SCALINGS)
+        _one_of("scale_rule", self.scale_rule, SCALE_RULES)
+        _one_of("rounding", self.rounding, ROUNDINGS)
+        _one_of("accum", self.accum, tuple(ACCUMULATOR_PRESETS))
+        for k in self.block:
+            if k not in (8, 16, 32, 64):
+                raise OptionError(f"block must be one of 8, 16, 32, 64, not {k!r}")
+
+
+def _one_of(name, values, valid):
+    bad = [v for v in values if v not in valid]
+    if bad:
+        raise OptionError(f"unknown {name} {bad[0]!r}; valid: {', '.join(valid)}")
+
+
+# The quick run (make pareto): the OCP MX elements with MX blocks of 32 and per channel, three
+# accumulators. The full run adds block sizes, scale rules and roundings.
+QUICK = Axes()
+FULL = Axes(block=(8, 16, 32, 64), scale_rule=SCALE_RULES, rounding=("rne", "rtz"))
+
+
+def configurations(axes: Axes) -> list[GemmConfig]:
+    axes.check()
+    out = []
+    for e in axes.elements:
+        for scaling in axes.scaling:
+            for k in axes.block:
+                for rule in axes.scale_rule:
+                    for rounding in axes.rounding:
+                        for acc in axes.accum:
+                            out.append(GemmConfig(element_format(e).name, block=k,
+                                                  scale_rule=rule, rounding=rounding,
+                                                  accum=acc, scaling=scaling))
+    return list(dict.fromkeys(out))
+
+
+def accum_name(acc: Accumulator) -> str:
+    return next((n for n, a in ACCUMULATOR_PRESETS.items() if a == acc), acc.describe())
+
+
+def label(c: GemmConfig) -> str:
+    scaling = f"k{c.block}" if c.scaling == "block" else f"channel(k{c.block} lanes)"
+    return f"{c.elem_a} {scaling} {c.scale_rule} {c.rounding} {accum_name(c.accum)}"
+
+
+@dataclass
+class Row:
+    """One line of pareto.csv (the issue's columns first)."""
+
+    config: str
+    elem_a: str
+    elem_b: str
+    scaling: str
+    block: int
+    scale_rule: str
+    rounding: str
+    accum: str
+    bits_per_elem: float
+    qsnr_gauss_db: float | None = None
+    qsnr_weights_db: float | None = None    # MiniLM's weights: not measured yet
+    qsnr_dot_db: float | None = None        # K = 4096
+    digits_acc: float | None = None
+    digits_flips: float | None = None
+    minilm_qsnr_db: float | None = None     # not measured yet
+    minilm_cos_err: float | None = None     # not measured yet
+    ge_per_mac: float | None = None
+    delay_ps: float | None = None
+    on_front: bool = False
+    qsnr_dot256_db: float | None = None
+    digits_change_points: float | None = None
+    digits_logit_qsnr_db: float | None = None
+    dot_ge: float | None = None
+    adder_ge: float | None = None
+
+
+def bits_per_elem(c: GemmConfig) -> float:
+    """Element bits plus the scale's share: 8 bits per block; per channel, 8 bits per row of
+    K (K = 4096 here, the longer dot length measured)."""
+    per = c.block if c.scaling == "block" else DOT_LENGTHS[-1]
+    return element_format(c.elem_a).width + 8 / per
+
+
+# ----- quality -------------------------------------------------------------------------------
+
+def quality(c: GemmConfig, row: Row, cache: dict) -> None:
+    from fpforge.golden import digits
+    from fpforge.golden.quality import dot_qsnr_db, gauss_qsnr_db
+    # The Gaussian tensor's QSNR depends on the quantizer only, not the accumulator.
+    qkey = (c.elem_a, c.scaling, c.block, c.scale_rule, c.rounding)
+    if qkey not in cache:
+        cache[qkey] = gauss_qsnr_db(c)
+    row.qsnr_gauss_db = cache[qkey]
+    row.qsnr_dot256_db, row.qsnr_dot_db = (dot_qsnr_db(c, k) for k in DOT_LENGTHS)
+    d = digits.evaluate(c)
+    row.digits_acc, row.digits_flips = d.accuracy, d.flips
+    row.digits_change_points, row.digits_logit_qsnr_db = d.change_points, d.logit_qsnr_db
+
+
+# ----- cost ----------------------------------------------------------------------------------
+
+def hardware_cases(c: GemmConfig) -> list:
+    """The units that implement ``c``: (role, sweep Case)."""
+    from fpforge.synth.sweep import Case
+    acc = c.accum
+    elem = element_format(c.elem_a).name
+    cases = [("dot", Case(elem, "dot", f"pareto n{c.block} {acc.fmt.name} {acc.rounding.value}",
+                          (("in_format", elem), ("n", c.block), ("format", acc.fmt.name),
+                           ("rounding", acc.rounding.value)))),
+             ("adder", Case(acc.fmt.name, "add", f"pareto {acc.rounding.value}",
+                            (("format", acc.fmt.name), ("rounding", acc.rounding.value))))]
+    if acc.promote_every:
+        cases.append(("promotion", Case("float32", "add", "pareto rne",
+                                        (("format", "float32"), ("rounding", "rne")))))
+    return cases
+
+
+def cost(configs, rows, out: Path, jobs: int) -> dict:
+    """Synthesise every configuration's units (stored by content key under out/results) and
+    fill in GE per MAC and delay. Returns the sweep's run metadata."""
+    from fpforge.executor import ProgressBar, ResultStore
+    from fpforge.synth.sweep import sweep
+    plans = [hardware_cases(c) for c in configs]
+    cases = list(dict.fromkeys(case for plan in plans for _, case in plan))
+    with ProgressBar(None, "synthesis jobs done") as bar:
+        results, _, meta = sweep(cases, out_dir=out / "synth", jobs=jobs,
+                                 store=ResultStore(out / "results"), progress=bar.on_done)
+    by_case = dict(zip(cases, results))
+    for c, plan, row in zip(configs, plans, rows):
+        units = {role: by_case[case] for role, case in plan}
+        if any(u.status != "ok" for u in units.values()):
+            continue
+        # One MAC step: the dot unit's block of products, then the running sum's adder (and,
+        # every N_C terms, the float32 adder it is promoted into), per lane of the dot unit.
+        area = sum(u.ge for u in units.values())
+        row.ge_per_mac = round(area / c.block, 2)
+        row.delay_ps = round(units["dot"].delay_ps + units["adder"].delay_ps, 1)
+        row.dot_ge, row.adder_ge = units["dot"].ge, units["adder"].ge
+    return meta
+
+
+# ----- the join --------------------------------------------------------------------------------
+
+def front(rows: list[Row], metric: str = FRONT_METRIC) -> list[bool]:
+    """Pareto-optimal rows: no other row has at most the GE per MAC and at least the quality,
+    one of them strictly. Rows missing either figure are not on it."""
+    def ok(r):
+        v = getattr(r, metric)
+        return r.ge_per_mac is not None and v is not None and not math.isnan(v)
+    out = []
+    for r in rows:
+        if not ok(r):
+            out.append(False)
+            continue
+        q = getattr(r, metric)
+        dominated = any(ok(o) and o.ge_per_mac <= r.ge_per_mac and getattr(o, metric) >= q and
+                        (o.ge_per_mac < r.ge_per_mac or getattr(o, metric) > q) for o in rows)
+        out.append(not dominated)
+    return out
+
+
+def run_pareto(*, axes: Axes = QUICK, out: Path = DEFAULT_OUT, jobs: int = 2) -> int:
+    from rich.progress import Progress
+    configs = configurations(axes)                 # bad axes fail here, before any work
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in REPORT_FILES:                       # no stale report beside a new run
+        (out / name).unlink(missing_ok=True)
+    start = time.monotonic()
+    rows = [Row(label(c), c.elem_a, c.elem_b or c.elem_a, c.scaling, c.block, c.scale_rule,
+                c.rounding, accum_name(c.accum), bits_per_elem(c)) for c in configs]
+    print(f"pareto: {len(configs)} configurations", flush=True)
+    synth_meta = cost(configs, rows, out, jobs)
+    synth_seconds = time.monotonic() - start
+    cache: dict = {}
+    with Progress(transient=True) as bar:
+        task = bar.add_task("quality (emulated hardware)", total=len(configs))
+        for c, row in zip(configs, rows):
+            quality(c, row, cache)
+            bar.advance(task)
+    for row, on in zip(rows, front(rows)):
+        row.on_front = on
+    meta = {"configurations": len(rows), "synthesis seconds": round(synth_seconds, 1),
+            "quality seconds": round(time.monotonic() - start - synth_seconds, 1),
+            "yosys cpu seconds": synth_meta.get("yosys cpu seconds"),
+            "library": synth_meta.get("library", ""), "yosys": synth_meta.get("yosys", ""),
+            "rtl": synth_meta.get("rtl", "")}
+    write_csv(rows, out / "pareto.csv")
+    (out / "pareto.json").write_text(json.dumps({"meta": meta,
+                                                 "rows": [asdict(r) for r in rows]}, indent=1))
+    (out / "pareto.md").write_text(markdown(rows, meta))
+    plot(rows, out / "pareto.png")
+    on = [r for r in rows if r.on_front]
+    print(f"{len(rows)} configurations in {time.monotonic() - start:.0f} s "
+          f"(synthesis {synth_seconds:.0f} s); front on {FRONT_METRIC}: "
+          f"{', '.join(r.config for r in on)}")
+    print(f"report: {out / 'pareto.md'}")
+    return 0
+
+
+def write_csv(rows: list[Row], path: Path) -> None:
+    names = [f.name for f in fields(Row)]
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(names)
+        for r in rows:
+            w.writerow(["" if getattr(r, n) is None else _num(getattr(r, n)) for n in names])
+
+
+def _num(v):
+    return round(v, 4) if isinstance(v, float) and math.isfinite(v) else v
+
+
+def _f(v, digits=2) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def markdown(rows: list[Row], meta: dict) -> str:
+    out = ["# fpforge codesign: cost against quality", "",
+           f"- **configurations**: {meta['configurations']}; synthesis {meta['synthesis seconds']}"
+           f" s wall ({meta['yosys cpu seconds']} s Yosys CPU, results kept by content key), "
+           f"quality {meta['quality seconds']} s",
+           f"- **cells**: {meta['library']}",
+           f"- **yosys**: {meta['yosys']}; **RTL**: {meta['rtl']}",
+           "- **quality**: every figure through the emulated hardware (fpforge.golden.gemm: the "
+           "MX quantizer, one dot unit per block, the running-sum adder; docs/codesign.md). "
+           "qsnr_gauss: 2^22 N(0, 1) values quantized in rows of 1024. qsnr_dot: 64 x 64 dot "
+           "products of N(0, 1) float32 vectors, K = 4096 (and K = 256), against their exact "
+           "values. digits: an MLP (64-64-10) trained in float32 on scikit-learn's digits, "
+           f"seeds 0-2, both matrix multiplies through the hardware (direct cast, biases in "
+           f"float32); accuracy on {360} held-out digits, mean over seeds; flips: predictions "
+           "that differ from the float32 model's. MiniLM and real-weight QSNR: not measured "
+           "yet (blank columns).",
+           "- **cost**: the dot unit of `block` lanes (exact sum, one rounding into the "
+           "accumulator's format), the accumulator's adder and, with promotion, a float32 "
+           "adder, synthesised by make sweep's flow (Yosys + ABC to fpforge's NanGate45-derived "
+           "cells; OpenSTA, load-aware); GE per MAC = their area / lanes; delay = dot + adder "
+           "(one unpipelined step). Per-channel scaling uses the same units (its scales are "
+           "the dot unit's scale inputs, one per channel).",
+           f"- **front** (bold): no other configuration has at most the GE per MAC and at "
+           f"least the {FRONT_METRIC} (K = 4096).", "",
+           "![pareto](pareto.png)", "",
+           "| configuration | bits/elem | GE/MAC | ps | QSNR gauss dB | QSNR dot dB (256 / 4096) "
+           "| digits acc % (change) | flips | logit QSNR dB |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in sorted(rows, key=lambda r: (r.ge_per_mac is None, r.ge_per_mac or 0)):
+        name = f"**{r.config}**" if r.on_front else r.config
+        acc = "–" if r.digits_acc is None else \
+            f"{100 * r.digits_acc:.2f} ({r.digits_change_points:+.2f})"
+        out.append(f"| {name} | {r.bits_per_elem:.3g} | {_f(r.ge_per_mac)} | "
+                   f"{_f(r.delay_ps, 0)} | {_f(r.qsnr_gauss_db)} | {_f(r.qsnr_dot256_db)} / "
+                   f"{_f(r.qsnr_dot_db)} | {acc} | {_f(r.digits_flips, 1)} | "
+                   f"{_f(r.digits_logit_qsnr_db)} |")
+    out += ["", "Columns of every row: `pareto.csv` / `pareto.json`. Regenerate with "
+            "`make pareto` (`fpforge pareto --quick`)."]
+    return "\n".join(out) + "\n"
+
+
+PANELS = (("qsnr_gauss_db", "QSNR, N(0,1) tensor (dB)"), ("qsnr_dot_db", "QSNR, dot K=4096 (dB)"),
+          ("digits_acc", "digits MLP accuracy"), ("digits_logit_qsnr_db", "digits logit QSNR (dB)"))
+
+
+def plot(rows: list[Row], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(4.2 * len(PANELS), 4.2), dpi=100)
+    for ax, (metric, title) in zip(axes, PANELS):
+        pts = [r for r in rows if r.ge_per_mac is not None and getattr(r, metric) is not None]
+        on = front(pts, metric)
+        ax.scatter([r.ge_per_mac for r in pts], [getattr(r, metric) for r in pts], s=14,
+                   color="0.6", label="configuration")
+        best = sorted((r for r, o in zip(pts, on) if o), key=lambda r: r.ge_per_mac)
+        ax.plot([r.ge_per_mac for r in best], [getattr(r, metric) for r in best], "o-",
+                color="tab:red", label="front")
+        for r in best:
+            ax.annotate(f"{r.elem_a} {r.accum}", (r.ge_per_mac, getattr(r, metric)), fontsize=6,
+                        xytext=(3, 3), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_xlabel("GE per MAC (log)")
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,74 @@
+"""fpforge pareto: the join of synthesis cost and emulated quality (docs/codesign.md)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from fpforge import pareto
+from fpforge.cli import main
+
+ISSUE_COLUMNS = ("config", "elem_a", "elem_b", "scaling", "block", "scale_rule", "rounding",
+                 "accum", "bits_per_elem", "qsnr_gauss_db", "qsnr_weights_db", "qsnr_dot_db",
+                 "digits_acc", "digits_flips", "minilm_qsnr_db", "minilm_cos_err", "ge_per_mac",
+                 "delay_ps", "on_front")
+
+
+def _row(name, ge, q):
+    return pareto.Row(name, "e", "e", "block", 32, "floor", "rne", "fp32", 8.25,
+                      qsnr_dot_db=q, ge_per_mac=ge)
+
+
+def test_front_keeps_exactly_the_undominated_rows():
+    rows = [_row("cheap-bad", 10, 10.0), _row("dear-good", 50, 30.0),
+            _row("dominated", 60, 20.0), _row("tie-on-cost-worse", 50, 25.0),
+            _row("no-cost", None, 40.0), _row("middle", 20, 20.0)]
+    assert pareto.front(rows) == [True, True, False, False, False, True]
+
+
+def test_a_small_run_writes_every_report_with_the_issue_columns(tmp_path):
+    config = tmp_path / "axes.json"
+    config.write_text(json.dumps({"elements": ["fp4e2m1"], "block": [8],
+                                  "scaling": ["block", "channel"],
+                                  "accum": ["fp32", "bf16_promote128"]}))
+    out = tmp_path / "out"
+    (out).mkdir()
+    (out / "pareto.png").write_text("stale")
+    assert main(["pareto", "--config", str(config), "--out", str(out), "-j", "2"]) == 0
+    with open(out / "pareto.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert tuple(rows[0])[:len(ISSUE_COLUMNS)] == ISSUE_COLUMNS and len(rows) == 4
+    for r in rows:
+        assert float(r["ge_per_mac"]) > 0 and float(r["delay_ps"]) > 0
+        assert 10 < float(r["qsnr_gauss_db"]) < 25 and 10 < float(r["qsnr_dot_db"]) < 25
+        assert 0.9 < float(r["digits_acc"]) <= 1 and r["minilm_qsnr_db"] == ""
+        assert float(r["bits_per_elem"]) == pytest.approx(
+            4.0 + 8 / 8 if r["scaling"] == "block" else 4.0 + 8 / 4096, abs=1e-4)
+    # promotion adds a float32 adder to the bf16 running sum's: more area per MAC
+    by = {(r["scaling"], r["accum"]): float(r["ge_per_mac"]) for r in rows}
+    assert by[("block", "bf16_promote128")] > by[("block", "fp32")]
+    assert any(r["on_front"] == "True" for r in rows)
+    data = json.loads((out / "pareto.json").read_text())
+    assert len(data["rows"]) == 4 and data["meta"]["configurations"] == 4
+    text = (out / "pareto.md").read_text()
+    assert "**fp4e2m1" in text and "not measured yet" in text
+    assert (out / "pareto.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("data, says", [
+    ({"elements": ["fp16"]}, "MX element format must be one of"),
+    ({"accum": ["fp64"]}, "unknown accum 'fp64'; valid: fp32, bf16"),
+    ({"block": [12]}, "block must be one of 8, 16, 32, 64, not 12"),
+    ({"colour": ["red"]}, "a JSON object with the keys elements, scaling"),
+    ({"rounding": []}, "rounding must be a non-empty list"),
+])
+def test_bad_axes_are_one_line_exit_2_before_any_work(tmp_path, capsys, data, says):
+    config = tmp_path / "axes.json"
+    config.write_text(json.dumps(data))
+    out = tmp_path / "out"
+    assert main(["pareto", "--config", str(config), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+    assert not out.exists()

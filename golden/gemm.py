@@ -31,6 +31,7 @@ from ._jax import jax, jnp
 from .mx import (E8M0_BIAS, E8M0_NAN, _mx_dot, channel_quantize, decode_elements,
                  mx_dequantize, mx_quantize)
 from .rounding import Mode, Raw, round_raw
+from .tensor_core import FUSED_PRESETS, FusedAccumulator, exponents, float32_exactly, fused_matmul
 from .ops import add_unit, cvt_unit
 
 __all__ = ["Accumulator", "GemmConfig", "emulated_matmul", "ACCUMULATOR_PRESETS"]
@@ -103,19 +104,29 @@ class GemmConfig:
     block: int = 32
     scale_rule: str = "floor"
     rounding: str = "rne"
-    accum: Accumulator | str = "fp32"
+    accum: Accumulator | FusedAccumulator | str = "fp32"
     scaling: str = "block"
 
     def __post_init__(self):
-        element_format(self.elem_a)
-        element_format(self.elem_b or self.elem_a)
+        elems = element_format(self.elem_a), element_format(self.elem_b or self.elem_a)
         if self.scaling not in SCALINGS:
             raise OptionError(f"unknown scaling {self.scaling!r}; valid: {', '.join(SCALINGS)}")
         if isinstance(self.accum, str):
-            if self.accum not in ACCUMULATOR_PRESETS:
+            presets = ACCUMULATOR_PRESETS | FUSED_PRESETS
+            if self.accum not in presets:
                 raise OptionError(f"unknown accumulator {self.accum!r}; valid: "
-                                  f"{', '.join(ACCUMULATOR_PRESETS)}")
-            object.__setattr__(self, "accum", ACCUMULATOR_PRESETS[self.accum])
+                                  f"{', '.join(presets)}")
+            object.__setattr__(self, "accum", presets[self.accum])
+        if isinstance(self.accum, FusedAccumulator):
+            if any(e.twos_complement for e in elems):
+                raise OptionError("the tensor-core accumulators take floating-point elements, "
+                                  "not mxint8")
+            if self.block != self.accum.group:
+                raise OptionError(f"the {self.accum.source} step takes {self.accum.group} "
+                                  f"products: block must be {self.accum.group}, not {self.block}")
+            if not self.accum.scales_in_group and self.scaling != "channel":
+                raise OptionError(f"{self.accum.source} applies its scales after the sum: "
+                                  f"scaling must be channel, not {self.scaling}")
         p = self.accum.promote_every
         if p is not None and p % self.block:
             raise OptionError(f"promote_every ({p}) must be a multiple of the block ({self.block})"
@@ -196,6 +207,8 @@ def _matmul_codes(ea, sa, eb, sb, *, config: GemmConfig, via_float64: bool | Non
     sa, sb = sa.T, sb.T                                          # (blocks, M)
     # Blocks per promotion; without promotion, one past the last block (never).
     every = acc.promote_every // k if acc.promote_every else blocks + 1
+    if isinstance(acc, FusedAccumulator):
+        return _fused(ea, sa, eb, sb, config)
     if not (exact_in_float64(config) if via_float64 is None else via_float64):
         spec = config.dot_spec
 
@@ -248,17 +261,43 @@ def _running_sum(xs, block_result, shape, blocks: int, every: int, acc: Accumula
 # from the dot unit) matters only to a running sum rounded down (x + -0 = x, and +0 + -0 = +0,
 # in every other mode); infinite elements (E5M2's) never meet the span bound.
 
+def _fused(ea, sa, eb, sb, config: GemmConfig):
+    """A tensor core's fused, truncating steps (golden/tensor_core.py), then per-channel
+    scales, if any, times the float32 result, rounded once to nearest even."""
+    acc = config.accum
+    fa, fb = element_format(config.elem_a), element_format(config.elem_b or config.elem_a)
+    ua, ub = (decode_elements(jnp.arange(1 << e.width, dtype=jnp.uint32), e) for e in (fa, fb))
+    xa = exponents(ua, fa.grid.man_bits)[ea.astype(jnp.int32)]
+    xb = exponents(ub, fb.grid.man_bits)[eb.astype(jnp.int32)]
+    va = _values_f64(fa)[ea.astype(jnp.int32)]
+    vb = _values_f64(fb)[eb.astype(jnp.int32)]
+    c = fused_matmul(va, xa, sa, vb, xb, sb, acc)
+    if acc.scales_in_group:
+        return c
+    value = float32_exactly(jax.lax.bitcast_convert_type(c, jnp.uint32))[0] * \
+        _scale_f64(sa[0])[:, None] * _scale_f64(sb[0])[None, :]
+    bits = jax.lax.bitcast_convert_type(value, jnp.uint64)
+    field = ((bits >> 52) & 0x7FF).astype(jnp.int32)
+    false = jnp.zeros(value.shape, bool)
+    raw = Raw(sign=(bits >> 63).astype(jnp.uint32), exp=field - 1075,
+              sig=jnp.where(field == 0, 0, (bits & ((1 << 52) - 1)) | (1 << 52)).astype(jnp.uint64),
+              sticky=false, is_nan=jnp.isnan(value), is_inf=jnp.isinf(value), invalid=false)
+    y, _ = round_raw(raw, F32, UnitOptions(), Mode(Rounding.RNE))
+    return jax.lax.bitcast_convert_type(y.astype(jnp.uint32), jnp.float32)
+
+
 def exact_in_float64(config: GemmConfig) -> bool:
     ea, eb = element_format(config.elem_a), element_format(config.elem_b or config.elem_a)
     span = (ea.emax + 1 - ea.lsb_min) + (eb.emax + 1 - eb.lsb_min) + \
         (config.block - 1).bit_length()
-    return span <= 53 and config.accum.rounding is not Rounding.RDN
+    return span <= 53 and isinstance(config.accum, Accumulator) and \
+        config.accum.rounding is not Rounding.RDN
 
 
 def _values_f64(elem):
     """Every code's value as float64 (NaN for NaN codes): the decoder's own sig * 2^exp."""
     u = decode_elements(jnp.arange(1 << elem.width, dtype=jnp.uint32), elem)
-    v = jnp.ldexp(u.sig.astype(jnp.float64), u.exp)
+    v = jnp.where(u.is_inf, jnp.inf, jnp.ldexp(u.sig.astype(jnp.float64), u.exp))
     return jnp.where(u.is_nan, jnp.nan, jnp.where(u.sign == 1, -v, v))
 
 

@@ -1,0 +1,136 @@
+"""Tensor-core accumulation: the fused, truncating dot-add of NVIDIA's matrix engines.
+
+The bit-accurate model is microsoft/MMA-Sim (arXiv 2511.10909; PyPI ``mmasim`` 2.1.1,
+``mmasim/arithmetic/fdpa.py``: ``truncated_fused_sum``, ``t_fdpa``, ``st_fdpa``). One step of
+the instruction takes a group of ``group`` products and the accumulator c:
+
+1. Each product keeps its significand s_a * s_b in [1, 4) (not renormalised) at exponent
+   e_a + e_b, subnormal inputs at their format's minimum exponent; a zero product or c sits at
+   exponent -133. With block scales in the step (Blackwell's kind::mxf8f6f4) the two E8M0
+   scales' exponents add to the product's exponent: exact, before alignment.
+2. E is the largest exponent of the terms, c included. Every term, c included, is truncated
+   toward zero to F fraction bits below 2^E; the truncated terms are summed exactly.
+3. The sum is renormalised and rounded toward zero into the result format: e8m13 (13 fraction
+   bits, float32's exponent range; Hopper) or float32 (Blackwell), and becomes the next c. An
+   overflow is an infinity, even rounding toward zero; a zero result is +0.
+
+Presets (docs/codesign.md): ``hopper_fp8`` (wgmma FP8, F = 13, 32 products per step, e8m13)
+and ``blackwell_mxf8f6f4`` (tcgen05.mma kind::mxf8f6f4, F = 25, 32 products per step with their
+block scales, float32). Special values follow float arithmetic: a NaN operand or 0 x inf gives
+NaN, inf - inf NaN, an infinite product an infinity (NaN is float32's 0x7FC00000 here; MMA-Sim
+writes 0x7FFFFFFF).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
+from fpforge.rtl.options import Rounding, UnitOptions
+
+from ._jax import jax, jnp
+from .rounding import Mode, Raw, round_raw
+
+__all__ = ["FusedAccumulator", "FUSED_PRESETS", "fused_matmul", "exponents", "float32_exactly"]
+
+F32 = CATALOG["float32"]
+E_ZERO = -133
+
+
+@dataclass(frozen=True)
+class FusedAccumulator:
+    """A tensor core's step: ``group`` products and c, truncated to ``frac_bits`` below the
+    largest exponent, summed, rounded toward zero into ``result`` (float32's exponent range);
+    ``scales_in_group``: block scales join the products' exponents (else, per-channel scales
+    multiply the float32 result after the last step, in float32)."""
+
+    frac_bits: int
+    group: int
+    result: FloatFormat
+    scales_in_group: bool
+    source: str
+    promote_every = None          # never: c is the whole running sum
+
+    def describe(self) -> str:
+        where = "in each step" if self.scales_in_group else "after the sum"
+        return (f"fused dot-add of {self.group} products + c, truncated to {self.frac_bits} "
+                f"fraction bits below the largest exponent, rounded toward zero into "
+                f"{self.result.name}; scales {where} ({self.source})")
+
+
+FUSED_PRESETS = {
+    "hopper_fp8": FusedAccumulator(13, 32, resolve("e8m13"), False,
+                                   "MMA-Sim: Hopper wgmma FP8, F = 13, e8m13"),
+    "blackwell_mxf8f6f4": FusedAccumulator(25, 32, F32, True,
+                                           "MMA-Sim: Blackwell tcgen05 kind::mxf8f6f4, F = 25"),
+}
+
+
+def exponents(u, man_bits: int):
+    """Exponent of each decoded element's leading significand bit, as MMA-Sim's
+    frexp_and_normalize takes it: the unbiased exponent, the minimum one for subnormals
+    (value = sig * 2^exp with ``man_bits`` fraction bits), E_ZERO for zeros."""
+    return jnp.where(u.is_zero, E_ZERO, u.exp + man_bits)
+
+
+def fused_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator):
+    """(blocks, M, k) and (blocks, N, k) element values (float64, exact) with their exponents
+    ``xa``/``xb`` (int32; E_ZERO for zeros) and E8M0 scale codes (blocks, M) / (blocks, N):
+    the step-by-step fused accumulation over the blocks, float32 (M, N) out."""
+    blocks, m, k = va.shape
+    n = vb.shape[1]
+    if acc.scales_in_group:
+        ea = (sa.astype(jnp.int32) - 127)[:, :, None]
+        eb = (sb.astype(jnp.int32) - 127)[:, :, None]
+        va = va * jnp.ldexp(jnp.ones_like(va), ea) * jnp.where(sa == 255, jnp.nan, 1.0)[..., None]
+        vb = vb * jnp.ldexp(jnp.ones_like(vb), eb) * jnp.where(sb == 255, jnp.nan, 1.0)[..., None]
+        xa = jnp.where(xa == E_ZERO, E_ZERO, xa + ea)
+        xb = jnp.where(xb == E_ZERO, E_ZERO, xb + eb)
+    opts = UnitOptions(rounding=Rounding.RTZ)
+    F = acc.frac_bits
+
+    def step(c, block):
+        a, b, x, y = block                                  # (M, k), (N, k), exponents
+        p = a[:, None, :] * b[None, :, :]                   # (M, N, k): exact products
+        e = jnp.where((x[:, None, :] == E_ZERO) | (y[None, :, :] == E_ZERO), E_ZERO,
+                      x[:, None, :] + y[None, :, :])
+        c64, e_c = float32_exactly(c)
+        big = jnp.maximum(jnp.max(e, axis=-1), e_c)         # E
+        scale = jnp.ldexp(jnp.ones(big.shape, jnp.float64), F - big)
+        total = jnp.sum(jnp.trunc(p * scale[..., None]), axis=-1) + jnp.trunc(c64 * scale)
+        value = jnp.ldexp(total, big - F)                   # exact: |total| < 2^(F + 8)
+        return _round_toward_zero(value, acc.result, opts), None
+
+    c, _ = jax.lax.scan(step, jnp.zeros((m, n), jnp.uint32), (va, vb, xa, xb))
+    return jax.lax.bitcast_convert_type(c, jnp.float32)
+
+
+def float32_exactly(bits):
+    """float32 bit patterns as exact float64 values (XLA's own conversion would flush
+    subnormals) and MMA-Sim's exponent of each (E_ZERO for zeros)."""
+    field = ((bits >> 23) & 0xFF).astype(jnp.int32)
+    mantissa = (bits & 0x7F_FFFF).astype(jnp.float64)
+    sign = jnp.where((bits >> 31) == 1, -1.0, 1.0)
+    finite = jnp.ldexp(jnp.where(field == 0, mantissa, mantissa + 2.0 ** 23),
+                       jnp.where(field == 0, -149, field - 150)) * sign
+    special = jnp.where((bits & 0x7F_FFFF) == 0, sign * jnp.inf, jnp.nan)
+    value = jnp.where(field == 0xFF, special, finite)
+    zero = (bits & 0x7FFF_FFFF) == 0
+    return value, jnp.where(zero, E_ZERO, jnp.where(field == 0, -126, field - 127))
+
+
+def _round_toward_zero(value, fmt: FloatFormat, opts: UnitOptions):
+    """float64 ``value`` (exact, normal or zero) rounded toward zero into ``fmt`` (float32's
+    exponent range), as float32 bit patterns; beyond it an infinity; zero is +0."""
+    bits = jax.lax.bitcast_convert_type(value, jnp.uint64)
+    field = ((bits >> 52) & 0x7FF).astype(jnp.int32)
+    mantissa = bits & ((1 << 52) - 1)
+    false = jnp.zeros(value.shape, bool)
+    raw = Raw(sign=(bits >> 63).astype(jnp.uint32), exp=field - 1075,
+              sig=jnp.where(field == 0, 0, mantissa | (1 << 52)).astype(jnp.uint64),
+              sticky=false, is_nan=jnp.isnan(value), is_inf=jnp.isinf(value), invalid=false)
+    codes, _ = round_raw(raw, fmt, opts, Mode(Rounding.RTZ))
+    codes = codes.astype(jnp.uint32) << (F32.man_bits - fmt.man_bits)   # e8m13: float32's top
+    overflow = (jnp.abs(value) >= 2.0 ** 128) & ~jnp.isnan(value)
+    codes = jnp.where(overflow, jnp.where(value > 0, 0x7F80_0000, 0xFF80_0000), codes)
+    return jnp.where(codes == 0x8000_0000, 0, codes).astype(jnp.uint32)   # -0 -> +0

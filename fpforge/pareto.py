@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from fpforge.golden.gemm import ACCUMULATOR_PRESETS, SCALINGS, Accumulator, GemmConfig
+from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator
 from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, element_format
 from fpforge.rtl.options import OptionError
 
@@ -73,7 +74,7 @@ class Axes:
         _one_of("scaling", self.scaling, SCALINGS)
         _one_of("scale_rule", self.scale_rule, SCALE_RULES)
         _one_of("rounding", self.rounding, ROUNDINGS)
-        _one_of("accum", self.accum, tuple(ACCUMULATOR_PRESETS))
+        _one_of("accum", self.accum, tuple(ACCUMULATOR_PRESETS) + tuple(FUSED_PRESETS))
         for k in self.block:
             if k not in (8, 16, 32, 64):
                 raise OptionError(f"block must be one of 8, 16, 32, 64, not {k!r}")
@@ -100,14 +101,24 @@ def configurations(axes: Axes) -> list[GemmConfig]:
                 for rule in axes.scale_rule:
                     for rounding in axes.rounding:
                         for acc in axes.accum:
-                            out.append(GemmConfig(element_format(e).name, block=k,
-                                                  scale_rule=rule, rounding=rounding,
-                                                  accum=acc, scaling=scaling))
+                            try:
+                                out.append(GemmConfig(element_format(e).name, block=k,
+                                                      scale_rule=rule, rounding=rounding,
+                                                      accum=acc, scaling=scaling))
+                            except OptionError:
+                                # a tensor core's preset fixes its block and scaling: the
+                                # other combinations are not that hardware
+                                if acc not in FUSED_PRESETS:
+                                    raise
+    if not out:
+        raise OptionError("no configuration: the tensor-core accumulators need block 32 (and "
+                          "hopper_fp8 per-channel scaling)")
     return list(dict.fromkeys(out))
 
 
-def accum_name(acc: Accumulator) -> str:
-    return next((n for n, a in ACCUMULATOR_PRESETS.items() if a == acc), acc.describe())
+def accum_name(acc: Accumulator | FusedAccumulator) -> str:
+    return next((n for n, a in (ACCUMULATOR_PRESETS | FUSED_PRESETS).items() if a == acc),
+                acc.describe())
 
 
 def label(c: GemmConfig) -> str:
@@ -198,6 +209,8 @@ def hardware_cases(c: GemmConfig) -> list:
     """The units that implement ``c``: (role, sweep Case)."""
     from fpforge.synth.sweep import Case
     acc = c.accum
+    if isinstance(acc, FusedAccumulator):
+        return []        # the dot unit has no accumulator input c yet: no hardware to cost
     elem = element_format(c.elem_a).name
     cases = [("dot", Case(elem, "dot", f"pareto n{c.block} {acc.fmt.name} {acc.rounding.value}",
                           (("in_format", elem), ("n", c.block), ("format", acc.fmt.name),
@@ -217,13 +230,15 @@ def cost(configs, rows, out: Path, jobs: int) -> dict:
     from fpforge.synth.sweep import sweep
     plans = [hardware_cases(c) for c in configs]
     cases = list(dict.fromkeys(case for plan in plans for _, case in plan))
+    if not cases:
+        return {}
     with ProgressBar(None, "synthesis jobs done") as bar:
         results, _, meta = sweep(cases, out_dir=out / "synth", jobs=jobs,
                                  store=ResultStore(out / "results"), progress=bar.on_done)
     by_case = dict(zip(cases, results))
     for c, plan, row in zip(configs, plans, rows):
         units = {role: by_case[case] for role, case in plan}
-        if any(u.status != "ok" for u in units.values()):
+        if not units or any(u.status != "ok" for u in units.values()):
             continue
         # One MAC step: the dot unit's block of products, then the running sum's adder (and,
         # every N_C terms, the float32 adder it is promoted into), per lane of the dot unit.
@@ -330,7 +345,9 @@ def markdown(rows: list[Row], meta: dict) -> str:
            "adder, synthesised by make sweep's flow (Yosys + ABC to fpforge's NanGate45-derived "
            "cells; OpenSTA, load-aware); GE per MAC = their area / lanes; delay = dot + adder "
            "(one unpipelined step). Per-channel scaling uses the same units (its scales are "
-           "the dot unit's scale inputs, one per channel).",
+           "the dot unit's scale inputs, one per channel). The tensor-core accumulators "
+           "(hopper_fp8, blackwell_mxf8f6f4) have no cost yet: the dot unit has no accumulator "
+           "input c.",
            f"- **front** (bold): no other configuration has at most the GE per MAC and at "
            f"least the {FRONT_METRIC} (K = 4096).", "",
            "![pareto](pareto.png)", "",

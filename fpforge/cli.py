@@ -658,7 +658,7 @@ def _parser() -> argparse.ArgumentParser:
     pa = sub.add_parser("pareto", help="cost (synthesis) against quality (emulated hardware) "
                                        "per number-format configuration (docs/codesign.md)")
     pa.add_argument("--quick", action="store_true",
-                    help="the MX elements at k = 32 and per channel, three accumulators")
+                    help="the MX elements at k = 32 and per tensor, three accumulators")
     pa.add_argument("--config", metavar="FILE",
                     help="the axes as JSON: elements, scaling, block, scale_rule, rounding, "
                          "accum (lists)")

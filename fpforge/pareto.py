@@ -16,16 +16,15 @@ the front in bold, how every figure was measured) and pareto.png.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from fpforge.golden.gemm import ACCUMULATOR_PRESETS, SCALINGS, Accumulator, GemmConfig
 from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator
-from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, element_format
+from fpforge.rtl.mx import SCALE_RULES, element_format
 from fpforge.rtl.options import OptionError
 
 __all__ = ["Axes", "QUICK", "FULL", "configurations", "run_pareto", "front"]
@@ -43,7 +42,7 @@ class Axes:
     """The sweep: every combination of these values (``--config FILE`` gives them as JSON)."""
 
     elements: tuple = ("fp8e4m3", "fp8e5m2", "fp6e2m3", "fp6e3m2", "fp4e2m1", "mxint8")
-    scaling: tuple = ("block", "channel")
+    scaling: tuple = ("block", "tensor")
     block: tuple = (32,)
     scale_rule: tuple = ("floor",)
     rounding: tuple = ("rne",)
@@ -86,10 +85,11 @@ def _one_of(name, values, valid):
         raise OptionError(f"unknown {name} {bad[0]!r}; valid: {', '.join(valid)}")
 
 
-# The quick run (make pareto): the OCP MX elements with MX blocks of 32 and per channel, three
-# accumulators. The full run adds block sizes, scale rules and roundings.
+# The quick run (make pareto): the OCP MX elements with MX blocks of 32 and per tensor, three
+# accumulators. The full run adds per-channel scales, block sizes, scale rules and roundings.
 QUICK = Axes()
-FULL = Axes(block=(8, 16, 32, 64), scale_rule=SCALE_RULES, rounding=("rne", "rtz"))
+FULL = Axes(scaling=SCALINGS, block=(8, 16, 32, 64), scale_rule=SCALE_RULES,
+            rounding=("rne", "rtz"))
 
 
 def configurations(axes: Axes) -> list[GemmConfig]:
@@ -122,7 +122,7 @@ def accum_name(acc: Accumulator | FusedAccumulator) -> str:
 
 
 def label(c: GemmConfig) -> str:
-    scaling = f"k{c.block}" if c.scaling == "block" else f"channel(k{c.block} lanes)"
+    scaling = f"k{c.block}" if c.scaling == "block" else f"{c.scaling}(k{c.block} lanes)"
     return f"{c.elem_a} {scaling} {c.scale_rule} {c.rounding} {accum_name(c.accum)}"
 
 
@@ -159,9 +159,9 @@ class Row:
 
 def bits_per_elem(c: GemmConfig) -> float:
     """Element bits plus the scale's share: 8 bits per block; per channel, 8 bits per row of
-    K (K = 4096 here, the longer dot length measured)."""
-    per = c.block if c.scaling == "block" else DOT_LENGTHS[-1]
-    return element_format(c.elem_a).width + 8 / per
+    K (K = 4096 here, the longer dot length measured); per tensor, none to speak of."""
+    per = {"block": c.block, "channel": DOT_LENGTHS[-1]}.get(c.scaling)
+    return element_format(c.elem_a).width + (8 / per if per else 0.0)
 
 
 # ----- quality -------------------------------------------------------------------------------
@@ -200,7 +200,7 @@ def quality(configs, rows, out: Path, jobs: int) -> None:
         executor.close()
     for row, figures in zip(rows, results):
         for k, v in figures.items():
-            setattr(row, k, v)
+            setattr(row, k, round(v, 4) if math.isfinite(v) else v)
 
 
 # ----- cost ----------------------------------------------------------------------------------
@@ -289,6 +289,7 @@ def run_pareto(*, axes: Axes = QUICK, out: Path = DEFAULT_OUT, jobs: int = 2) ->
             "yosys cpu seconds": synth_meta.get("yosys cpu seconds"),
             "library": synth_meta.get("library", ""), "yosys": synth_meta.get("yosys", ""),
             "rtl": synth_meta.get("rtl", "")}
+    from fpforge.synth.sweep import write_csv
     write_csv(rows, out / "pareto.csv")
     (out / "pareto.json").write_text(json.dumps({"meta": meta,
                                                  "rows": [asdict(r) for r in rows]}, indent=1))
@@ -300,19 +301,6 @@ def run_pareto(*, axes: Axes = QUICK, out: Path = DEFAULT_OUT, jobs: int = 2) ->
           f"{', '.join(r.config for r in on)}")
     print(f"report: {out / 'pareto.md'}")
     return 0
-
-
-def write_csv(rows: list[Row], path: Path) -> None:
-    names = [f.name for f in fields(Row)]
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(names)
-        for r in rows:
-            w.writerow(["" if getattr(r, n) is None else _num(getattr(r, n)) for n in names])
-
-
-def _num(v):
-    return round(v, 4) if isinstance(v, float) and math.isfinite(v) else v
 
 
 def _f(v, digits=2) -> str:
@@ -344,8 +332,8 @@ def markdown(rows: list[Row], meta: dict) -> str:
            "accumulator's format), the accumulator's adder and, with promotion, a float32 "
            "adder, synthesised by make sweep's flow (Yosys + ABC to fpforge's NanGate45-derived "
            "cells; OpenSTA, load-aware); GE per MAC = their area / lanes; delay = dot + adder "
-           "(one unpipelined step). Per-channel scaling uses the same units (its scales are "
-           "the dot unit's scale inputs, one per channel). The tensor-core accumulators "
+           "(one unpipelined step). Per-channel and per-tensor scaling use the same units "
+           "(their scales are the dot unit's scale inputs, one per channel or tensor). The tensor-core accumulators "
            "(hopper_fp8, blackwell_mxf8f6f4) have no cost yet: the dot unit has no accumulator "
            "input c.",
            f"- **front** (bold): no other configuration has at most the GE per MAC and at "

@@ -61,11 +61,8 @@ class Accumulator:
                               f"that float32 holds (float32, bfloat16, float16, fp8e5m2...), "
                               f"not {fmt.name}")
         object.__setattr__(self, "fmt", fmt)
-        rounding = Rounding.parse(self.rounding)
-        if rounding is Rounding.DYNAMIC or rounding.stochastic:
-            raise OptionError(f"the accumulator rounds with a static mode (rne, rtz, rdn, rup, "
-                              f"rna, rod), not {rounding.value!r}")
-        object.__setattr__(self, "rounding", rounding)
+        object.__setattr__(self, "rounding",
+                           Rounding.parse_static(self.rounding, "the accumulator"))
         if self.promote_every is not None and (not isinstance(self.promote_every, int)
                                                or self.promote_every < 1):
             raise OptionError(f"promote_every must be a positive number of K terms or None, "
@@ -89,9 +86,9 @@ ACCUMULATOR_PRESETS = {
 
 
 # Where the operands' E8M0 scales come from: one per block of ``block`` elements along K (OCP
-# MX), or one per row of a and column of b over all of K (per channel; the dot units' blocks
-# then share their row's scale).
-SCALINGS = ("block", "channel")
+# MX), one per row of a and column of b over all of K (per channel), or one per operand (per
+# tensor, a power of two); the dot units' blocks share their row's or tensor's scale.
+SCALINGS = ("block", "channel", "tensor")
 
 
 @dataclass(frozen=True)
@@ -124,9 +121,9 @@ class GemmConfig:
             if self.block != self.accum.group:
                 raise OptionError(f"the {self.accum.source} step takes {self.accum.group} "
                                   f"products: block must be {self.accum.group}, not {self.block}")
-            if not self.accum.scales_in_group and self.scaling != "channel":
+            if not self.accum.scales_in_group and self.scaling == "block":
                 raise OptionError(f"{self.accum.source} applies its scales after the sum: "
-                                  f"scaling must be channel, not {self.scaling}")
+                                  f"scaling must be channel or tensor, not block")
         p = self.accum.promote_every
         if p is not None and p % self.block:
             raise OptionError(f"promote_every ({p}) must be a multiple of the block ({self.block})"
@@ -165,13 +162,14 @@ def _quantized(config: GemmConfig, a, b, rbits):
 
 def operand_quantize(x, elem: str, config: GemmConfig, rbits=None):
     """(scales, elements) of x (rows, K) under config's scaling: one E8M0 scale per block of
-    ``block`` along K, or per row (repeated for each of its blocks)."""
+    ``block`` along K, per row, or per tensor (repeated for each block)."""
     if config.scaling == "block":
         return mx_quantize(x, elem, block=config.block, scale_rule=config.scale_rule,
                            rounding=config.rounding, rbits=rbits)
     spec = MxQuantSpec(elem, block=config.block, scale_rule=config.scale_rule,
                        rounding=config.rounding)
-    return channel_quantize(x, rbits, spec=spec, blocks=x.shape[1] // config.block)
+    return channel_quantize(x, rbits, spec=spec, blocks=x.shape[1] // config.block,
+                            whole=config.scaling == "tensor")
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))

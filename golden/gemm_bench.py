@@ -7,32 +7,21 @@ them into MXFP8 (E4M3 elements, blocks of 32 along K, floor scales). The baselin
 fake-quantize + float32 ``jnp.matmul``: quantize-dequantize both operands (the golden MX
 quantizer and dequantizer) and one float32 matrix multiply. The emulation is
 ``emulated_matmul`` with exact block sums and each accumulator: what the hardware computes, bit
-for bit. Times are the best of ``--repeat`` runs after a warm-up (jit compiles excluded). The
+for bit. Times are the median of ``--repeat`` runs after a warm-up (jit compiles excluded). The
 emulation's first rows are checked against the dot unit's integer model, so a fast wrong
 answer cannot pass.
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
+from .bench import timed
 from .gemm import Accumulator, GemmConfig, _matmul_codes, _quantized, emulated_matmul
 from .mx import mx_dequantize, mx_quantize
 
 TARGET_RATIO = 10.0
 CHECK_ROWS = 16
-
-
-def _best(fn, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def run_bench(*, size: int = 1024, repeat: int = 5) -> int:
@@ -46,10 +35,10 @@ def run_bench(*, size: int = 1024, repeat: int = 5) -> int:
     def fake_quant():
         qa = mx_dequantize(*mx_quantize(a, "fp8e4m3", block=32), "fp8e4m3", 32)
         qb = mx_dequantize(*mx_quantize(b.T, "fp8e4m3", block=32), "fp8e4m3", 32)
-        return jnp.matmul(qa, qb.T).block_until_ready()
+        return jnp.matmul(qa, qb.T)
 
-    base = _best(fake_quant, repeat)
-    print(f"{size} x {size} x {size}, MXFP8 E4M3 blocks of 32, best of {repeat} (jax "
+    base = timed(fake_quant, repeat)[0]
+    print(f"{size} x {size} x {size}, MXFP8 E4M3 blocks of 32, median of {repeat} (jax "
           f"{jax.__version__} {jax.default_backend()}, {jax.device_count()} device)")
     print(f"{'computation':58} {'seconds':>8} {'x fake-quant':>13} {'bits checked':>13}")
     print(f"{'fake-quantize + float32 jnp.matmul (baseline)':58} {base:8.3f} {1.0:13.2f} "
@@ -59,7 +48,7 @@ def run_bench(*, size: int = 1024, repeat: int = 5) -> int:
                          ("exact blocks, bf16 running sum, float32 every 128",
                           Accumulator("bfloat16", promote_every=128))):
         config = GemmConfig("fp8e4m3", block=32, accum=accum)
-        t = _best(lambda: emulated_matmul(a, b, config).block_until_ready(), repeat)
+        t = timed(lambda: emulated_matmul(a, b, config), repeat)[0]
         y = np.asarray(emulated_matmul(a, b, config))
         ea, sa, eb, sb = _quantized(config, a[:CHECK_ROWS], b, (None, None))
         want = np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=False))

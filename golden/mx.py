@@ -179,16 +179,18 @@ def _scaled_elements(bits, scales, spec: MxQuantSpec, rbits):
     return codes.astype(jnp.uint8), flags
 
 
-@functools.partial(jax.jit, static_argnames=("spec", "blocks"))
-def channel_quantize(x, rbits=None, *, spec: MxQuantSpec, blocks: int):
-    """One E8M0 scale per row of float32 ``x`` (rows, blocks * spec.block): the scale the
-    rule gives the whole row, repeated for each of its ``blocks`` blocks, and the elements
-    quantized against it. Every rule's exponent grows with amax, so the row's is the largest
-    of its blocks' (the E8M0 NaN, 0xFF, the largest code, wins as it should)."""
+@functools.partial(jax.jit, static_argnames=("spec", "blocks", "whole"))
+def channel_quantize(x, rbits=None, *, spec: MxQuantSpec, blocks: int, whole: bool = False):
+    """One E8M0 scale per row of float32 ``x`` (rows, blocks * spec.block), or with ``whole``
+    one for the whole tensor: the scale the rule gives the row (tensor), repeated for each of
+    its ``blocks`` blocks, and the elements quantized against it. Every rule's exponent grows
+    with amax, so the row's is the largest of its blocks' (the E8M0 NaN, 0xFF, the largest
+    code, wins as it should)."""
     bits = jax.lax.bitcast_convert_type(jnp.asarray(x, jnp.float32), U32)
     rows = bits.shape[0]
     block_scales, _ = _mx_quantize(bits, rbits, spec=spec, with_flags=False)
-    scales = jnp.broadcast_to(jnp.max(block_scales, axis=-1, keepdims=True), (rows, blocks))
+    shared = jnp.max(block_scales) if whole else jnp.max(block_scales, axis=-1, keepdims=True)
+    scales = jnp.broadcast_to(shared, (rows, blocks))
     r = None if rbits is None else jnp.asarray(rbits).reshape(rows, blocks, spec.block)
     elements, _ = _scaled_elements(bits.reshape(rows, blocks, spec.block), scales, spec, r)
     return scales, elements.reshape(rows, blocks * spec.block)

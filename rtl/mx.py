@@ -528,11 +528,7 @@ class MxDotSpec(Spec):
         if out.specials is Specials.FNU:
             raise OptionError(f"dot output format must hold signed values, not {out.name}")
         object.__setattr__(self, "out_fmt", out)
-        rounding = Rounding.parse(self.rounding)
-        if rounding is Rounding.DYNAMIC or rounding.stochastic:
-            raise OptionError(f"the dot unit takes a static rounding mode (rne, rtz, rdn, rup, "
-                              f"rna, rod), not {rounding.value!r}")
-        object.__setattr__(self, "rounding", rounding)
+        object.__setattr__(self, "rounding", Rounding.parse_static(self.rounding, "the dot unit"))
         check_stages(self.stages)
         object.__setattr__(self, "scale_fmt", self._checked_scale_format())
 

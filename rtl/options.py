@@ -64,6 +64,15 @@ class Rounding(enum.Enum):
     def parse(cls, value: "str | Rounding") -> "Rounding":
         return _parse(cls, value, "rounding")
 
+    @classmethod
+    def parse_static(cls, value: "str | Rounding", who: str) -> "Rounding":
+        """A static mode (not dynamic, not stochastic), or an error naming ``who``."""
+        rounding = cls.parse(value)
+        if rounding is Rounding.DYNAMIC or rounding.stochastic:
+            raise OptionError(f"{who} takes a static rounding mode (rne, rtz, rdn, rup, rna, "
+                              f"rod), not {rounding.value!r}")
+        return rounding
+
 
 _MEANING = {
     Rounding.RNE: "round to nearest, ties to even",

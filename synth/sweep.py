@@ -301,8 +301,9 @@ def _rtl_revision() -> str:
 
 
 # ----- outputs ------------------------------------------------------------------------------
-def write_csv(rows: list[Row], path: Path) -> Path:
-    names = [f.name for f in fields(Row)]
+def write_csv(rows: list, path: Path) -> Path:
+    """Dataclass rows (sweep's Row, or another report's) as CSV, None as an empty cell."""
+    names = [f.name for f in fields(type(rows[0]) if rows else Row)]
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(names)

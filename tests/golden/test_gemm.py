@@ -250,3 +250,28 @@ def test_channel_scales_are_the_rule_on_the_whole_row(rule, elem):
     want_s, want_e = mx_quantize(x, elem, block=256, scale_rule=rule)
     np.testing.assert_array_equal(np.asarray(scales), np.repeat(np.asarray(want_s), 8, axis=1))
     np.testing.assert_array_equal(np.asarray(elems), np.asarray(want_e))
+
+
+@pytest.mark.parametrize("elem", ["fp8e4m3", "fp6e3m2", "fp4e2m1"])
+def test_tensor_scale_is_the_floor_rule_on_the_tensor_and_elements_round_to_it(elem):
+    """Per-tensor scaling against numpy and MPFR: one scale, floor(log2(amax)) - emax of the
+    whole tensor (OCP MX 6.3's rule), every element x / 2^s rounded to nearest even (MPFR at
+    the element's precision and exponent range) and clamped to its largest finite value."""
+    from fpforge.golden.gemm import operand_quantize
+    from fpforge.rtl.formats import resolve as resolve_fmt
+    x = _data((8, 128), 13)
+    scales, codes = (np.asarray(v) for v in operand_quantize(
+        x, elem, GemmConfig(elem, block=32, scaling="tensor")))
+    grid = element_format(elem).grid
+    s = int(np.floor(np.log2(np.abs(x).max()))) - grid.emax
+    assert (scales == s + 127).all()
+    fmt = resolve_fmt(grid.name)
+    ctx = gmpy2.context(precision=fmt.precision, emin=fmt.emin - fmt.man_bits + 1,
+                        emax=fmt.emax + 1, subnormalize=True, round=gmpy2.RoundToNearest)
+    top = Fraction(fmt.max_finite)
+    want = []
+    for v in x.ravel():
+        r = Fraction(*_rounded(Fraction(float(v)) / Fraction(2) ** s, ctx).as_integer_ratio())
+        want.append(float(max(-top, min(top, r))))
+    got = ml_decode(codes.ravel(), grid.name).astype(np.float64)
+    np.testing.assert_array_equal(got, np.array(want))

@@ -114,7 +114,7 @@ def test_the_comparison_catches_one_fraction_bit_more():
 
 
 @pytest.mark.parametrize("kwargs, says", [
-    (dict(accum="hopper_fp8"), "scaling must be channel, not block"),
+    (dict(accum="hopper_fp8"), "scaling must be channel or tensor, not block"),
     (dict(accum="hopper_fp8", scaling="channel", block=16), "block must be 32, not 16"),
     (dict(elem_a="mxint8", accum="blackwell_mxf8f6f4"), "floating-point elements, not mxint8"),
 ])

@@ -34,7 +34,7 @@ REPORT_FILES = ("pareto.csv", "pareto.json", "pareto.md", "pareto.png")
 # The metric the front is drawn on (the others get their own panels in pareto.png).
 FRONT_METRIC = "qsnr_dot_db"
 DOT_LENGTHS = (256, 4096)
-ROUNDINGS = ("rne", "rtz", "rna", "rup", "rod")   # static element roundings
+ROUNDINGS = ("rne", "rtz", "rna", "rup", "rod", "stochastic")   # element roundings
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def _one_of(name, values, valid):
 # accumulators. The full run adds per-channel scales, block sizes, scale rules and roundings.
 QUICK = Axes()
 FULL = Axes(scaling=SCALINGS, block=(8, 16, 32, 64), scale_rule=SCALE_RULES,
-            rounding=("rne", "rtz"))
+            rounding=("rne", "rtz", "stochastic"))
 
 
 def configurations(axes: Axes) -> list[GemmConfig]:

@@ -103,6 +103,7 @@ class GemmConfig:
     rounding: str = "rne"
     accum: Accumulator | FusedAccumulator | str = "fp32"
     scaling: str = "block"
+    seed: int = 0               # a stochastic rounding's random bits, when none are given
 
     def __post_init__(self):
         elems = element_format(self.elem_a), element_format(self.elem_b or self.elem_a)
@@ -138,7 +139,7 @@ class GemmConfig:
 def emulated_matmul(a, b, config: GemmConfig = GemmConfig(), *, rbits_a=None, rbits_b=None):
     """a (M, K) @ b (K, N), float32 -> float32 through ``config``'s hardware; K a multiple of
     the block. ``rbits_a`` / ``rbits_b`` (integer arrays shaped like a and b.T) feed a
-    stochastic element rounding.
+    stochastic element rounding (default: ``seeded_bits(config.seed, ...)``).
 
     Differentiable with the straight-through estimator of quantization-aware training: the
     gradients are those of Q(a) @ Q(b) in float32 (dA = g Q(b)^T, dB = Q(a)^T g), Q the
@@ -150,7 +151,17 @@ def emulated_matmul(a, b, config: GemmConfig = GemmConfig(), *, rbits_a=None, rb
     if a.shape[1] % config.block:
         raise ValueError(f"K = {a.shape[1]} must be a multiple of the block size "
                          f"{config.block}")
+    if Rounding.parse(config.rounding).stochastic and rbits_a is None and rbits_b is None:
+        rbits_a, rbits_b = seeded_bits(config.seed, a.shape, b.shape[::-1])
     return _emulated(config, a, b, (rbits_a, rbits_b))
+
+
+def seeded_bits(seed: int, shape_a, shape_b):
+    """Random bits for a stochastic rounding of both operands: a function of the seed and the
+    shapes, so a configuration's results repeat (pass rbits_a / rbits_b for fresh bits)."""
+    key = jax.random.key(seed)
+    return tuple(jax.random.bits(jax.random.fold_in(key, i), shape, jnp.uint32)
+                 for i, shape in enumerate((tuple(shape_a), tuple(shape_b))))
 
 
 def _quantized(config: GemmConfig, a, b, rbits):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fpforge.golden import mx_quantize
-from fpforge.golden.gemm import Accumulator, GemmConfig, emulated_matmul
+from fpforge.golden.gemm import Accumulator, GemmConfig, emulated_matmul, seeded_bits
 from fpforge.rtl.formats import resolve
 from fpforge.rtl.mx import element_format
 from fpforge.rtl.options import OptionError
@@ -37,9 +37,13 @@ def reference(a, b, config: GemmConfig, rounding: str | None = None):
     k, acc = config.block, config.accum
     rounding = rounding or acc.rounding.value
     per = a.shape[1] if config.scaling == "channel" else k      # elements per scale
-    sa, ea = (np.asarray(v) for v in mx_quantize(a, config.elem_a, block=per))
+    ra, rb = seeded_bits(config.seed, a.shape, b.shape[::-1]) \
+        if config.rounding == "stochastic" else (None, None)
+    sa, ea = (np.asarray(v) for v in mx_quantize(a, config.elem_a, block=per,
+                                                  rounding=config.rounding, rbits=ra))
     sb, eb = (np.asarray(v) for v in mx_quantize(np.ascontiguousarray(b.T), config.elem_a,
-                                                  block=per))
+                                                  block=per, rounding=config.rounding,
+                                                  rbits=rb))
     name = element_format(config.elem_a).grid.name     # the ml_dtypes name
     va, vb = ml_decode(ea, name), ml_decode(eb, name)        # exact values
     ctx, f32 = _context(acc.fmt.name, rounding), _context("float32", "rne")
@@ -80,10 +84,12 @@ CASES = [
     GemmConfig("fp8e5m2", block=32, accum=Accumulator("bfloat16", promote_every=64)),
     GemmConfig("fp6e2m3", block=8, accum="fp16"),
     GemmConfig("fp8e4m3", block=32, accum="bf16", scaling="channel"),
+    GemmConfig("fp4e2m1", block=32, rounding="stochastic", seed=7),
 ]
 
 
 @pytest.mark.parametrize("config", CASES, ids=lambda c: f"{c.elem_a}-{c.scaling}{c.block}-"
+                         f"{c.rounding}-"
                          f"{c.accum.fmt.name}-{c.accum.rounding.value}-p{c.accum.promote_every}")
 def test_emulated_matmul_matches_exact_rationals_and_mpfr(config):
     a, b = _data((3, 224), 1), _data((224, 4), 2)       # 224: 7 blocks of 32, a partial promotion
@@ -275,3 +281,13 @@ def test_tensor_scale_is_the_floor_rule_on_the_tensor_and_elements_round_to_it(e
         want.append(float(max(-top, min(top, r))))
     got = ml_decode(codes.ravel(), grid.name).astype(np.float64)
     np.testing.assert_array_equal(got, np.array(want))
+
+
+def test_stochastic_rounding_repeats_per_seed_and_moves_with_it():
+    a, b = _data((4, 64), 14), _data((64, 3), 15)
+    one, again, other = (np.asarray(emulated_matmul(a, b, GemmConfig("fp4e2m1",
+                                                                     rounding="stochastic",
+                                                                     seed=s)))
+                         for s in (1, 1, 2))
+    np.testing.assert_array_equal(one, again)
+    assert (one != other).any()

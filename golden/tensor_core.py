@@ -73,10 +73,11 @@ def exponents(u, man_bits: int):
     return jnp.where(u.is_zero, E_ZERO, u.exp + man_bits)
 
 
-def fused_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator):
+def fused_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
     """(blocks, M, k) and (blocks, N, k) element values (float64, exact) with their exponents
     ``xa``/``xb`` (int32; E_ZERO for zeros) and E8M0 scale codes (blocks, M) / (blocks, N):
-    the step-by-step fused accumulation over the blocks, float32 (M, N) out."""
+    the step-by-step fused accumulation over the blocks, from ``c`` (float32 (M, N) bit
+    patterns; default +0), float32 (M, N) out."""
     blocks, m, k = va.shape
     n = vb.shape[1]
     if acc.scales_in_group:
@@ -101,7 +102,8 @@ def fused_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator):
         value = jnp.ldexp(total, big - F)                   # exact: |total| < 2^(F + 8)
         return _round_toward_zero(value, acc.result, opts), None
 
-    c, _ = jax.lax.scan(step, jnp.zeros((m, n), jnp.uint32), (va, vb, xa, xb))
+    c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
+    c, _ = jax.lax.scan(step, c0, (va, vb, xa, xb))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
 
 

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch (the mxref extra) is not installed")
-pytest.importorskip("mmasim", reason="mmasim (pip install --no-deps mmasim==2.1.1, with the "
-                                     "mxref extra) is not installed")
+pytest.importorskip("mmasim", reason="mmasim (the mxref extra) is not installed")
 
 from fpforge.golden._jax import jnp  # noqa: E402
 from fpforge.golden.gemm import _values_f64  # noqa: E402

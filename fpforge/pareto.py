@@ -287,7 +287,8 @@ def run_pareto(*, axes: Axes = QUICK, out: Path = DEFAULT_OUT, jobs: int = 2) ->
     meta = {"configurations": len(rows), "synthesis seconds": round(synth_seconds, 1),
             "quality seconds": round(time.monotonic() - start - synth_seconds, 1),
             "yosys cpu seconds": synth_meta.get("yosys cpu seconds"),
-            "library": synth_meta.get("library", ""), "yosys": synth_meta.get("yosys", ""),
+            "library": synth_meta.get("library", "").split(" at ")[0],
+            "yosys": synth_meta.get("yosys", ""),
             "rtl": synth_meta.get("rtl", "")}
     from fpforge.synth.sweep import write_csv
     write_csv(rows, out / "pareto.csv")
@@ -312,7 +313,7 @@ def markdown(rows: list[Row], meta: dict) -> str:
            f"- **configurations**: {meta['configurations']}; synthesis {meta['synthesis seconds']}"
            f" s wall ({meta['yosys cpu seconds']} s Yosys CPU, results kept by content key), "
            f"quality {meta['quality seconds']} s",
-           f"- **cells**: {meta['library']}",
+           f"- **cells**: {meta['library'].split(' at ')[0]}",
            f"- **yosys**: {meta['yosys']}; **RTL**: {meta['rtl']}",
            "- **quality**: every figure through the emulated hardware (fpforge.golden.gemm: the "
            "MX quantizer, one dot unit per block, the running-sum adder; docs/codesign.md). "

@@ -30,7 +30,7 @@ from fpforge.rtl.scalar import AddSpec, CvtSpec
 from ._jax import jax, jnp
 from .mx import (E8M0_BIAS, E8M0_NAN, _mx_dot, channel_quantize, decode_elements,
                  mx_dequantize, mx_quantize)
-from .rounding import Mode, Raw, round_raw
+from .rounding import Mode, raw_from_float64, round_raw
 from .tensor_core import FUSED_PRESETS, FusedAccumulator, exponents, float32_exactly, fused_matmul
 from .ops import add_unit, cvt_unit
 
@@ -285,13 +285,7 @@ def _fused(ea, sa, eb, sb, config: GemmConfig):
         return c
     value = float32_exactly(jax.lax.bitcast_convert_type(c, jnp.uint32))[0] * \
         _scale_f64(sa[0])[:, None] * _scale_f64(sb[0])[None, :]
-    bits = jax.lax.bitcast_convert_type(value, jnp.uint64)
-    field = ((bits >> 52) & 0x7FF).astype(jnp.int32)
-    false = jnp.zeros(value.shape, bool)
-    raw = Raw(sign=(bits >> 63).astype(jnp.uint32), exp=field - 1075,
-              sig=jnp.where(field == 0, 0, (bits & ((1 << 52) - 1)) | (1 << 52)).astype(jnp.uint64),
-              sticky=false, is_nan=jnp.isnan(value), is_inf=jnp.isinf(value), invalid=false)
-    y, _ = round_raw(raw, F32, UnitOptions(), Mode(Rounding.RNE))
+    y, _ = round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(Rounding.RNE))
     return jax.lax.bitcast_convert_type(y.astype(jnp.uint32), jnp.float32)
 
 
@@ -329,15 +323,8 @@ def _scale_f64(codes):
 def _rounded(scaled, config: GemmConfig):
     """The scaled block sums rounded into the accumulator's format by the shared rounder."""
     acc = config.accum
-    bits = jax.lax.bitcast_convert_type(scaled, jnp.uint64)
-    field = ((bits >> 52) & 0x7FF).astype(jnp.int32)
-    mantissa = bits & ((1 << 52) - 1)
-    false = jnp.zeros(scaled.shape, bool)
-    raw = Raw(sign=(bits >> 63).astype(jnp.uint32),
-              exp=jnp.where(field == 0, -1074, field - 1075),
-              sig=jnp.where(field == 0, mantissa, mantissa | (1 << 52)).astype(jnp.uint64),
-              sticky=false, is_nan=field == 0x7FF, is_inf=false, invalid=false)
-    return round_raw(raw, acc.fmt, config.dot_spec.options, Mode(acc.rounding))[0]
+    return round_raw(raw_from_float64(scaled), acc.fmt, config.dot_spec.options,
+                     Mode(acc.rounding))[0]
 
 
 def _float32_running_sum(scaled, blocks: int, every: int):

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from fpforge.rtl.formats import FloatFormat, Specials
 from fpforge.rtl.options import RM_CODES, RM_MAX, Flag, Rounding, Saturation, UnitOptions
 
-from ._jax import I32, I64, U32, U64, jnp, msb, shl, shr, width
+from ._jax import I32, I64, U32, U64, jax, jnp, msb, shl, shr, width
 
 
 class Raw(NamedTuple):
@@ -30,6 +30,18 @@ class Raw(NamedTuple):
     # Where true, a sum that vanished (sig == 0, no sticky) is an exact zero of opposite-signed
     # terms: +0, or -0 when rounding down (IEEE 754 6.3). None: no cancelling sum.
     cancels: jnp.ndarray | None = None
+
+
+def raw_from_float64(value) -> Raw:
+    """Float64 values as exact raw values for the rounder (read from their bits: XLA's own
+    conversions may flush subnormals)."""
+    bits = jax.lax.bitcast_convert_type(value, U64)
+    field = ((bits >> 52) & 0x7FF).astype(I32)
+    mantissa = bits & ((1 << 52) - 1)
+    false = jnp.zeros(value.shape, bool)
+    return Raw(sign=(bits >> 63).astype(U32), exp=jnp.where(field == 0, -1074, field - 1075),
+               sig=jnp.where(field == 0, mantissa, mantissa | (1 << 52)).astype(U64),
+               sticky=false, is_nan=jnp.isnan(value), is_inf=jnp.isinf(value), invalid=false)
 
 
 class Mode:

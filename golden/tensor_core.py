@@ -29,7 +29,7 @@ from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
 from fpforge.rtl.options import Rounding, UnitOptions
 
 from ._jax import jax, jnp
-from .rounding import Mode, Raw, round_raw
+from .rounding import Mode, raw_from_float64, round_raw
 
 __all__ = ["FusedAccumulator", "FUSED_PRESETS", "fused_matmul", "exponents", "float32_exactly"]
 
@@ -124,13 +124,7 @@ def float32_exactly(bits):
 def _round_toward_zero(value, fmt: FloatFormat, opts: UnitOptions):
     """float64 ``value`` (exact, normal or zero) rounded toward zero into ``fmt`` (float32's
     exponent range), as float32 bit patterns; beyond it an infinity; zero is +0."""
-    bits = jax.lax.bitcast_convert_type(value, jnp.uint64)
-    field = ((bits >> 52) & 0x7FF).astype(jnp.int32)
-    mantissa = bits & ((1 << 52) - 1)
-    false = jnp.zeros(value.shape, bool)
-    raw = Raw(sign=(bits >> 63).astype(jnp.uint32), exp=field - 1075,
-              sig=jnp.where(field == 0, 0, mantissa | (1 << 52)).astype(jnp.uint64),
-              sticky=false, is_nan=jnp.isnan(value), is_inf=jnp.isinf(value), invalid=false)
+    raw = raw_from_float64(value)
     codes, _ = round_raw(raw, fmt, opts, Mode(Rounding.RTZ))
     codes = codes.astype(jnp.uint32) << (F32.man_bits - fmt.man_bits)   # e8m13: float32's top
     overflow = (jnp.abs(value) >= 2.0 ** 128) & ~jnp.isnan(value)

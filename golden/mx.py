@@ -333,11 +333,12 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
 
 def dot_unit(spec: MxDotSpec, inputs: dict, want=("y", "flags")) -> dict:
     """The golden function of the dot kind: ``a``, ``b`` (..., n) element codes [and
-    ``scale_a``, ``scale_b`` (...)] -> ``y`` (...) and ``flags`` (...)."""
+    ``scale_a``, ``scale_b`` (...), ``c`` (...)] -> ``y`` (...) and ``flags`` (...)."""
     one = jnp.uint8(E8M0_BIAS)
+    c = None if spec.c_fmt is None else jnp.asarray(inputs["c"])
     y, flags = _mx_dot(_lanes(inputs["a"], spec.n), _lanes(inputs["b"], spec.n),
                        jnp.asarray(inputs.get("scale_a", one)),
-                       jnp.asarray(inputs.get("scale_b", one)), spec=spec)
+                       jnp.asarray(inputs.get("scale_b", one)), c, spec=spec)
     out = {"y": y, "flags": flags}
     return {p: out[p] for p in want}
 
@@ -395,15 +396,27 @@ def _exact_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat):
     return negative.astype(U32), (E0 + drop).astype(I32), sig64, sticky
 
 
-def _fixed_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat, frac_bits: int):
+def _append(x, y):
+    """``x`` (..., n) with ``y`` (...) as one more element along the last axis."""
+    y = jnp.asarray(y).astype(x.dtype)[..., None]
+    return jnp.concatenate([x, jnp.broadcast_to(y, x.shape[:-1] + (1,))], -1)
+
+
+def _fixed_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat, frac_bits: int,
+               c=None):
     """The fixed-width accumulator of ``mx_dot``: truncate each product to 2^(Emax - F), sum.
 
     Product value sig * 2^exp with E = exp + Ma + Mb (the exponent sum, 2 integer bits). The
     truncated term is floor(sig * 2^(exp - Emax + F)), below 2^(F + 2) (2^(F + 2) itself only
     for MXINT8's -128 x -128); 64 of them fit int64 for F <= 55.
+
+    ``c``: the accumulator input as one more term (sign, sig, exp, E) in the products' frame:
+    its exponent E (of its leading bit) joins Emax and it is truncated like a product.
     """
     # The grids' fraction bits: for MXINT8 (grid e1m6) that makes E = 0, its fixed point 1.6.
     E = exp + ea.grid.man_bits + eb.grid.man_bits
+    if c is not None:
+        sign, sig, exp, E = (_append(x, y) for x, y in zip((sign, sig, exp, E), c))
     nonzero = sig != 0
     emax = jnp.max(jnp.where(nonzero, E, jnp.iinfo(I32).min // 2), axis=-1, keepdims=True)
     shift = emax - frac_bits - exp                # > 0: right shift, < 0: left shift
@@ -417,7 +430,7 @@ def _fixed_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat, frac_bits: 
 
 
 @functools.partial(jax.jit, static_argnames=("spec",))
-def _mx_dot(a, b, sa, sb, *, spec: MxDotSpec):
+def _mx_dot(a, b, sa, sb, c=None, *, spec: MxDotSpec):
     ea, eb, accum, frac_bits = spec.elem_a, spec.elem_b, spec.accum, spec.frac_bits
     out, opts = spec.out_fmt, spec.options
     # 1. Decode and multiply exactly: significands of at most 8 bits, products of at most 16.
@@ -429,21 +442,37 @@ def _mx_dot(a, b, sa, sb, *, spec: MxDotSpec):
     zero_inf = (ua.is_inf & ub.is_zero) | (ua.is_zero & ub.is_inf)
     p_nan = ua.is_nan | ub.is_nan | zero_inf
     p_inf = (ua.is_inf | ub.is_inf) & ~p_nan
+    p_snan = ua.is_snan | ub.is_snan
+    if c is not None:
+        # The accumulator input joins as one more term, in the products' frame before the
+        # scales (its exponent less theirs), so it is aligned and truncated like a product.
+        uc = decode(jnp.asarray(c).astype(U32), spec.c_fmt, U64)
+        s_exp = (sa.astype(I32) - E8M0_BIAS) + (sb.astype(I32) - E8M0_BIAS) if spec.scaled \
+            else jnp.int32(0)
+        c_exp = uc.exp - s_exp
+        c_term = (uc.sign, uc.sig, c_exp, c_exp + spec.c_fmt.man_bits)
+        sign_all = _append(sign, uc.sign)
+        p_nan, p_inf, p_snan = _append(p_nan, uc.is_nan), _append(p_inf, uc.is_inf), \
+            _append(p_snan, uc.is_snan)
+        zero_all = _append(sig == 0, uc.sig == 0)
+    else:
+        c_term, sign_all, zero_all = None, sign, sig == 0
 
     # 2. Accumulate (exact, or the fixed-width accumulator's truncation).
     if accum == "exact":
         r_sign, r_exp, r_sig, sticky = _exact_sum(sign, sig, exp, ea, eb)
         lost = jnp.zeros(r_sign.shape, bool)
     else:
-        r_sign, r_exp, r_sig, lost = _fixed_sum(sign, sig, exp, ea, eb, frac_bits)
+        r_sign, r_exp, r_sig, lost = _fixed_sum(sign, sig, exp, ea, eb, frac_bits, c_term)
         sticky = jnp.zeros(r_sign.shape, bool)
     mode = Mode(opts.rounding)
-    # Every product zero: -0 only when every one is -0 (rdn: when any is). A sum of nonzero
-    # products that vanishes is the rounder's rule (+0, -0 rounding down), as in the RTL.
-    all_zero = jnp.all(sig == 0, axis=-1)
-    zero_sign = jnp.any(sign == 1, axis=-1) if mode.is_(Rounding.RDN) else \
-        jnp.all(sign == 1, axis=-1)
+    # Every term zero: -0 only when every one is -0 (rdn: when any is). A sum of nonzero
+    # terms that vanishes is the rounder's rule (+0, -0 rounding down), as in the RTL.
+    all_zero = jnp.all(zero_all, axis=-1)
+    zero_sign = jnp.any(sign_all == 1, axis=-1) if mode.is_(Rounding.RDN) else \
+        jnp.all(sign_all == 1, axis=-1)
     r_sign = jnp.where(all_zero, zero_sign.astype(U32), r_sign)
+    sign = sign_all
 
     # 3. Specials, then the scales: E8M0's X_A * X_B only moves the exponent; a value scale's
     #    significands multiply the sum (exact: the spec keeps it within 64 bits).
@@ -462,7 +491,7 @@ def _mx_dot(a, b, sa, sb, *, spec: MxDotSpec):
     inf_times_zero = (pos_inf | neg_inf) & scale_zero
     is_nan = jnp.any(p_nan, axis=-1) | inf_minus_inf | scale_nan | inf_times_zero
     is_inf = (pos_inf | neg_inf) & ~is_nan
-    invalid = jnp.any(zero_inf | ua.is_snan | ub.is_snan, axis=-1) | inf_minus_inf | \
+    invalid = jnp.any(zero_inf, axis=-1) | jnp.any(p_snan, axis=-1) | inf_minus_inf | \
         inf_times_zero
     r_sign = jnp.where(is_inf, neg_inf.astype(U32), r_sign) ^ s_sign
     raw = Raw(sign=r_sign, exp=r_exp + s_exp, sig=r_sig,

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
+from fpforge.rtl.mx import MxDotSpec
 from fpforge.rtl.options import Rounding, UnitOptions
 
 from ._jax import jax, jnp
@@ -50,6 +51,14 @@ class FusedAccumulator:
     scales_in_group: bool
     source: str
     promote_every = None          # never: c is the whole running sum
+
+    def dot_spec(self, elem_a: str, elem_b: str | None = None) -> MxDotSpec:
+        """The RTL dot unit of one step: ``group`` lanes, the fixed accumulator of F fraction
+        bits with the float32 accumulator input c, rounded toward zero into the result format
+        (block scales on its scale ports when they join the step)."""
+        return MxDotSpec(elem_a, elem_b, n=self.group, scaled=self.scales_in_group,
+                         accum="fixed", frac_bits=self.frac_bits, out_fmt=self.result,
+                         rounding=Rounding.RTZ, c_fmt=F32)
 
     def describe(self) -> str:
         where = "in each step" if self.scales_in_group else "after the sum"

@@ -134,7 +134,8 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "elements of vector a)", metavar="FMT", make="A_FORMAT"),
     SpecOption("b_format", "--b-format", "the format of operand b", metavar="FMT",
                make="B_FORMAT"),
-    SpecOption("c_format", "--c-format", "the format of operand c (fma)", metavar="FMT",
+    SpecOption("c_format", "--c-format", "the format of operand c (fma; dot --accum fixed: the "
+               "accumulator input c, d = a.b + c, a tensor core's step)", metavar="FMT",
                make="C_FORMAT"),
     SpecOption("block", "--block", "mxq, mxdq: values per block sharing one scale (default 32)",
                int, "K", make="BLOCK"),

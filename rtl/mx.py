@@ -501,11 +501,12 @@ class MxDotSpec(Spec):
     rounding: Rounding = Rounding.RNE
     stages: int = 0
     scale_fmt: FloatFormat = E8M0
+    c_fmt: FloatFormat | None = None
 
     unit: ClassVar[str] = "dot"
-    OPERATION = "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)"
-    OPTIONS = ("format", "in_format", "a_format", "b_format", "n", "accum", "frac_bits",
-               "scales", "scale_format", "rounding", "stages")
+    OPERATION = "y = X_A * X_B * sum_i a_i * b_i [+ c], rounded once (OCP MX Dot)"
+    OPTIONS = ("format", "in_format", "a_format", "b_format", "c_format", "n", "accum",
+               "frac_bits", "scales", "scale_format", "rounding", "stages")
     OPTION_NOTES = {"saturate": "its result overflows to inf"}
     SEMANTICS = "docs/mx.md"
 
@@ -531,6 +532,27 @@ class MxDotSpec(Spec):
         object.__setattr__(self, "rounding", Rounding.parse_static(self.rounding, "the dot unit"))
         check_stages(self.stages)
         object.__setattr__(self, "scale_fmt", self._checked_scale_format())
+        if self.c_fmt is not None:
+            object.__setattr__(self, "c_fmt", self._checked_c_format())
+
+    def _checked_c_format(self) -> FloatFormat:
+        """The accumulator input c of one tensor-core step (d = a.b + c): aligned and truncated
+        like the products, so only the fixed accumulator takes it."""
+        if self.accum != "fixed":
+            raise OptionError("dot --c-format adds the accumulator input c to --accum fixed (c "
+                              "truncated like the products, a tensor core's step); --accum "
+                              f"{self.accum} takes no c")
+        if self.value_scales:
+            raise OptionError("dot --c-format works with E8M0 scales or --no-scales, not "
+                              f"--scale-format {self.scale_fmt.name}")
+        try:
+            fmt = resolve(self.c_fmt)
+        except FormatError as err:
+            raise OptionError(str(err)) from None
+        if not fmt.signed or fmt.specials is Specials.FNU:
+            raise OptionError(f"dot --c-format must be a signed float format (float32, "
+                              f"bfloat16, e8m13...), not {fmt.name}")
+        return fmt
 
     def _checked_scale_format(self) -> FloatFormat:
         try:
@@ -563,7 +585,7 @@ class MxDotSpec(Spec):
         a, b = self.elem_a, self.elem_b
         term = (a.emax + 1 - a.lsb_min) + (b.emax + 1 - b.lsb_min) if self.accum == "exact" \
             else self.frac_bits + 3
-        return term + (self.n - 1).bit_length() + 1
+        return term + (self.n - (self.c_fmt is None)).bit_length() + 1
 
     @property
     def value_scales(self) -> bool:
@@ -571,11 +593,12 @@ class MxDotSpec(Spec):
         return self.scaled and self.scale_fmt != E8M0
 
     @classmethod
-    def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None, n=32,
-                     accum="exact", frac_bits=None, scales=True, scale_format=None,
-                     rounding="rne", stages=0) -> "MxDotSpec":
+    def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None,
+                     c_format=None, n=32, accum="exact", frac_bits=None, scales=True,
+                     scale_format=None, rounding="rne", stages=0) -> "MxDotSpec":
         """``format`` is the output (default float32); ``in_format`` the element format of both
-        vectors, ``a_format`` / ``b_format`` each vector's."""
+        vectors, ``a_format`` / ``b_format`` each vector's; ``c_format`` the accumulator
+        input's (none by default)."""
         a, b = a_format or in_format, b_format or in_format
         if a is None or b is None:
             raise OptionError("unit dot needs its element format(s): --in-format ELEM (both "
@@ -586,7 +609,8 @@ class MxDotSpec(Spec):
         return cls(a, b, n=n, scaled=scales, accum=accum,
                    frac_bits=24 if frac_bits is None else frac_bits,
                    out_fmt="float32" if format is None else format, rounding=rounding,
-                   stages=stages, scale_fmt=E8M0 if scale_format is None else scale_format)
+                   stages=stages, scale_fmt=E8M0 if scale_format is None else scale_format,
+                   c_fmt=c_format)
 
     def option_values(self) -> dict:
         v = {"format": self.out_fmt.name}
@@ -594,6 +618,8 @@ class MxDotSpec(Spec):
             v["in_format"] = self.elem_a.name
         else:
             v |= {"a_format": self.elem_a.name, "b_format": self.elem_b.name}
+        if self.c_fmt is not None:
+            v["c_format"] = self.c_fmt.name
         v |= {"n": self.n, "accum": self.accum}
         if self.accum == "fixed":
             v["frac_bits"] = self.frac_bits
@@ -618,6 +644,8 @@ class MxDotSpec(Spec):
             parts.append("ns")
         if self.value_scales:
             parts.append(f"sc{self.scale_fmt.ident}")
+        if self.c_fmt is not None:
+            parts.append(f"c{self.c_fmt.ident}")
         if self.stages:
             parts.append(f"s{self.stages}")
         return "_".join(parts)
@@ -626,8 +654,9 @@ class MxDotSpec(Spec):
         acc = "exact sum, one rounding" if self.accum == "exact" else \
             f"fixed: products truncated to 2^(Emax - {self.frac_bits}), then one rounding"
         sc = f"scale_a * scale_b ({self._scale_name}) * " if self.scaled else ""
+        c = "" if self.c_fmt is None else f" + c ({self.c_fmt.name}, truncated like a product)"
         return (f"dot [a: {self.n} x {self.elem_a.name}, b: {self.n} x {self.elem_b.name}] -> y: "
-                f"{self.out_fmt.name} = {sc}sum a_i b_i; accumulator {acc}; rounding "
+                f"{self.out_fmt.name} = {sc}sum a_i b_i{c}; accumulator {acc}; rounding "
                 f"{self.rounding.value}; latency {self.latency}")
 
     def ports(self) -> list[Port]:
@@ -650,6 +679,10 @@ class MxDotSpec(Spec):
                                                   f"2^({port} - {E8M0_BIAS}); 0xFF is NaN",
                                 fmt=E8M0))
                 names.append(port)
+        if self.c_fmt is not None:
+            out.append(Port("c", "input", self.c_fmt.width, f"accumulator input, "
+                            f"{self.c_fmt.name} code: y = the products' sum + c", fmt=self.c_fmt))
+            names.append("c")
         v_in, v_out = valid_ports(self.stages, names)
         out += v_in
         return out + result_ports(self.out_fmt) + v_out
@@ -659,7 +692,8 @@ class MxDotSpec(Spec):
         return self.scale_fmt.name if self.value_scales else "E8M0"
 
     def formats(self) -> dict[str, FloatFormat]:
-        return {"a": self.elem_a.grid, "b": self.elem_b.grid, "y": self.out_fmt}
+        fmts = {"a": self.elem_a.grid, "b": self.elem_b.grid, "y": self.out_fmt}
+        return fmts if self.c_fmt is None else fmts | {"c": self.c_fmt}
 
     def parameters(self) -> dict:
         v = {"element_a": self.elem_a.name, "element_b": self.elem_b.name, "n": self.n,
@@ -669,6 +703,8 @@ class MxDotSpec(Spec):
              "rounding_meaning": self.rounding.meaning, "saturate": False}
         if self.value_scales:
             v["scale_format"] = self.scale_fmt.name
+        if self.c_fmt is not None:
+            v["c_format"] = self.c_fmt.name
         return v
 
     def header_lines(self) -> list[str]:
@@ -681,5 +717,7 @@ class MxDotSpec(Spec):
                 f"{'on scale_a, scale_b' if self.scaled else 'none'}"
                 f"{f' ({self._scale_name})' if self.value_scales else ''}",
                 f"accumulator {acc}",
+                *([] if self.c_fmt is None else
+                  [f"c format    {self.c_fmt.describe()}; c is truncated like a product"]),
                 f"y format    {self.out_fmt.describe()}",
                 f"rounding    {self.rounding.value} ({self.rounding.meaning}), non-saturating"]

@@ -133,6 +133,13 @@ def _e8m0_scales(spec: Spec) -> dict:
     return {"scale_format": "float8_e8m0fnu"}
 
 
+def _fewer_frac_bits(spec: Spec) -> dict:
+    if getattr(spec, "accum", None) != "fixed" or spec.frac_bits < 2:
+        raise OptionError(f"frac-bits-fewer needs a dot unit of --accum fixed with --frac-bits "
+                          f"2 or more, not {spec.default_name}")
+    return {"frac_bits": spec.frac_bits - 1}
+
+
 # Element formats of the same width: a unit built for the other one has the same ports.
 SAME_WIDTH = {"fp8e4m3": "fp8e5m2", "fp8e5m2": "fp8e4m3", "fp6e3m2": "fp6e2m3",
               "fp6e2m3": "fp6e3m2", "mxint8": "fp8e4m3", "binary8p4se": "binary8p3se",
@@ -168,6 +175,9 @@ FAULTS = {
     "e8m0-scales-instead": Fault("the dot unit reading its scales as E8M0 where another "
                                  "scale format was asked",
                                  _variant("e8m0-scales-instead", _e8m0_scales)),
+    "frac-bits-fewer": Fault("the fixed-accumulator dot unit keeping one fraction bit fewer "
+                             "(a tensor-core model's F - 1)",
+                             _variant("frac-bits-fewer", _fewer_frac_bits)),
     "wrong-clamp": Fault("the NVFP4 quantizer with one guard of its block scale changed (a "
                          "floor dropped, a zero scale kept, a cast not saturating)",
                          _wrong_clamp),

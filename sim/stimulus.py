@@ -594,6 +594,64 @@ def value_scale_codes(fmt: FloatFormat, rng, rows: int) -> np.ndarray:
     return codes
 
 
+def element_values(elem, codes) -> np.ndarray:
+    """float64 values of element codes (MXINT8: int8 * 2^-6)."""
+    e = element_format(elem)
+    if e.twos_complement:
+        return np.asarray(codes, np.uint8).view(np.int8) * 2.0 ** -6
+    return _values(e.grid, codes)
+
+
+def codes_toward_zero(fmt: FloatFormat, values: np.ndarray) -> np.ndarray:
+    """Codes of a signed float format (any width) nearest to finite ``values`` toward zero,
+    clamped to its largest finite magnitude."""
+    v = np.asarray(values, np.float64)
+    M, bias = fmt.man_bits, fmt.bias
+    emin = 1 - bias
+    e = np.frexp(np.abs(v))[1].astype(np.int64) - 1
+    e = np.maximum(e, emin)
+    q = np.floor(np.abs(v) * np.ldexp(1.0, (M - e).astype(np.int32))).astype(np.int64)
+    if not fmt.has_subnormals:
+        q = np.where(q < (1 << M), 0, q)
+    field = np.where(q >= (1 << M), e + bias, 0)
+    mag = np.minimum((field << M) | (q & ((1 << M) - 1)), fmt.max_finite_code)
+    return (np.where(v < 0, fmt.sign_mask, 0) | mag).astype(np.uint64)
+
+
+def accumulator_codes(spec: MxDotSpec, a, b, sa, sb, rng, specials: bool = False):
+    """The dot unit's c input: codes near the products' sum, so that the truncation of c and of
+    the products both matter. Row classes: a signed zero; the sum times 2^k (k in -30..30) or
+    exactly minus it (the sum cancels to the truncation's remainder); any finite code; and,
+    in ``specials``, infinities and NaNs."""
+    fmt = spec.c_fmt
+    rows = len(a)
+    with np.errstate(invalid="ignore", over="ignore"):            # inf x 0: NaN, replaced
+        total = np.sum(element_values(spec.elem_a, a) * element_values(spec.elem_b, b), -1)
+    if spec.scaled:
+        total = total * np.ldexp(1.0, sa.astype(np.int32) + sb.astype(np.int32) - 254)
+    total = np.where(np.isfinite(total) & (total != 0), total, np.ldexp(1.0, rng.integers(
+        -20, 20, rows)))
+    k = rng.integers(-30, 31, rows)
+    k[rng.random(rows) < 0.2] = 0
+    near = np.ldexp(total, k) * np.where(rng.random(rows) < 0.5, -1.0, 1.0)
+    near = np.where(rng.random(rows) < 0.15, -total, near)
+    codes = codes_toward_zero(fmt, near)
+    kind = rng.random(rows)
+    signed_zero = np.where(rng.random(rows) < 0.5, fmt.sign_mask, 0).astype(np.uint64)
+    codes = np.where(kind < 0.15, signed_zero, codes)
+    wide = rng.integers(0, fmt.max_finite_code + 1, rows, dtype=np.uint64) | \
+        np.where(rng.random(rows) < 0.5, fmt.sign_mask, 0).astype(np.uint64)
+    codes = np.where((kind >= 0.15) & (kind < 0.25), wide, codes)
+    if specials:
+        snan = fmt.inf_code + 1 if fmt.has_snan else None
+        nonfinite = [c for c in (fmt.inf_code if fmt.has_inf else None, fmt.nan_code, snan)
+                     if c is not None]
+        pick = rng.choice(np.array(nonfinite, np.uint64), rows) | \
+            np.where(rng.random(rows) < 0.5, fmt.sign_mask, 0).astype(np.uint64)
+        codes = np.where(kind > 0.8, pick, codes)
+    return codes
+
+
 def _dot_part(spec: MxDotSpec, name: str, params: dict, rng) -> dict:
     ea, eb, n = spec.elem_a.name, spec.elem_b.name, spec.n
     seed = int(rng.integers(1 << 31))
@@ -612,6 +670,8 @@ def _dot_part(spec: MxDotSpec, name: str, params: dict, rng) -> dict:
             value_scale_codes(spec.scale_fmt, rng, len(a))
     if spec.scaled:
         out |= {"scale_a": sa, "scale_b": sb}
+    if spec.c_fmt is not None:
+        out["c"] = accumulator_codes(spec, a, b, sa, sb, rng, specials=name == "specials")
     return out
 
 

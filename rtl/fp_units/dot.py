@@ -29,7 +29,7 @@ from ..options import FLAGS_WIDTH, Flag, Rounding
 from .common import Raw, register
 from .decode import Decode
 from .mul import product
-from .mx_unit import MxUnit, decode_element
+from .mx_unit import MxUnit, decode_element, decode_operand
 from .rounder import Rounder
 
 __all__ = ["MxDot"]
@@ -73,17 +73,22 @@ class MxDot(MxUnit):
             pb = decode_element(m, self.b[i * wb:(i + 1) * wb], eb, f"dec_b{i}")
             prods.append(product(m, pa, pb))
         nonzero = [~p.zero for p in prods]
+        c = None if spec.c_fmt is None else decode_operand(m, self.c, spec.c_fmt, "dec_c")
 
         # 2. Accumulate.
         if spec.accum == "exact":
             sig, exp_off, sum_w, lost = self._exact(m, prods)
-        else:
+        elif c is None:
             sig, exp_off, sum_w, lost = self._fixed(m, prods, nonzero)
+        else:
+            sig, exp_off, sum_w, lost = self._fixed_with_c(m, prods, nonzero, c)
         total_neg, mag, exp_sig, exp_lo, exp_hi = sig
 
-        # 3. Specials (docs/numerics.md), then the scales: X_A * X_B only moves the exponent.
-        signs = [p.sign for p in prods]
-        p_inf = [p.inf for p in prods]
+        # 3. Specials (docs/numerics.md), then the scales: X_A * X_B only moves the exponent
+        #    (with c, the accumulator has moved it already).
+        terms = prods if c is None else prods + [c]
+        signs = [p.sign for p in terms]
+        p_inf = [p.inf for p in terms]
         pos_inf = _any([inf & ~s for inf, s in zip(p_inf, signs)])
         neg_inf = _any([inf & s for inf, s in zip(p_inf, signs)])
         inf_minus_inf = pos_inf & neg_inf
@@ -93,6 +98,8 @@ class MxDot(MxUnit):
         if spec.value_scales:
             mag, exp, off, sum_w, (exp_lo, exp_hi), scale_nan, scale_zero, scale_sign = \
                 self._value_scales(m, mag, exp_sig, exp_off, sum_w, (exp_lo, exp_hi))
+        elif spec.scaled and c is not None:
+            scale_nan = (self.scale_a == E8M0_NAN) | (self.scale_b == E8M0_NAN)
         elif spec.scaled:
             scale_nan = (self.scale_a == E8M0_NAN) | (self.scale_b == E8M0_NAN)
             e = Signal(unsigned(bits_for(exp_hi + 2 * E8M0_NAN)), name="exp_scaled")
@@ -102,8 +109,8 @@ class MxDot(MxUnit):
         is_nan = Signal(name="is_nan")
         is_inf = Signal(name="is_inf")
         invalid = Signal(name="invalid")
-        nan_any = _any([p.nan for p in prods]) | inf_minus_inf | scale_nan
-        invalid_any = _any([p.invalid for p in prods]) | inf_minus_inf
+        nan_any = _any([p.nan for p in terms]) | inf_minus_inf | scale_nan
+        invalid_any = _any([p.invalid for p in terms]) | inf_minus_inf
         if spec.value_scales:
             inf_times_zero = (pos_inf | neg_inf) & scale_zero      # an infinite sum x 0
             nan_any, invalid_any = nan_any | inf_times_zero, invalid_any | inf_times_zero
@@ -112,7 +119,7 @@ class MxDot(MxUnit):
         # A zero result: -0 only when every product is a negative zero (rdn: unless every one
         # is +0); a sum that cancels to zero is +0 (rdn: -0), which the rounder does itself.
         all_zero = Signal(name="all_zero")
-        m.d.comb += all_zero.eq(~_any(nonzero))
+        m.d.comb += all_zero.eq(~_any(nonzero if c is None else nonzero + [~c.zero]))
         rdn = spec.rounding is Rounding.RDN
         zero_sign = _any(signs) if rdn else Cat(*signs).all()
         sign = Signal(name="sign")
@@ -206,33 +213,85 @@ class MxDot(MxUnit):
         p0 = prods[0]
         f_lo, f_hi = p0.exp_range
         Mab = spec.elem_a.grid.man_bits + spec.elem_b.grid.man_bits
-        fw = bits_for(f_hi)
+        fmax = self._fmax(m, prods, nonzero)
+        K0 = Mab - F + max(0, F - Mab)          # >= 0
+        terms, lost = self._truncated(m, prods, [Mab] * len(prods), nonzero,
+                                      lambda i: fmax - prods[i].exp + K0, f_hi - f_lo + K0)
+        neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods], F + 3, "fixed")
+        lost_any = Signal(name="truncated")
+        m.d.comb += lost_any.eq(_any(lost))
+        # value = total * 2^(Emax - F) = total * 2^(fmax + c - F)
+        return (neg, mag, fmax, 0, f_hi), p0.off + Mab - F, sw, lost_any
+
+    def _fixed_with_c(self, m, prods, nonzero, c):
+        """``_fixed`` with the accumulator input c as one more term (a tensor core's step,
+        golden/tensor_core.py): c's leading-bit exponent joins Emax and c is truncated to
+        2^(Emax - F) like a product. The scales move the products before the comparison.
+
+        One biased exponent G compares the two: a product's G is fmax + S + Bp (S the two E8M0
+        codes' sum), c's its exponent field + Bc, the biases making equal G mean equal leading-
+        bit exponents (a product's [1, 4) significand, c's [1, 2))."""
+        spec = self._spec
+        F = spec.frac_bits
+        p0 = prods[0]
+        f_lo, f_hi = p0.exp_range
+        Mab = spec.elem_a.grid.man_bits + spec.elem_b.grid.man_bits
+        Mc = spec.c_fmt.man_bits
+        bias2 = 2 * E8M0_BIAS if spec.scaled else 0
+        D = (p0.off + Mab - bias2) - (c.off + Mc)
+        Bp, Bc = max(D, 0), max(-D, 0)
+        s_hi = 2 * E8M0_NAN if spec.scaled else 0
+        g_hi = max(f_hi + s_hi + Bp, c.exp_range[1] + Bc)
+        gw = bits_for(g_hi)
+        S = Signal(bits_for(s_hi), name="scale_sum")
+        m.d.comb += S.eq(self.scale_a + self.scale_b if spec.scaled else 0)
+        fmax = self._fmax(m, prods, nonzero)
+        g_p, g_c, emax = (Signal(gw, name=n) for n in ("g_prod", "g_c", "emax"))
+        m.d.comb += [g_p.eq(fmax + S + Bp), g_c.eq(c.exp + Bc)]
+        c_wins = ~c.zero & ~(_any(nonzero) & (g_p >= g_c))
+        m.d.comb += emax.eq(Mux(c_wins, g_c, g_p))
+        # Right shifts from emax: a product's emax - (f_i + S + Bp) + K0, c's emax - G_c + Kc.
+        K0 = Mab - F + max(0, F - Mab)
+        Kc = Mc - F + max(0, F - Mc)
+        n = len(prods)
+        terms, lost = self._truncated(m, prods + [c], [Mab] * n + [Mc], nonzero + [~c.zero],
+                                      lambda i: emax - (prods[i].exp + S + Bp) + K0 if i < n
+                                      else emax - g_c + Kc, g_hi + max(K0, Kc))
+        neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods + [c]], F + 3, "fixed")
+        lost_any = Signal(name="truncated")
+        m.d.comb += lost_any.eq(_any(lost))
+        # value = total * 2^(Emax - F), Emax = emax - Bp + p0.off + Mab - bias2
+        return (neg, mag, emax, 0, g_hi), p0.off + Mab - bias2 - Bp - F, sw, lost_any
+
+    def _fmax(self, m, prods, nonzero):
+        """The largest exponent-field sum over the nonzero products (0 when none is)."""
+        fw = bits_for(prods[0].exp_range[1])
         fz = []
         for i, (p, nz) in enumerate(zip(prods, nonzero)):
             f = Signal(fw, name=f"fexp{i}")
             m.d.comb += f.eq(Mux(nz, p.exp, 0))
             fz.append(f)
-        fmax = _tree(m, fz, lambda x, y: Mux(x > y, x, y), unsigned(fw), "fmax")
-        L = max(0, F - Mab)                     # pre-shift so every shift is a right shift
-        K0 = Mab - F + L                        # >= 0
-        W = p0.width + L                        # sig << L
-        width = F + 3
-        d_hi = f_hi - f_lo + K0
-        cap = min(d_hi, W)
+        return _tree(m, fz, lambda x, y: Mux(x > y, x, y), unsigned(fw), "fmax")
+
+    def _truncated(self, m, ops, fracs, nonzero, shift_of, d_hi):
+        """Each operand's significand (``fracs``: its fraction bits) truncated toward zero to the
+        accumulator's F + 3 bits: shifted left by L = max(0, F - fraction bits) so that every
+        shift is a right shift (``shift_of(i)``, at most ``d_hi`` for a nonzero op). Returns
+        the terms and whether each lost a nonzero bit."""
+        F = self._spec.frac_bits
         terms, lost = [], []
-        for i, p in enumerate(prods):
+        for i, (p, frac) in enumerate(zip(ops, fracs)):
+            L = max(0, F - frac)
+            W = p.width + L
+            cap = min(d_hi, W)
             sh = Signal(bits_for(d_hi), name=f"tshift{i}")
-            m.d.comb += sh.eq(fmax - p.exp + K0)
+            m.d.comb += sh.eq(shift_of(i))
             shc = Signal(bits_for(cap), name=f"tshift_c{i}")
             m.d.comb += shc.eq(Mux(sh > cap, cap, sh))
             ext = Signal(2 * W, name=f"trunc{i}")
             m.d.comb += ext.eq(Cat(Const(0, W), p.sig << L) >> shc)
-            t = Signal(width, name=f"term{i}")
+            t = Signal(F + 3, name=f"term{i}")
             m.d.comb += t.eq(ext[W:])
             terms.append(t)
             lost.append(nonzero[i] & (ext[:W] != 0))
-        neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods], width, "fixed")
-        lost_any = Signal(name="truncated")
-        m.d.comb += lost_any.eq(_any(lost))
-        # value = total * 2^(Emax - F) = total * 2^(fmax + c - F)
-        return (neg, mag, fmax, 0, f_hi), p0.off + Mab - F, sw, lost_any
+        return terms, lost

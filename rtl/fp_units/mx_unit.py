@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Const, Module, Mux, Signal
 
+from ..formats import FloatFormat
 from ..mx import MXINT8_FRAC_BITS, ElementFormat
 from .common import Operand, valid_chain
 from .decode import Decode
@@ -22,16 +23,21 @@ class MxUnit(Unit):
             valid_chain(m, self.valid_i, self.valid_o, self._spec.stages)
 
 
+def decode_operand(m: Module, code, fmt: FloatFormat, name: str) -> Operand:
+    """A code of ``fmt`` as an exact operand, through the shared decoder."""
+    dec = Decode(fmt)
+    m.submodules[name] = dec
+    m.d.comb += dec.code.eq(code)
+    return Operand(sign=dec.sign, exp=dec.exp, off=dec.off, sig=dec.sig, width=dec.width,
+                   exp_range=dec.exp_range, lz_max=dec.lz_max, zero=dec.is_zero,
+                   inf=dec.is_inf, nan=dec.is_nan, invalid=dec.is_snan)
+
+
 def decode_element(m: Module, code, elem: ElementFormat, name: str) -> Operand:
     """An element as an exact operand: FP formats through the shared decoder; MXINT8 as
     sign-magnitude (|-128| = 128 needs all 8 bits) times 2^-6."""
     if not elem.twos_complement:
-        dec = Decode(elem.grid)
-        m.submodules[name] = dec
-        m.d.comb += dec.code.eq(code)
-        return Operand(sign=dec.sign, exp=dec.exp, off=dec.off, sig=dec.sig, width=dec.width,
-                       exp_range=dec.exp_range, lz_max=dec.lz_max, zero=dec.is_zero,
-                       inf=dec.is_inf, nan=dec.is_nan, invalid=dec.is_snan)
+        return decode_operand(m, code, elem.grid, name)
     mag = Signal(8, name=f"{name}_mag")
     m.d.comb += mag.eq(Mux(code[7], -code, code))
     zero = Signal(name=f"{name}_zero")

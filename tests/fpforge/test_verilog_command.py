@@ -307,6 +307,17 @@ ERRORS = {
     "dot output": (["verilog", "--unit", "dot", "--format", "e8m0", "--in-format", "fp4e2m1"],
                    E + "dot output format must hold signed values, not float8_e8m0fnu"),
     "dot stages": (D + ["--stages", "-2"], E + "stages must be a non-negative integer, not -2"),
+    "dot c exact": (D + ["--c-format", "float32"],
+                    E + "dot --c-format adds the accumulator input c to --accum fixed (c "
+                        "truncated like the products, a tensor core's step); --accum exact "
+                        "takes no c"),
+    "dot c unsigned": (D + ["--accum", "fixed", "--c-format", "e8m0"],
+                       E + "dot --c-format must be a signed float format (float32, bfloat16, "
+                           "e8m13...), not float8_e8m0fnu"),
+    "dot c value scales": (D + ["--accum", "fixed", "--c-format", "float32", "--scale-format",
+                                "fp8e4m3"],
+                           E + "dot --c-format works with E8M0 scales or --no-scales, not "
+                               "--scale-format float8_e4m3fn"),
 }
 
 

@@ -61,5 +61,5 @@ def test_unknown_fault_is_rejected():
                                          "force-invalid, rtz-instead, rna-instead, "
                                          "stochastic-a-instead, satfinite-instead, "
                                          "other-element-format, e8m0-scales-instead, "
-                                         "wrong-clamp$"):
+                                         "frac-bits-fewer, wrong-clamp$"):
         faulty_design(make_spec("mul", format="fp8e4m3"), "nope")

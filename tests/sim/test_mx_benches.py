@@ -69,9 +69,18 @@ QUICK_SIMS = [pytest.param(s, marks=pytest.mark.slow) if s == "verilator" else s
     (MxDequantSpec("fp8e4m3", block=4), [["pairs", {"scales": QUICK_SCALES}]]),
     (MxDotSpec("fp8e4m3", n=8), DOT),
     (MxDotSpec("fp8e4m3", n=8, accum="fixed", frac_bits=8), DOT),
+    # A tensor core's step, d = a.b + c: Hopper's F = 13 into e8m13 unscaled, and Blackwell's
+    # F = 25 with the block scales in the step; E5M2 x E2M1 into bfloat16 with a bfloat16 c.
+    (MxDotSpec("fp8e4m3", n=8, accum="fixed", frac_bits=13, out_fmt="e8m13", rounding="rtz",
+               c_fmt="float32", scaled=False), DOT),
+    (MxDotSpec("fp8e4m3", n=8, accum="fixed", frac_bits=25, rounding="rtz", c_fmt="float32"),
+     DOT),
+    (MxDotSpec("fp8e5m2", "fp4e2m1", n=4, accum="fixed", frac_bits=10, out_fmt="bfloat16",
+               c_fmt="bfloat16"), DOT),
 ], ids=[
     "mxq_fp8e4m3_k32_floor", "mxdq_fp8e4m3_k4", "mxdot_fp8e4m3_n8_exact",
-    "mxdot_fp8e4m3_n8_fixed8"])
+    "mxdot_fp8e4m3_n8_fixed8", "mxdot_hopper_step", "mxdot_blackwell_step",
+    "mxdot_e5m2xe2m1_bf16_c"])
 def test_combinational(spec, stimulus, sim):
     check(spec, stimulus, sim, seed=5)
 
@@ -90,6 +99,14 @@ def run_fault(spec, stimulus, fault):
     result, vectors = run(spec, stimulus, simulators()[0], seed=7, fault=fault, max_report=4)
     assert not result.ok and result["vectors"] == vectors
     return result
+
+
+def test_dot_step_with_one_fraction_bit_fewer_is_reported():
+    """The tensor-core step built with F - 1: the truncation of products and c differs."""
+    spec = MxDotSpec("fp8e4m3", n=8, accum="fixed", frac_bits=13, out_fmt="e8m13",
+                     rounding="rtz", c_fmt="float32", scaled=False)
+    result = run_fault(spec, DOT, "frac-bits-fewer")
+    assert 0 < result["mismatches"] < result["vectors"]
 
 
 def test_quantizer_rounding_ties_away_is_reported():

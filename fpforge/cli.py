@@ -8,6 +8,7 @@
     fpforge verify-equiv  prove every matrix spec's Verilog equivalent to an earlier commit's
     fpforge bench-ppa | bench-golden | bench-mx | bench-gemm     the benchmarks
     fpforge pareto [--quick] [--config FILE] [--out DIR]   cost against quality
+    fpforge roofline      tokens/s per configuration from a pareto.json, stated assumptions
     fpforge formats | units                          the format catalog, the unit kinds
 
 The spec options (``--unit --format --in-format ... --stages``) are rtl/kinds.py's
@@ -20,6 +21,7 @@ exit status 2, and writes nothing.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -452,7 +454,37 @@ def _cmd_pareto(args) -> int:
     axes = pareto.Axes.from_json(args.config) if args.config else \
         (pareto.QUICK if args.quick else pareto.FULL)
     out = Path(args.out) if args.out else pareto.DEFAULT_OUT
-    return pareto.run_pareto(axes=axes, out=out, jobs=args.jobs)
+    return pareto.run_pareto(axes=axes, out=out, jobs=args.jobs, machine=_machine(args))
+
+
+def _machine(args):
+    from fpforge.roofline import Machine
+    return Machine(args.area_mm2, args.bandwidth_gbs, args.clock_mhz)
+
+
+def _cmd_roofline(args) -> int:
+    from fpforge.roofline import write_roofline
+    path = Path(args.pareto)
+    try:
+        rows = json.loads(path.read_text())["rows"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise OptionError(f"--pareto {path}: not a pareto.json of fpforge pareto ({err})") \
+            from None
+    machine = _machine(args)
+    out = Path(args.out) if args.out else path.parent
+    figures = write_roofline(rows, machine, out)
+    print(f"{len(figures)} configurations with a cost; report: {out / 'roofline.md'}")
+    return 0
+
+
+def _add_machine_options(p) -> None:
+    p.add_argument("--area-mm2", type=float, default=100.0, metavar="MM2",
+                   help="roofline: mm² of MAC units (default 100)")
+    p.add_argument("--bandwidth-gbs", type=float, default=3350.0, metavar="GBS",
+                   help="roofline: memory bandwidth in GB/s (default 3350)")
+    p.add_argument("--clock-mhz", type=float, default=None, metavar="MHZ",
+                   help="roofline: one clock for every unit (default: each unit's own step "
+                        "delay)")
 
 
 def _cmd_formats(args) -> int:
@@ -663,8 +695,17 @@ def _parser() -> argparse.ArgumentParser:
                     help="the axes as JSON: elements, scaling, block, scale_rule, rounding, "
                          "accum (lists)")
     pa.add_argument("--out", metavar="DIR", help="where the report goes (build/pareto)")
+    _add_machine_options(pa)
     _jobs(pa)
     pa.set_defaults(run=_cmd_pareto)
+
+    ro = sub.add_parser("roofline", help="tokens/s of transformer layers per configuration, "
+                                         "from a pareto.json under stated assumptions")
+    ro.add_argument("--pareto", metavar="FILE", default="build/pareto/pareto.json",
+                    help="fpforge pareto's JSON (default build/pareto/pareto.json)")
+    ro.add_argument("--out", metavar="DIR", help="where roofline.md/.json go (beside FILE)")
+    _add_machine_options(ro)
+    ro.set_defaults(run=_cmd_roofline)
 
     t = sub.add_parser("ports", help="the port table of a unit (Markdown)",
                        description="The ports of the unit the spec options describe, from its "

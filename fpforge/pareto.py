@@ -24,13 +24,15 @@ from pathlib import Path
 
 from fpforge.golden.gemm import ACCUMULATOR_PRESETS, SCALINGS, Accumulator, GemmConfig
 from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator
+from fpforge.roofline import Machine, write_roofline
 from fpforge.rtl.mx import SCALE_RULES, element_format
 from fpforge.rtl.options import OptionError
 
 __all__ = ["Axes", "QUICK", "FULL", "configurations", "run_pareto", "front"]
 
 DEFAULT_OUT = Path("build/pareto")
-REPORT_FILES = ("pareto.csv", "pareto.json", "pareto.md", "pareto.png")
+REPORT_FILES = ("pareto.csv", "pareto.json", "pareto.md", "pareto.png", "roofline.md",
+                "roofline.json")
 # The metric the front is drawn on (the others get their own panels in pareto.png).
 FRONT_METRIC = "qsnr_dot_db"
 DOT_LENGTHS = (256, 4096)
@@ -89,7 +91,8 @@ def _one_of(name, values, valid):
 # accumulators. The full run adds per-channel scales, block sizes, scale rules and roundings.
 QUICK = Axes()
 FULL = Axes(scaling=SCALINGS, block=(8, 16, 32, 64), scale_rule=SCALE_RULES,
-            rounding=("rne", "rtz", "stochastic"))
+            rounding=("rne", "rtz", "stochastic"),
+            accum=tuple(ACCUMULATOR_PRESETS) + tuple(FUSED_PRESETS))
 
 
 def configurations(axes: Axes) -> list[GemmConfig]:
@@ -209,9 +212,13 @@ def hardware_cases(c: GemmConfig) -> list:
     """The units that implement ``c``: (role, sweep Case)."""
     from fpforge.synth.sweep import Case
     acc = c.accum
-    if isinstance(acc, FusedAccumulator):
-        return []        # the dot unit has no accumulator input c yet: no hardware to cost
     elem = element_format(c.elem_a).name
+    if isinstance(acc, FusedAccumulator):
+        # One tensor-core step is one dot unit with its accumulator input c (the running sum
+        # is c: no adder). Hopper's per-channel scales multiply once per output, not per MAC.
+        spec = acc.dot_spec(elem)
+        return [("dot", Case(elem, "dot", f"pareto {accum_name(acc)}",
+                             tuple(spec.option_values().items())))]
     cases = [("dot", Case(elem, "dot", f"pareto n{c.block} {acc.fmt.name} {acc.rounding.value}",
                           (("in_format", elem), ("n", c.block), ("format", acc.fmt.name),
                            ("rounding", acc.rounding.value)))),
@@ -244,8 +251,9 @@ def cost(configs, rows, out: Path, jobs: int) -> dict:
         # every N_C terms, the float32 adder it is promoted into), per lane of the dot unit.
         area = sum(u.ge for u in units.values())
         row.ge_per_mac = round(area / c.block, 2)
-        row.delay_ps = round(units["dot"].delay_ps + units["adder"].delay_ps, 1)
-        row.dot_ge, row.adder_ge = units["dot"].ge, units["adder"].ge
+        adder = units.get("adder")
+        row.delay_ps = round(units["dot"].delay_ps + (adder.delay_ps if adder else 0), 1)
+        row.dot_ge, row.adder_ge = units["dot"].ge, adder.ge if adder else None
     return meta
 
 
@@ -269,7 +277,8 @@ def front(rows: list[Row], metric: str = FRONT_METRIC) -> list[bool]:
     return out
 
 
-def run_pareto(*, axes: Axes = QUICK, out: Path = DEFAULT_OUT, jobs: int = 2) -> int:
+def run_pareto(*, axes: Axes = QUICK, out: Path = DEFAULT_OUT, jobs: int = 2,
+               machine: Machine = Machine()) -> int:
     configs = configurations(axes)                 # bad axes fail here, before any work
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -296,6 +305,7 @@ def run_pareto(*, axes: Axes = QUICK, out: Path = DEFAULT_OUT, jobs: int = 2) ->
                                                  "rows": [asdict(r) for r in rows]}, indent=1))
     (out / "pareto.md").write_text(markdown(rows, meta))
     plot(rows, out / "pareto.png")
+    write_roofline([asdict(r) for r in rows], machine, out)
     on = [r for r in rows if r.on_front]
     print(f"{len(rows)} configurations in {time.monotonic() - start:.0f} s "
           f"(synthesis {synth_seconds:.0f} s); front on {FRONT_METRIC}: "

@@ -56,6 +56,9 @@ def test_a_small_run_writes_every_report_with_the_issue_columns(tmp_path):
     text = (out / "pareto.md").read_text()
     assert "**fp4e2m1" in text and "documented scores to 4 decimals" in text
     assert (out / "pareto.png").read_bytes()[:4] == b"\x89PNG"
+    roof = json.loads((out / "roofline.json").read_text())
+    assert len(roof["formats"]) == 4 and all(f["peak_tmacs"] > 0 for f in roof["formats"])
+    assert "decoder layer, decode b64" in (out / "roofline.md").read_text()
 
 
 @pytest.mark.parametrize("data, says", [
@@ -73,3 +76,14 @@ def test_bad_axes_are_one_line_exit_2_before_any_work(tmp_path, capsys, data, sa
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1
     assert not out.exists()
+
+
+@pytest.mark.parametrize("preset", ["hopper_fp8", "blackwell_mxf8f6f4"])
+def test_a_tensor_core_preset_is_costed_as_its_one_step_unit(preset):
+    """The running sum is the unit's accumulator input c: one dot unit, no adder."""
+    scaling = "channel" if preset == "hopper_fp8" else "block"
+    config = pareto.GemmConfig("fp8e4m3", accum=preset, scaling=scaling)
+    (role, case), = pareto.hardware_cases(config)
+    spec = case.spec()
+    assert role == "dot" and spec == config.accum.dot_spec("fp8e4m3")
+    assert spec.c_fmt.name == "float32" and spec.accum == "fixed" and spec.n == 32

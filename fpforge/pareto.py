@@ -7,7 +7,8 @@ measured twice from the one description (docs/codesign.md):
   of N(0, 1) tensors and of dot products of length 256 and 4096, and the digits MLP;
 - cost, by synthesising the hardware that computes it: the ``dot`` unit of ``block`` lanes
   rounding into the accumulator's format, the accumulator's adder, and with promotion a float32
-  adder (make sweep's flow and cells; results kept by content key, so a re-run synthesises only
+  adder, or a tensor core's one step unit (the dot unit with its accumulator input c); make
+  sweep's cells through the deep job (results kept by content key, so a re-run synthesises only
   what changed).
 
 The join goes to pareto.csv / pareto.json (one row per configuration), pareto.md (the table,
@@ -209,7 +210,9 @@ def quality(configs, rows, out: Path, jobs: int) -> None:
 # ----- cost ----------------------------------------------------------------------------------
 
 def hardware_cases(c: GemmConfig) -> list:
-    """The units that implement ``c``: (role, sweep Case)."""
+    """The units that implement ``c``: (role, sweep Case). Every one goes through the deep job
+    (ABC's default script without its SAT sweep, docs/synth/timing.md), so that every row is
+    measured the same way: with the sweep, MXINT8's 32 8 x 8 multipliers did not finish."""
     from fpforge.synth.sweep import Case
     acc = c.accum
     elem = element_format(c.elem_a).name
@@ -218,15 +221,16 @@ def hardware_cases(c: GemmConfig) -> list:
         # is c: no adder). Hopper's per-channel scales multiply once per output, not per MAC.
         spec = acc.dot_spec(elem)
         return [("dot", Case(elem, "dot", f"pareto {accum_name(acc)}",
-                             tuple(spec.option_values().items())))]
+                             tuple(spec.option_values().items()), deep=True))]
     cases = [("dot", Case(elem, "dot", f"pareto n{c.block} {acc.fmt.name} {acc.rounding.value}",
                           (("in_format", elem), ("n", c.block), ("format", acc.fmt.name),
-                           ("rounding", acc.rounding.value)))),
+                           ("rounding", acc.rounding.value)), deep=True)),
              ("adder", Case(acc.fmt.name, "add", f"pareto {acc.rounding.value}",
-                            (("format", acc.fmt.name), ("rounding", acc.rounding.value))))]
+                            (("format", acc.fmt.name), ("rounding", acc.rounding.value)),
+                            deep=True))]
     if acc.promote_every:
         cases.append(("promotion", Case("float32", "add", "pareto rne",
-                                        (("format", "float32"), ("rounding", "rne")))))
+                                        (("format", "float32"), ("rounding", "rne")), deep=True)))
     return cases
 
 
@@ -341,12 +345,14 @@ def markdown(rows: list[Row], meta: dict) -> str:
            "quantized along its input dimension.",
            "- **cost**: the dot unit of `block` lanes (exact sum, one rounding into the "
            "accumulator's format), the accumulator's adder and, with promotion, a float32 "
-           "adder, synthesised by make sweep's flow (Yosys + ABC to fpforge's NanGate45-derived "
-           "cells; OpenSTA, load-aware); GE per MAC = their area / lanes; delay = dot + adder "
-           "(one unpipelined step). Per-channel and per-tensor scaling use the same units "
-           "(their scales are the dot unit's scale inputs, one per channel or tensor). The tensor-core accumulators "
-           "(hopper_fp8, blackwell_mxf8f6f4) have no cost yet: the dot unit has no accumulator "
-           "input c.",
+           "adder, synthesised by Yosys + ABC to fpforge's NanGate45-derived cells through "
+           "the deep job (ABC's default script without its SAT sweep, every unit alike; "
+           "docs/synth/timing.md), OpenSTA load-aware delay; GE per MAC = their area / lanes; "
+           "delay = dot + adder (one unpipelined step). Per-channel and per-tensor scaling use "
+           "the same units (their scales are the dot unit's scale inputs, one per channel or "
+           "tensor). A tensor-core accumulator (hopper_fp8, blackwell_mxf8f6f4) is its one "
+           "step unit: the dot unit of 32 lanes with the accumulator input c (no adder; "
+           "Hopper's per-channel scales, once per output, are left out).",
            f"- **front** (bold): no other configuration has at most the GE per MAC and at "
            f"least the {FRONT_METRIC} (K = 4096).", "",
            "![pareto](pareto.png)", "",

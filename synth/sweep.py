@@ -108,14 +108,15 @@ class Case:
     unit: str
     variant: str = "default"
     values: tuple = ()          # (option, value) pairs: rtl.kinds.make_spec(unit, **values)
+    deep: bool = False          # through the deep job (synth/flow.py), under its own name
 
     def spec(self) -> Spec:
         return make_spec(self.unit, **dict(self.values))
 
     def design(self):
-        """The case's Design; a DEEP_FLOW_VARIANTS case under its own module name."""
+        """The case's Design; a deep or DEEP_FLOW_VARIANTS case under its own module name."""
         spec = self.spec()
-        if self.variant in DEEP_FLOW_VARIANTS:
+        if self.deep or self.variant in DEEP_FLOW_VARIANTS:
             return design_for(spec, deep=True, name=f"{spec.default_name}_deep")
         return design_for(spec)
 

@@ -6,8 +6,9 @@ Both sides take the same two float32 matrices (seeded normal values) of size x s
 them into MXFP8 (E4M3 elements, blocks of 32 along K, floor scales). The baseline is
 fake-quantize + float32 ``jnp.matmul``: quantize-dequantize both operands (the golden MX
 quantizer and dequantizer) and one float32 matrix multiply. The emulation is
-``emulated_matmul`` with exact block sums and each accumulator: what the hardware computes, bit
-for bit. Times are the median of ``--repeat`` runs after a warm-up (jit compiles excluded). The
+``emulated_matmul`` with exact block sums and each float accumulator, and with Hopper's FP8
+tensor-core step (MMA-Sim's model, per-channel scales): what the hardware computes, bit for
+bit. Times are the median of ``--repeat`` runs after a warm-up (jit compiles excluded). The
 emulation's first rows are checked against the dot unit's integer model, so a fast wrong
 answer cannot pass.
 """
@@ -18,7 +19,8 @@ import numpy as np
 
 from .bench import timed
 from .gemm import Accumulator, GemmConfig, _matmul_codes, _quantized, emulated_matmul
-from .mx import mx_dequantize, mx_quantize
+from .mx import dot_unit, mx_dequantize, mx_quantize
+from .tensor_core import FusedAccumulator
 
 TARGET_RATIO = 10.0
 CHECK_ROWS = 16
@@ -40,24 +42,55 @@ def run_bench(*, size: int = 1024, repeat: int = 5) -> int:
     base = timed(fake_quant, repeat)[0]
     print(f"{size} x {size} x {size}, MXFP8 E4M3 blocks of 32, median of {repeat} (jax "
           f"{jax.__version__} {jax.default_backend()}, {jax.device_count()} device)")
-    print(f"{'computation':58} {'seconds':>8} {'x fake-quant':>13} {'bits checked':>13}")
-    print(f"{'fake-quantize + float32 jnp.matmul (baseline)':58} {base:8.3f} {1.0:13.2f} "
+    print(f"{'computation':62} {'seconds':>8} {'x fake-quant':>13} {'bits checked':>13}")
+    print(f"{'fake-quantize + float32 jnp.matmul (baseline)':62} {base:8.3f} {1.0:13.2f} "
           f"{'-':>13}")
     worst = 0.0
-    for label, accum in (("exact blocks, float32 running sum (rne)", Accumulator()),
-                         ("exact blocks, bf16 running sum, float32 every 128",
-                          Accumulator("bfloat16", promote_every=128))):
-        config = GemmConfig("fp8e4m3", block=32, accum=accum)
+    for label, config in (
+            ("exact blocks, float32 running sum (rne)",
+             GemmConfig("fp8e4m3", block=32, accum=Accumulator())),
+            ("exact blocks, bf16 running sum, float32 every 128",
+             GemmConfig("fp8e4m3", block=32, accum=Accumulator("bfloat16", promote_every=128))),
+            ("Hopper FP8 tensor core (MMA-Sim; per-channel scales)",
+             GemmConfig("fp8e4m3", block=32, accum="hopper_fp8", scaling="channel"))):
+        accum = config.accum
         t = timed(lambda: emulated_matmul(a, b, config), repeat)[0]
         y = np.asarray(emulated_matmul(a, b, config))
         ea, sa, eb, sb = _quantized(config, a[:CHECK_ROWS], b, (None, None))
-        want = np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=False))
+        if isinstance(accum, FusedAccumulator):
+            want = _fused_by_dot_unit(config, ea, sa, eb, sb)
+        else:
+            want = np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=False))
         equal = np.array_equal(y[:CHECK_ROWS].view(np.uint32), want.view(np.uint32))
         ratio = t / base
         if accum == Accumulator():
             worst = ratio
-        print(f"{'emulated: ' + label:58} {t:8.3f} {ratio:13.2f} {str(equal):>13}")
+        print(f"{'emulated: ' + label:62} {t:8.3f} {ratio:13.2f} {str(equal):>13}")
     print(f"emulated (float32 accumulator) / fake-quant time: {worst:.2f} (target <= "
           f"{TARGET_RATIO:g}); bits checked: the first {CHECK_ROWS} rows against the dot "
-          f"unit's integer model")
+          f"unit's integer model (the tensor core: its steps on the dot unit with input c)")
     return 0
+
+
+def _fused_by_dot_unit(config: GemmConfig, ea, sa, eb, sb) -> np.ndarray:
+    """The tensor core's GEMM as its chain of steps on the dot unit's integer model (the
+    preset's ``dot_spec``, each step's result the next c), then the per-channel scales times
+    the float32 result, rounded to nearest even (numpy's float64 -> float32 is IEEE's)."""
+    acc, k = config.accum, config.block
+    spec = acc.dot_spec(config.elem_a)
+    ea, eb, sa, sb = (np.asarray(x) for x in (ea, eb, sa, sb))
+    m, n = ea.shape[0], eb.shape[0]
+    pairs = lambda x, y: (np.repeat(x, n, axis=0), np.tile(y, (m,) + (1,) * (y.ndim - 1)))
+    c = np.zeros(m * n, np.uint32)
+    for j in range(ea.shape[1] // k):
+        a, b = pairs(ea[:, j * k:(j + 1) * k], eb[:, j * k:(j + 1) * k])
+        inputs = {"a": a, "b": b, "c": c}
+        if acc.scales_in_group:
+            inputs["scale_a"], inputs["scale_b"] = pairs(sa[:, j], sb[:, j])
+        y = np.asarray(dot_unit(spec, inputs, want=("y",))["y"]).astype(np.uint32)
+        c = y << (23 - acc.result.man_bits)
+    if not acc.scales_in_group:
+        s_a, s_b = pairs(sa[:, 0], sb[:, 0])
+        scale = np.ldexp(1.0, s_a.astype(np.int32) + s_b.astype(np.int32) - 254)
+        c = (c.view(np.float32).astype(np.float64) * scale).astype(np.float32).view(np.uint32)
+    return c.view(np.float32).reshape(m, n)

@@ -233,7 +233,8 @@ def test_bench_gemm_checks_its_bits_and_refuses_bad_sizes(capsys):
     assert run_bench(size=64, repeat=1) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("emulated: ")]
-    assert len(rows) == 2 and all(line.split()[-1] == "True" for line in rows)
+    assert len(rows) == 3 and all(line.split()[-1] == "True" for line in rows)
+    assert any("Hopper FP8 tensor core" in line for line in rows)
     assert main(["bench-gemm", "--size", "100"]) == 2
     err = capsys.readouterr().err
     assert "--size must be a positive multiple of 32" in err and err.count("\n") == 1

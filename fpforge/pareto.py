@@ -162,10 +162,13 @@ class Row:
 
 
 def bits_per_elem(c: GemmConfig) -> float:
-    """Element bits plus the scale's share: 8 bits per block; per channel, 8 bits per row of
-    K (K = 4096 here, the longer dot length measured); per tensor, none to speak of."""
-    per = {"block": c.block, "channel": DOT_LENGTHS[-1]}.get(c.scaling)
-    return element_format(c.elem_a).width + (8 / per if per else 0.0)
+    """Element bits plus the scale's share: 8 bits (E8M0) or 32 (float32) per block; per
+    channel, per row of K (K = 4096 here, the longer dot length measured); per tensor, none to
+    speak of."""
+    per = {"block": c.block, "channel": DOT_LENGTHS[-1],
+           "channel_f32": DOT_LENGTHS[-1]}.get(c.scaling)
+    scale_bits = 32 if c.scaling.endswith("_f32") else 8
+    return element_format(c.elem_a).width + (scale_bits / per if per else 0.0)
 
 
 # ----- quality -------------------------------------------------------------------------------

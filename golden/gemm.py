@@ -29,7 +29,7 @@ from fpforge.rtl.scalar import AddSpec, CvtSpec
 
 from ._jax import jax, jnp
 from .mx import (E8M0_BIAS, E8M0_NAN, _mx_dot, channel_quantize, decode_elements,
-                 mx_dequantize, mx_quantize)
+                 float_scaled_quantize, mx_dequantize, mx_quantize)
 from .rounding import Mode, raw_from_float64, round_raw
 from .tensor_core import FUSED_PRESETS, FusedAccumulator, exponents, float32_exactly, fused_matmul
 from .ops import add_unit, cvt_unit
@@ -87,8 +87,12 @@ ACCUMULATOR_PRESETS = {
 
 # Where the operands' E8M0 scales come from: one per block of ``block`` elements along K (OCP
 # MX), one per row of a and column of b over all of K (per channel), or one per operand (per
-# tensor, a power of two); the dot units' blocks share their row's or tensor's scale.
-SCALINGS = ("block", "channel", "tensor")
+# tensor, a power of two); the dot units' blocks share their row's or tensor's scale. The
+# ``_f32`` scalings give each channel / tensor a float32 scale amax / max_elem instead (the
+# symmetric scale of an INT8 or FP8 recipe: with mxint8 elements, int8 in -127..127); the dot
+# units then see unit E8M0 scales and the float32 scales multiply the result.
+SCALINGS = ("block", "channel", "tensor", "channel_f32", "tensor_f32")
+FLOAT_SCALINGS = {"channel_f32": "channel", "tensor_f32": "tensor"}
 
 
 @dataclass(frozen=True)
@@ -171,9 +175,32 @@ def _quantized(config: GemmConfig, a, b, rbits):
     return qa[1], qa[0], qb[1], qb[0]
 
 
+def float_scales(config: GemmConfig, a, b):
+    """The float32 scales of a's rows and b's columns (``_f32`` scalings), each (rows,)."""
+    fa = _float_scale(a, config.elem_a, config)
+    fb = _float_scale(b.T, config.elem_b or config.elem_a, config)
+    return fa, fb
+
+
+def _float_scale(x, elem: str, config: GemmConfig):
+    """amax / max_elem in float32 per row (channel_f32) or for the whole tensor, broadcast to
+    the rows; 1 where amax is 0 or not finite (the elements then carry the zeros or NaNs)."""
+    mag = jnp.abs(x)
+    amax = jnp.max(mag) if config.scaling == "tensor_f32" else jnp.max(mag, axis=-1)
+    scale = amax / jnp.float32(float(element_format(elem).grid.max_finite))
+    scale = jnp.where((amax > 0) & jnp.isfinite(amax), scale, jnp.float32(1.0))
+    return jnp.broadcast_to(scale, x.shape[:1]).astype(jnp.float32)
+
+
 def operand_quantize(x, elem: str, config: GemmConfig, rbits=None):
     """(scales, elements) of x (rows, K) under config's scaling: one E8M0 scale per block of
-    ``block`` along K, per row, or per tensor (repeated for each block)."""
+    ``block`` along K, per row, or per tensor (repeated for each block); with a float32 scale
+    (``_f32``), unit E8M0 scales and the elements of x / scale."""
+    if config.scaling in FLOAT_SCALINGS:
+        spec = MxQuantSpec(elem, block=config.block, scale_rule=config.scale_rule,
+                           rounding=config.rounding)
+        return float_scaled_quantize(x, _float_scale(x, elem, config), rbits, spec=spec,
+                                     blocks=x.shape[1] // config.block)
     if config.scaling == "block":
         return mx_quantize(x, elem, block=config.block, scale_rule=config.scale_rule,
                            rounding=config.rounding, rbits=rbits)
@@ -185,14 +212,36 @@ def operand_quantize(x, elem: str, config: GemmConfig, rbits=None):
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
 def _emulated(config: GemmConfig, a, b, rbits):
-    return _matmul_codes(*_quantized(config, a, b, rbits), config=config)
+    return _emulated_fwd(config, a, b, rbits)[0]
 
 
 def _emulated_fwd(config, a, b, rbits):
     ea, sa, eb, sb = _quantized(config, a, b, rbits)
     qa = mx_dequantize(sa, ea, config.elem_a, config.block)
     qb = mx_dequantize(sb, eb, config.elem_b or config.elem_a, config.block)
-    return _matmul_codes(ea, sa, eb, sb, config=config), (qa, qb)
+    y = _matmul_codes(ea, sa, eb, sb, config=config)
+    if config.scaling in FLOAT_SCALINGS:
+        fa, fb = float_scales(config, a, b)
+        y = scaled_epilogue(y, fa, fb)
+        qa, qb = qa * fa[:, None], qb * fb[:, None]
+    return y, (qa, qb)
+
+
+@jax.jit
+def scaled_epilogue(y, fa, fb):
+    """y (M, N) float32 times the float32 scales: y x RN32(fa_i x fb_j), each product rounded
+    once to nearest even into float32 (exact float64 products, the shared rounder: IEEE's bits,
+    subnormals included; a per-tensor-scaled GEMM's epilogue)."""
+    opts, mode = UnitOptions(), Mode(Rounding.RNE)
+
+    def rn32(value):
+        codes, _ = round_raw(raw_from_float64(value), F32, opts, mode)
+        return codes.astype(jnp.uint32)
+
+    exact = lambda v: float32_exactly(jax.lax.bitcast_convert_type(v, jnp.uint32))[0]
+    scale = rn32(exact(fa)[:, None] * exact(fb)[None, :])
+    codes = rn32(exact(y) * float32_exactly(scale)[0])
+    return jax.lax.bitcast_convert_type(codes, jnp.float32)
 
 
 def _emulated_bwd(config, residuals, g):

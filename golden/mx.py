@@ -196,6 +196,20 @@ def channel_quantize(x, rbits=None, *, spec: MxQuantSpec, blocks: int, whole: bo
     return scales, elements.reshape(rows, blocks * spec.block)
 
 
+@functools.partial(jax.jit, static_argnames=("spec", "blocks"))
+def float_scaled_quantize(x, scale, rbits=None, *, spec: MxQuantSpec, blocks: int):
+    """Rows of float32 ``x`` (rows, blocks * spec.block) over a float32 ``scale`` per row: the
+    elements of x / scale (one float32 division, then the element rounding, saturating as the
+    MX quantizer does), under unit E8M0 scales (rows, blocks) for the dot units."""
+    rows = x.shape[0]
+    scaled = jnp.asarray(x, jnp.float32) / jnp.asarray(scale, jnp.float32)[:, None]
+    bits = jax.lax.bitcast_convert_type(scaled, U32).reshape(rows, blocks, spec.block)
+    unit = jnp.full((rows, blocks), E8M0_BIAS, jnp.uint8)
+    r = None if rbits is None else jnp.asarray(rbits).reshape(rows, blocks, spec.block)
+    elements, _ = _scaled_elements(bits, unit, spec, r)
+    return unit, elements.reshape(rows, blocks * spec.block)
+
+
 def shared_exponent(amax, elem: ElementFormat, rule: str):
     """Unclamped shared exponent s of blocks with float32 magnitude patterns ``amax`` (> 0 and
     finite where it matters; other blocks are overridden by the caller). Integer-only."""

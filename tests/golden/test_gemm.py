@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from fpforge.golden import mx_quantize
-from fpforge.golden.gemm import Accumulator, GemmConfig, emulated_matmul, seeded_bits
+from fpforge.golden.gemm import (Accumulator, GemmConfig, _quantized, emulated_matmul,
+                                 seeded_bits)
+from fpforge.golden.mx import mx_dequantize
 from fpforge.rtl.formats import resolve
 from fpforge.rtl.mx import element_format
 from fpforge.rtl.options import OptionError
@@ -292,3 +294,46 @@ def test_stochastic_rounding_repeats_per_seed_and_moves_with_it():
                          for s in (1, 1, 2))
     np.testing.assert_array_equal(one, again)
     assert (one != other).any()
+
+
+def _symmetric_int8_reference(a, b, rounder=np.rint):
+    """INT8 with one symmetric float32 scale per row of a / column of b (amax / 127), written
+    out in numpy: exact int32 block sums of 32, a float32 running sum (numpy's IEEE adds),
+    then y x RN32(s_a s_b) rounded once (float64 products are exact)."""
+    sa = (np.abs(a).max(1) / np.float32(127 / 64)).astype(np.float32)
+    sb = (np.abs(b).max(0) / np.float32(127 / 64)).astype(np.float32)
+    qa = np.clip(rounder((a / sa[:, None]).astype(np.float32) * 64), -127, 127).astype(np.int64)
+    qb = np.clip(rounder((b / sb[None, :]).astype(np.float32) * 64), -127, 127).astype(np.int64)
+    out = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            acc = np.float32(0)
+            for k0 in range(0, a.shape[1], 32):
+                acc = np.float32(acc + np.float32(int(qa[i, k0:k0 + 32] @ qb[k0:k0 + 32, j])
+                                                  / 4096))
+            scale = np.float32(np.float64(sa[i]) * np.float64(sb[j]))
+            out[i, j] = np.float32(np.float64(acc) * np.float64(scale))
+    return out
+
+
+def test_float32_channel_scales_on_mxint8_are_symmetric_int8():
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((5, 128)) * 2.0 ** rng.integers(-3, 4, (5, 1))).astype(np.float32)
+    b = (rng.standard_normal((128, 6)) * 3).astype(np.float32)
+    y = np.asarray(emulated_matmul(a, b, GemmConfig("mxint8", scaling="channel_f32")))
+    np.testing.assert_array_equal(y.view(np.uint32),
+                                  _symmetric_int8_reference(a, b).view(np.uint32))
+    # the comparison can fail: the same reference truncating instead of rounding
+    wrong = _symmetric_int8_reference(a, b, np.trunc)
+    assert np.count_nonzero(y.view(np.uint32) != wrong.view(np.uint32)) > 0
+
+
+@pytest.mark.parametrize("elem", ["fp8e4m3", "fp4e2m1"])
+def test_float32_tensor_scale_maps_amax_to_the_largest_element(elem):
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal((8, 64)) * 1e-3).astype(np.float32)
+    config = GemmConfig(elem, scaling="tensor_f32")
+    ea, sa, _, _ = _quantized(config, a, a.T, (None, None))
+    grid = element_format(elem).grid
+    values = np.abs(np.asarray(mx_dequantize(sa, ea, elem, 32)))
+    assert np.all(np.asarray(sa) == 127) and values.max() == float(grid.max_finite)

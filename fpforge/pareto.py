@@ -115,8 +115,9 @@ def configurations(axes: Axes) -> list[GemmConfig]:
                                 if acc not in FUSED_PRESETS:
                                     raise
     if not out:
-        raise OptionError("no configuration: the tensor-core accumulators need block 32 (and "
-                          "hopper_fp8 per-channel scaling)")
+        raise OptionError("no configuration: the tensor-core accumulators need their "
+                          "instruction's block (hopper_fp8 and blackwell_mxf8f6f4 32, ada_fp8 "
+                          "16) and hopper_fp8 / ada_fp8 per-channel or per-tensor scaling")
     return list(dict.fromkeys(out))
 
 

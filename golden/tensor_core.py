@@ -14,8 +14,9 @@ the instruction takes a group of ``group`` products and the accumulator c:
    bits, float32's exponent range; Hopper) or float32 (Blackwell), and becomes the next c. An
    overflow is an infinity, even rounding toward zero; a zero result is +0.
 
-Presets (docs/codesign.md): ``hopper_fp8`` (wgmma FP8, F = 13, 32 products per step, e8m13)
-and ``blackwell_mxf8f6f4`` (tcgen05.mma kind::mxf8f6f4, F = 25, 32 products per step with their
+Presets (docs/codesign.md): ``hopper_fp8`` (wgmma FP8, F = 13, 32 products per step, e8m13),
+``ada_fp8`` (mma FP8: the same step on 16 products, two per instruction) and
+``blackwell_mxf8f6f4`` (tcgen05.mma kind::mxf8f6f4, F = 25, 32 products per step with their
 block scales, float32). Special values follow float arithmetic: a NaN operand or 0 x inf gives
 NaN, inf - inf NaN, an infinite product an infinity (NaN is float32's 0x7FC00000 here; MMA-Sim
 writes 0x7FFFFFFF).
@@ -70,6 +71,9 @@ class FusedAccumulator:
 FUSED_PRESETS = {
     "hopper_fp8": FusedAccumulator(13, 32, resolve("e8m13"), False,
                                    "MMA-Sim: Hopper wgmma FP8, F = 13, e8m13"),
+    # Ada's mma m16n8k32 FP8 is two chained steps of 16 products (MMA-Sim's split-k).
+    "ada_fp8": FusedAccumulator(13, 16, resolve("e8m13"), False,
+                                "MMA-Sim: Ada mma FP8, two steps of 16, F = 13, e8m13"),
     "blackwell_mxf8f6f4": FusedAccumulator(25, 32, F32, True,
                                            "MMA-Sim: Blackwell tcgen05 kind::mxf8f6f4, F = 25"),
 }

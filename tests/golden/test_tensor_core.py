@@ -95,7 +95,8 @@ CASES = [GemmConfig("fp8e4m3", accum="hopper_fp8", scaling="channel"),
          GemmConfig("fp8e5m2", accum="hopper_fp8", scaling="channel"),
          GemmConfig("fp8e4m3", accum="blackwell_mxf8f6f4"),
          GemmConfig("fp4e2m1", accum="blackwell_mxf8f6f4"),
-         GemmConfig("fp6e3m2", accum="blackwell_mxf8f6f4", scaling="channel")]
+         GemmConfig("fp6e3m2", accum="blackwell_mxf8f6f4", scaling="channel"),
+         GemmConfig("fp8e5m2", block=16, accum="ada_fp8", scaling="channel")]
 
 
 @pytest.mark.parametrize("config", CASES, ids=lambda c: f"{c.elem_a}-{c.scaling}-"

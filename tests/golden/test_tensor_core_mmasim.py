@@ -2,8 +2,9 @@
 it needs torch (the mxref extra) and compiles a small C++ extension on import. What is
 compared: float32 bit patterns of D = A B + C for random E4M3 / E5M2 codes (NaN codes left
 out: MMA-Sim writes NaN as 0x7FFFFFFF, fpforge as 0x7FC00000) and random float32 C with zeros,
-over three chained instruction steps (K = 96): Hopper wgmma m64n8k32 (hopper_fp8) and
-Blackwell tcgen05.mma kind::mxf8f6f4 m128n8k32 with E8M0 block scales (blackwell_mxf8f6f4)."""
+over three chained instructions (K = 96): Hopper wgmma m64n8k32 (hopper_fp8), Ada mma
+m16n8k32 (ada_fp8: each instruction is two steps of 16) and Blackwell tcgen05.mma
+kind::mxf8f6f4 m128n8k32 with E8M0 block scales (blackwell_mxf8f6f4)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def _ours(ea, eb, sa, sb, c, elem, preset):
     e = element_format(elem)
     u = decode_elements(jnp.arange(256, dtype=jnp.uint32), e)
     x, v = exponents(u, e.grid.man_bits), _values_f64(e)
-    k = 32
+    k = FUSED_PRESETS[preset].group
     blocks = ea.shape[1] // k
 
     def split(codes):
@@ -45,24 +46,27 @@ def _ours(ea, eb, sa, sb, c, elem, preset):
 
 
 @pytest.mark.parametrize("elem", ["fp8e4m3", "fp8e5m2"])
-@pytest.mark.parametrize("preset", ["hopper_fp8", "blackwell_mxf8f6f4"])
+@pytest.mark.parametrize("preset", ["hopper_fp8", "ada_fp8", "blackwell_mxf8f6f4"])
 def test_presets_equal_mmasim_bit_for_bit(elem, preset):
-    from mmasim.nv_ptx import WGMMA, TCGen05MMABlockScale
+    from mmasim.nv_ptx import MMA, WGMMA, TCGen05MMABlockScale
     rng = np.random.default_rng(5)
-    m = 64 if preset == "hopper_fp8" else 128
+    m = {"hopper_fp8": 64, "ada_fp8": 16}.get(preset, 128)
     n, k = 8, 96
     ea, eb = _codes(rng, elem, (m, k)), _codes(rng, elem, (n, k))
     c = (rng.standard_normal((m, n)) * 2.0 ** rng.integers(-20, 20, (m, n))).astype(np.float32)
     c[0, :] = 0.0
     scaled = preset == "blackwell_mxf8f6f4"
-    sa = rng.integers(117, 137, (m, k // 32)).astype(np.uint8) if scaled else \
-        np.full((m, k // 32), 127, np.uint8)
-    sb = rng.integers(117, 137, (n, k // 32)).astype(np.uint8) if scaled else \
-        np.full((n, k // 32), 127, np.uint8)
+    g = FUSED_PRESETS[preset].group
+    sa = rng.integers(117, 137, (m, k // g)).astype(np.uint8) if scaled else \
+        np.full((m, k // g), 127, np.uint8)
+    sb = rng.integers(117, 137, (n, k // g)).astype(np.uint8) if scaled else \
+        np.full((n, k // g), 127, np.uint8)
     t = PTX[elem]
     if scaled:
         op = TCGen05MMABlockScale("Blackwell", f"m128n8k32.kind::mxf8f6f4.block32.f32.{t}.{t}"
                                                f".ue8m0")
+    elif preset == "ada_fp8":
+        op = MMA("Ada Lovelace", f"m16n8k32.f32.{t}.{t}.f32")
     else:
         op = WGMMA("Hopper", f"m64n8k32.f32.{t}.{t}")
     A = torch.from_numpy(ea).view(TORCH[elem])

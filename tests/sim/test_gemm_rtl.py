@@ -103,6 +103,7 @@ FLOAT_CASES = [GemmConfig("fp8e4m3", block=32, accum="fp32"),
                           accum=Accumulator("bfloat16", promote_every=32))]
 FUSED_CASES = [GemmConfig("fp8e4m3", accum="hopper_fp8", scaling="channel"),
                GemmConfig("fp8e5m2", accum="hopper_fp8", scaling="channel"),
+               GemmConfig("fp8e4m3", block=16, accum="ada_fp8", scaling="channel"),
                GemmConfig("fp8e4m3", accum="blackwell_mxf8f6f4"),
                GemmConfig("fp4e2m1", "fp6e3m2", accum="blackwell_mxf8f6f4")]
 

@@ -307,7 +307,7 @@ def decode_elements(codes, elem: ElementFormat, sig_dtype=U64) -> Unpacked:
 
 def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scales_b=None,
            accum: str = "exact", frac_bits: int = 24, out_fmt="float32", rounding="rne",
-           scale_fmt="float8_e8m0fnu"):
+           scale_fmt="float8_e8m0fnu", c=None, c_fmt="float32"):
     """Dot product of element vectors along the last axis (N <= 64), optionally scaled by one
     E8M0 scale per vector (OCP MX Dot: X_A * X_B * sum P_A,i * P_B,i), rounded once into
     ``out_fmt`` (a catalog format; non-saturating). Returns (codes, flags).
@@ -326,6 +326,10 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
     scales, whose sign bit is 0) multiplies the exact sum by the scales' values (a zero scale
     gives the zero of a vanished sum, a zero scale times an infinite sum NaN).
 
+    ``c``: codes of ``c_fmt`` (...), the accumulator input of ``accum="fixed"``: one more term,
+    its exponent joining Emax and its value truncated like a product's (a tensor core's step,
+    y = the sum + c; docs/mx.md).
+
     Specials follow docs/numerics.md: a NaN element or scale gives NaN, 0 x inf and inf - inf are
     invalid, an sNaN element raises invalid. A zero result is -0 only when every product is a
     negative zero (or, under rdn, when the products are not all +0).
@@ -338,11 +342,12 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
     scaled = scales_a is not None or scales_b is not None
     spec = MxDotSpec(elem_fmt_a, elem_fmt_b, n=a.shape[-1], scaled=scaled, accum=accum,
                      frac_bits=frac_bits, out_fmt=out_fmt, rounding=rounding,
-                     scale_fmt=scale_fmt if scaled else "float8_e8m0fnu")
+                     scale_fmt=scale_fmt if scaled else "float8_e8m0fnu",
+                     c_fmt=None if c is None else c_fmt)
     one = jnp.uint8(E8M0_BIAS)
     sa = one if scales_a is None else jnp.asarray(scales_a)
     sb = one if scales_b is None else jnp.asarray(scales_b)
-    return _mx_dot(a, b, sa, sb, spec=spec)
+    return _mx_dot(a, b, sa, sb, None if c is None else jnp.asarray(c), spec=spec)
 
 
 def dot_unit(spec: MxDotSpec, inputs: dict, want=("y", "flags")) -> dict:

@@ -504,7 +504,7 @@ class MxDotSpec(Spec):
     c_fmt: FloatFormat | None = None
 
     unit: ClassVar[str] = "dot"
-    OPERATION = "y = X_A * X_B * sum_i a_i * b_i [+ c], rounded once (OCP MX Dot)"
+    OPERATION = "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)"
     OPTIONS = ("format", "in_format", "a_format", "b_format", "c_format", "n", "accum",
                "frac_bits", "scales", "scale_format", "rounding", "stages")
     OPTION_NOTES = {"saturate": "its result overflows to inf"}

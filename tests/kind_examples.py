@@ -31,7 +31,9 @@ EXAMPLES = {
     "dot": [dict(in_format="fp4e2m1", n=2), dict(a_format="fp8e4m3", b_format="mxint8", n=1,
                                                  accum="fixed", frac_bits=6, scales=False,
                                                  format="bf16", stages=2),
-            dict(in_format="fp4e2m1", n=2, scale_format="fp8e4m3")],
+            dict(in_format="fp4e2m1", n=2, scale_format="fp8e4m3"),
+            dict(in_format="fp6e3m2", n=2, accum="fixed", frac_bits=9, c_format="bf16",
+                 rounding="rtz", stages=1)],
 }
 
 SMALL = {

@@ -306,7 +306,7 @@ def run_pareto(*, axes: Axes = QUICK, out: Path = DEFAULT_OUT, jobs: int = 2,
             "yosys cpu seconds": synth_meta.get("yosys cpu seconds"),
             "library": synth_meta.get("library", "").split(" at ")[0],
             "yosys": synth_meta.get("yosys", ""),
-            "rtl": synth_meta.get("rtl", "")}
+            "rtl": synth_meta.get("rtl", ""), "axes": asdict(axes)}
     from fpforge.synth.sweep import write_csv
     write_csv(rows, out / "pareto.csv")
     (out / "pareto.json").write_text(json.dumps({"meta": meta,
@@ -373,8 +373,9 @@ def markdown(rows: list[Row], meta: dict) -> str:
                    f"{_f(r.qsnr_dot256_db)} / {_f(r.qsnr_dot_db)} | {acc} | "
                    f"{_f(r.digits_flips, 1)} | {_f(r.minilm_qsnr_db)} | "
                    f"{_f(r.minilm_cos_err, 4)} | {_f(r.minilm_topk)} |")
-    out += ["", "Columns of every row: `pareto.csv` / `pareto.json`. Regenerate with "
-            "`make pareto` (`fpforge pareto --quick`)."]
+    out += ["", "Columns of every row: `pareto.csv` / `pareto.json` (its meta holds the axes). "
+            "Regenerate with `make pareto` (`fpforge pareto --quick`), or `fpforge pareto "
+            "--config FILE` with those axes as JSON."]
     return "\n".join(out) + "\n"
 
 

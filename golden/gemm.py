@@ -92,7 +92,7 @@ ACCUMULATOR_PRESETS = {
 # symmetric scale of an INT8 or FP8 recipe: with mxint8 elements, int8 in -127..127); the dot
 # units then see unit E8M0 scales and the float32 scales multiply the result.
 SCALINGS = ("block", "channel", "tensor", "channel_f32", "tensor_f32")
-FLOAT_SCALINGS = {"channel_f32": "channel", "tensor_f32": "tensor"}
+FLOAT_SCALINGS = ("channel_f32", "tensor_f32")
 
 
 @dataclass(frozen=True)
@@ -184,11 +184,13 @@ def float_scales(config: GemmConfig, a, b):
 
 def _float_scale(x, elem: str, config: GemmConfig):
     """amax / max_elem in float32 per row (channel_f32) or for the whole tensor, broadcast to
-    the rows; 1 where amax is 0 or not finite (the elements then carry the zeros or NaNs)."""
+    the rows; 1 where amax is 0, tiny or not finite (the elements then carry the zeros or
+    NaNs)."""
     mag = jnp.abs(x)
     amax = jnp.max(mag) if config.scaling == "tensor_f32" else jnp.max(mag, axis=-1)
     scale = amax / jnp.float32(float(element_format(elem).grid.max_finite))
-    scale = jnp.where((amax > 0) & jnp.isfinite(amax), scale, jnp.float32(1.0))
+    # (an amax below 448 x 2^-126 gives a subnormal scale, which XLA's CPU flushes to 0)
+    scale = jnp.where((scale > 0) & jnp.isfinite(amax), scale, jnp.float32(1.0))
     return jnp.broadcast_to(scale, x.shape[:1]).astype(jnp.float32)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from .bench import timed
 from .gemm import Accumulator, GemmConfig, _matmul_codes, _quantized, emulated_matmul
 from .mx import dot_unit, mx_dequantize, mx_quantize
-from .tensor_core import FusedAccumulator
+from .tensor_core import FusedAccumulator, chained_steps
 
 TARGET_RATIO = 10.0
 CHECK_ROWS = 16
@@ -58,7 +58,10 @@ def run_bench(*, size: int = 1024, repeat: int = 5) -> int:
         y = np.asarray(emulated_matmul(a, b, config))
         ea, sa, eb, sb = _quantized(config, a[:CHECK_ROWS], b, (None, None))
         if isinstance(accum, FusedAccumulator):
-            want = _fused_by_dot_unit(config, ea, sa, eb, sb)
+            spec = accum.dot_spec(config.elem_a)
+            want = chained_steps(accum, ea, sa, eb, sb,
+                                 lambda inputs: dot_unit(spec, inputs, want=("y",))["y"])
+            want = want.view(np.float32).reshape(CHECK_ROWS, -1)
         else:
             want = np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=False))
         equal = np.array_equal(y[:CHECK_ROWS].view(np.uint32), want.view(np.uint32))
@@ -71,26 +74,3 @@ def run_bench(*, size: int = 1024, repeat: int = 5) -> int:
           f"unit's integer model (the tensor core: its steps on the dot unit with input c)")
     return 0
 
-
-def _fused_by_dot_unit(config: GemmConfig, ea, sa, eb, sb) -> np.ndarray:
-    """The tensor core's GEMM as its chain of steps on the dot unit's integer model (the
-    preset's ``dot_spec``, each step's result the next c), then the per-channel scales times
-    the float32 result, rounded to nearest even (numpy's float64 -> float32 is IEEE's)."""
-    acc, k = config.accum, config.block
-    spec = acc.dot_spec(config.elem_a)
-    ea, eb, sa, sb = (np.asarray(x) for x in (ea, eb, sa, sb))
-    m, n = ea.shape[0], eb.shape[0]
-    pairs = lambda x, y: (np.repeat(x, n, axis=0), np.tile(y, (m,) + (1,) * (y.ndim - 1)))
-    c = np.zeros(m * n, np.uint32)
-    for j in range(ea.shape[1] // k):
-        a, b = pairs(ea[:, j * k:(j + 1) * k], eb[:, j * k:(j + 1) * k])
-        inputs = {"a": a, "b": b, "c": c}
-        if acc.scales_in_group:
-            inputs["scale_a"], inputs["scale_b"] = pairs(sa[:, j], sb[:, j])
-        y = np.asarray(dot_unit(spec, inputs, want=("y",))["y"]).astype(np.uint32)
-        c = y << (23 - acc.result.man_bits)
-    if not acc.scales_in_group:
-        s_a, s_b = pairs(sa[:, 0], sb[:, 0])
-        scale = np.ldexp(1.0, s_a.astype(np.int32) + s_b.astype(np.int32) - 254)
-        c = (c.view(np.float32).astype(np.float64) * scale).astype(np.float32).view(np.uint32)
-    return c.view(np.float32).reshape(m, n)

@@ -462,13 +462,13 @@ def _mx_dot(a, b, sa, sb, c=None, *, spec: MxDotSpec):
     p_nan = ua.is_nan | ub.is_nan | zero_inf
     p_inf = (ua.is_inf | ub.is_inf) & ~p_nan
     p_snan = ua.is_snan | ub.is_snan
+    # E8M0's X_A * X_B as an exponent (0 unscaled: the scales are then 127).
+    e8m0_exp = (sa.astype(I32) - E8M0_BIAS) + (sb.astype(I32) - E8M0_BIAS)
     if c is not None:
         # The accumulator input joins as one more term, in the products' frame before the
         # scales (its exponent less theirs), so it is aligned and truncated like a product.
         uc = decode(jnp.asarray(c).astype(U32), spec.c_fmt, U64)
-        s_exp = (sa.astype(I32) - E8M0_BIAS) + (sb.astype(I32) - E8M0_BIAS) if spec.scaled \
-            else jnp.int32(0)
-        c_exp = uc.exp - s_exp
+        c_exp = uc.exp - e8m0_exp
         c_term = (uc.sign, uc.sig, c_exp, c_exp + spec.c_fmt.man_bits)
         sign_all = _append(sign, uc.sign)
         p_nan, p_inf, p_snan = _append(p_nan, uc.is_nan), _append(p_inf, uc.is_inf), \
@@ -501,8 +501,7 @@ def _mx_dot(a, b, sa, sb, c=None, *, spec: MxDotSpec):
         s_exp, s_sig, scale_nan, scale_zero, s_sign = _value_scales(sa, sb, spec.scale_fmt)
         r_sig = r_sig * s_sig
     else:
-        sa, sb = sa.astype(I32), sb.astype(I32)
-        s_exp = (sa - E8M0_BIAS) + (sb - E8M0_BIAS)
+        s_exp = e8m0_exp
         scale_nan = (sa == E8M0_NAN) | (sb == E8M0_NAN)
         scale_zero = jnp.zeros(scale_nan.shape, bool)
         s_sign = jnp.zeros(scale_nan.shape, U32)

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
 from fpforge.rtl.mx import MxDotSpec
 from fpforge.rtl.options import Rounding, UnitOptions
@@ -33,7 +35,8 @@ from fpforge.rtl.options import Rounding, UnitOptions
 from ._jax import jax, jnp
 from .rounding import Mode, raw_from_float64, round_raw
 
-__all__ = ["FusedAccumulator", "FUSED_PRESETS", "fused_matmul", "exponents", "float32_exactly"]
+__all__ = ["FusedAccumulator", "FUSED_PRESETS", "fused_matmul", "chained_steps", "exponents",
+           "float32_exactly"]
 
 F32 = CATALOG["float32"]
 E_ZERO = -133
@@ -77,6 +80,33 @@ FUSED_PRESETS = {
     "blackwell_mxf8f6f4": FusedAccumulator(25, 32, F32, True,
                                            "MMA-Sim: Blackwell tcgen05 kind::mxf8f6f4, F = 25"),
 }
+
+
+def chained_steps(acc: FusedAccumulator, ea, sa, eb, sb, step) -> np.ndarray:
+    """A tensor core's GEMM as its chain of steps on a dot unit, outside the emulation: (M, K)
+    and (N, K) element codes with their (M, K/group) and (N, K/group) E8M0 scales; ``step``
+    runs ``acc.dot_spec``'s unit (the golden model or a simulator) on input arrays and returns
+    its y codes. Each (row of a, row of b) pair is one vector, i-major; each step's y is the
+    next c. Per-channel scales then multiply the float32 result, rounded to nearest even
+    (numpy's float64 -> float32 conversion is IEEE's, subnormals included). Returns the M * N
+    float32 bit patterns."""
+    ea, eb, sa, sb = (np.asarray(x) for x in (ea, eb, sa, sb))
+    m, n, k = ea.shape[0], eb.shape[0], acc.group
+
+    def pairs(x, y):
+        return np.repeat(x, n, axis=0), np.tile(y, (m,) + (1,) * (y.ndim - 1))
+    c = np.zeros(m * n, np.uint32)
+    for j in range(ea.shape[1] // k):
+        a, b = pairs(ea[:, j * k:(j + 1) * k], eb[:, j * k:(j + 1) * k])
+        inputs = {"a": a, "b": b, "c": c}
+        if acc.scales_in_group:
+            inputs["scale_a"], inputs["scale_b"] = pairs(sa[:, j], sb[:, j])
+        c = np.asarray(step(inputs)).astype(np.uint32) << (F32.man_bits - acc.result.man_bits)
+    if acc.scales_in_group:
+        return c
+    s_a, s_b = pairs(sa[:, 0], sb[:, 0])
+    scale = np.ldexp(1.0, s_a.astype(np.int32) + s_b.astype(np.int32) - 2 * 127)
+    return (c.view(np.float32).astype(np.float64) * scale).astype(np.float32).view(np.uint32)
 
 
 def exponents(u, man_bits: int):

@@ -98,14 +98,13 @@ class MxDot(MxUnit):
         if spec.value_scales:
             mag, exp, off, sum_w, (exp_lo, exp_hi), scale_nan, scale_zero, scale_sign = \
                 self._value_scales(m, mag, exp_sig, exp_off, sum_w, (exp_lo, exp_hi))
-        elif spec.scaled and c is not None:
-            scale_nan = (self.scale_a == E8M0_NAN) | (self.scale_b == E8M0_NAN)
         elif spec.scaled:
             scale_nan = (self.scale_a == E8M0_NAN) | (self.scale_b == E8M0_NAN)
-            e = Signal(unsigned(bits_for(exp_hi + 2 * E8M0_NAN)), name="exp_scaled")
-            m.d.comb += e.eq(exp_sig + self.scale_a + self.scale_b)
-            exp, off = e, exp_off - 2 * E8M0_BIAS
-            exp_hi += 2 * E8M0_NAN
+            if c is None:
+                e = Signal(unsigned(bits_for(exp_hi + 2 * E8M0_NAN)), name="exp_scaled")
+                m.d.comb += e.eq(exp_sig + self.scale_a + self.scale_b)
+                exp, off = e, exp_off - 2 * E8M0_BIAS
+                exp_hi += 2 * E8M0_NAN
         is_nan = Signal(name="is_nan")
         is_inf = Signal(name="is_inf")
         invalid = Signal(name="invalid")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fpforge.golden.gemm import Accumulator, GemmConfig, _quantized, emulated_matmul
-from fpforge.golden.tensor_core import FusedAccumulator
+from fpforge.golden.tensor_core import FusedAccumulator, chained_steps
 from fpforge.rtl.scalar import AddSpec
 from fpforge.rtl.options import UnitOptions
 from fpforge.sim.design import Design
@@ -50,10 +50,6 @@ def _widen(codes, fmt):
     return codes << (23 - fmt.man_bits)
 
 
-def _as_f32(bits):
-    return np.asarray(bits, np.uint64).astype(np.uint32).view(np.float32)
-
-
 def _float_accumulator_on_rtl(config, ea, sa, eb, sb):
     acc = config.accum
     dot = Design.of(config.dot_spec)
@@ -79,23 +75,9 @@ def _float_accumulator_on_rtl(config, ea, sa, eb, sb):
 
 
 def _tensor_core_on_rtl(config, ea, sa, eb, sb, fault=None):
-    acc = config.accum
-    spec = acc.dot_spec(config.elem_a, config.elem_b)
+    spec = config.accum.dot_spec(config.elem_a, config.elem_b)
     design = faulty_design(spec, fault) if fault else Design.of(spec)
-    c = np.zeros(M * N, np.uint64)
-    for (xa, ya), (xb, yb) in zip(_blocks(ea, sa, acc.group), _blocks(eb, sb, acc.group)):
-        a, b = _pairs(xa, xb)
-        inputs = {"a": a, "b": b, "c": c}
-        if acc.scales_in_group:
-            inputs["scale_a"], inputs["scale_b"] = _pairs(ya, yb)
-        c = _widen(_simulate(design, inputs), acc.result)
-    if acc.scales_in_group:
-        return c
-    # Per-channel scales after the sum: exact powers of two, one float32 rounding (numpy's
-    # float64 -> float32 conversion is IEEE round to nearest even, subnormals included).
-    s_a, s_b = _pairs(sa[:, 0], sb[:, 0])
-    scale = np.ldexp(1.0, s_a.astype(np.int32) + s_b.astype(np.int32) - 254)
-    return (_as_f32(c).astype(np.float64) * scale).astype(np.float32).view(np.uint32)
+    return chained_steps(config.accum, ea, sa, eb, sb, lambda inputs: _simulate(design, inputs))
 
 
 FLOAT_CASES = [GemmConfig("fp8e4m3", block=32, accum="fp32"),

@@ -89,9 +89,11 @@ def _one_of(name, values, valid):
 
 
 # The quick run (make pareto): the OCP MX elements with MX blocks of 32 and per tensor, three
-# accumulators. The full run adds per-channel scales, block sizes, scale rules and roundings.
+# accumulators. The full run adds INT4 elements, per-channel and float32 scales, block sizes,
+# scale rules and roundings.
 QUICK = Axes()
-FULL = Axes(scaling=SCALINGS, block=(8, 16, 32, 64), scale_rule=SCALE_RULES,
+FULL = Axes(elements=QUICK.elements + ("int4",), scaling=SCALINGS, block=(8, 16, 32, 64),
+            scale_rule=SCALE_RULES,
             rounding=("rne", "rtz", "stochastic"),
             accum=tuple(ACCUMULATOR_PRESETS) + tuple(FUSED_PRESETS))
 

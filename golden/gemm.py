@@ -27,6 +27,7 @@ from fpforge.rtl.mx import MxDotSpec, MxQuantSpec, element_format
 from fpforge.rtl.options import OptionError, Rounding, UnitOptions
 from fpforge.rtl.scalar import AddSpec, CvtSpec
 
+from . import fp32
 from ._jax import jax, jnp
 from .mx import (E8M0_BIAS, E8M0_NAN, _mx_dot, channel_quantize, decode_elements,
                  float_scaled_quantize, mx_dequantize, mx_quantize)
@@ -89,8 +90,9 @@ ACCUMULATOR_PRESETS = {
 # MX), one per row of a and column of b over all of K (per channel), or one per operand (per
 # tensor, a power of two); the dot units' blocks share their row's or tensor's scale. The
 # ``_f32`` scalings give each channel / tensor a float32 scale amax / max_elem instead (the
-# symmetric scale of an INT8 or FP8 recipe: with mxint8 elements, int8 in -127..127); the dot
-# units then see unit E8M0 scales and the float32 scales multiply the result.
+# symmetric scale of an INT8, INT4 or FP8 recipe: with mxint8 elements int8 in -127..127, with
+# int4 elements int4 in -7..7); the dot units then see unit E8M0 scales and the float32 scales
+# multiply the result.
 SCALINGS = ("block", "channel", "tensor", "channel_f32", "tensor_f32")
 FLOAT_SCALINGS = ("channel_f32", "tensor_f32")
 
@@ -122,7 +124,7 @@ class GemmConfig:
         if isinstance(self.accum, FusedAccumulator):
             if any(e.twos_complement for e in elems):
                 raise OptionError("the tensor-core accumulators take floating-point elements, "
-                                  "not mxint8")
+                                  f"not {', '.join(e.name for e in elems if e.twos_complement)}")
             if self.block != self.accum.group:
                 raise OptionError(f"the {self.accum.source} step takes {self.accum.group} "
                                   f"products: block must be {self.accum.group}, not {self.block}")
@@ -183,15 +185,16 @@ def float_scales(config: GemmConfig, a, b):
 
 
 def _float_scale(x, elem: str, config: GemmConfig):
-    """amax / max_elem in float32 per row (channel_f32) or for the whole tensor, broadcast to
-    the rows; 1 where amax is 0, tiny or not finite (the elements then carry the zeros or
-    NaNs)."""
-    mag = jnp.abs(x)
+    """RN32(amax / max_elem) per row (channel_f32) or for the whole tensor, broadcast to the
+    rows; 1 where amax is 0 or not finite (the elements then carry the zeros or NaNs). On bit
+    patterns through the integer-exact IEEE division: XLA turns a division by a constant into a
+    multiplication by its rounded reciprocal, and flushes subnormals."""
+    mag = jax.lax.bitcast_convert_type(jnp.asarray(x, jnp.float32), jnp.uint32) & 0x7FFF_FFFF
     amax = jnp.max(mag) if config.scaling == "tensor_f32" else jnp.max(mag, axis=-1)
-    scale = amax / jnp.float32(float(element_format(elem).grid.max_finite))
-    # (an amax below 448 x 2^-126 gives a subnormal scale, which XLA's CPU flushes to 0)
-    scale = jnp.where((scale > 0) & jnp.isfinite(amax), scale, jnp.float32(1.0))
-    return jnp.broadcast_to(scale, x.shape[:1]).astype(jnp.float32)
+    scale = fp32.div(amax, fp32.bits(float(element_format(elem).grid.max_finite)))
+    scale = jnp.where((amax < 0x7F80_0000) & (scale != 0), scale, fp32.bits(1.0))
+    return jax.lax.bitcast_convert_type(jnp.broadcast_to(scale, x.shape[:1]).astype(jnp.uint32),
+                                        jnp.float32)
 
 
 def operand_quantize(x, elem: str, config: GemmConfig, rbits=None):

@@ -55,10 +55,11 @@ from fpforge.rtl.formats import CATALOG, FloatFormat, Specials
 # The MX parameters and their bounds live in rtl/ (one description for the hardware and this
 # model): the public functions below build the unit's spec, which validates them.
 from fpforge.rtl.mx import (ACCUMULATORS, DOT_N_RANGE, E8M0_BIAS, E8M0_NAN, ELEMENT_FORMATS,
-                    MXINT8_FRAC_BITS, SCALE_MAX, SCALE_MIN, SCALE_RULES, ElementFormat,
+                    SCALE_MAX, SCALE_MIN, SCALE_RULES, ElementFormat,
                     MxDequantSpec, MxDotSpec, MxQuantSpec, element_format)
 from fpforge.rtl.options import Flag, Rounding, UnitOptions
 
+from . import fp32
 from ._jax import I32, I64, U32, U64, any_below, jax, jnp, lax, shl, shr
 from .blockscale import value_dequantize_unit, value_quantize_unit
 from .decode import Unpacked, decode
@@ -172,10 +173,11 @@ def _scaled_elements(bits, scales, spec: MxQuantSpec, rbits):
               is_inf=jnp.zeros(v.sig.shape, bool), invalid=v.is_snan)
     codes, flags = round_raw(raw, elem.grid, opts, Mode(opts.rounding), rbits)
 
-    # 4. MXINT8: the grid's sign-magnitude code holds |int8| in its 7 magnitude bits.
+    # 4. MXINT8 / INT4: the grid's sign-magnitude code holds |int| in its magnitude bits.
     if elem.twos_complement:
-        m = codes.astype(I32) & 0x7F
-        codes = jnp.where((codes >> 7) == 1, -m, m).astype(jnp.uint8)
+        w = elem.width
+        m = codes.astype(I32) & ((1 << (w - 1)) - 1)
+        codes = jnp.where((codes >> (w - 1)) == 1, -m, m) & ((1 << w) - 1)
     return codes.astype(jnp.uint8), flags
 
 
@@ -199,11 +201,12 @@ def channel_quantize(x, rbits=None, *, spec: MxQuantSpec, blocks: int, whole: bo
 @functools.partial(jax.jit, static_argnames=("spec", "blocks"))
 def float_scaled_quantize(x, scale, rbits=None, *, spec: MxQuantSpec, blocks: int):
     """Rows of float32 ``x`` (rows, blocks * spec.block) over a float32 ``scale`` per row: the
-    elements of x / scale (one float32 division, then the element rounding, saturating as the
-    MX quantizer does), under unit E8M0 scales (rows, blocks) for the dot units."""
+    elements of x / scale (one IEEE float32 division, subnormals kept, then the element
+    rounding, saturating as the MX quantizer does), under unit E8M0 scales (rows, blocks) for
+    the dot units."""
     rows = x.shape[0]
-    scaled = jnp.asarray(x, jnp.float32) / jnp.asarray(scale, jnp.float32)[:, None]
-    bits = jax.lax.bitcast_convert_type(scaled, U32).reshape(rows, blocks, spec.block)
+    as_bits = lambda v: jax.lax.bitcast_convert_type(jnp.asarray(v, jnp.float32), U32)
+    bits = fp32.div(as_bits(x), as_bits(scale)[:, None]).reshape(rows, blocks, spec.block)
     unit = jnp.full((rows, blocks), E8M0_BIAS, jnp.uint8)
     r = None if rbits is None else jnp.asarray(rbits).reshape(rows, blocks, spec.block)
     elements, _ = _scaled_elements(bits, unit, spec, r)
@@ -292,14 +295,17 @@ def _mx_dequantize(scales, elements, *, elem, block):
 
 
 def decode_elements(codes, elem: ElementFormat, sig_dtype=U64) -> Unpacked:
-    """Decode element codes: value = (-1)^sign * sig * 2^exp (MXINT8: int8 * 2^-6)."""
+    """Decode element codes: value = (-1)^sign * sig * 2^exp (MXINT8: int8 * 2^-6; INT4:
+    int4 * 2^-2)."""
     if not elem.twos_complement:
         return decode(codes, elem.grid, sig_dtype)
-    v = jax.lax.bitcast_convert_type(jnp.asarray(codes).astype(jnp.uint8), jnp.int8).astype(I32)
+    up = 8 - elem.width          # sign-extend through int8's sign bit
+    v = jax.lax.bitcast_convert_type(jnp.asarray(codes).astype(jnp.uint8) << up,
+                                     jnp.int8).astype(I32) >> up
     sign = (v < 0).astype(U32)
     sig = jnp.abs(v).astype(sig_dtype)
     false = jnp.zeros(v.shape, bool)
-    return Unpacked(sign, jnp.full(v.shape, -MXINT8_FRAC_BITS, I32), sig, sig == 0, false, false,
+    return Unpacked(sign, jnp.full(v.shape, elem.lsb_min, I32), sig, sig == 0, false, false,
                     false)
 
 

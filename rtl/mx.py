@@ -19,7 +19,7 @@ from .spec import Spec, check_int, check_stages
 
 __all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", "VALUE_RULES",
            "ACCUMULATORS",
-           "E8M0_BIAS", "E8M0_NAN", "SCALE_MIN", "SCALE_MAX", "MXINT8_FRAC_BITS", "IN_FORMATS",
+           "E8M0_BIAS", "E8M0_NAN", "SCALE_MIN", "SCALE_MAX", "IN_FORMATS",
            "DOT_N_RANGE", "FRAC_BITS_RANGE", "MAX_BLOCK", "MxQuantSpec", "MxDequantSpec",
            "MxDotSpec"]
 
@@ -32,7 +32,6 @@ SCALE_RULES = ("floor", "ceil", "rceil", "even", "vllm")    # power-of-two scale
 # scale in float32 from a per-tensor amax input, P3109's maximum-magnitude Binary8p1uf scale.
 VALUE_RULES = ("nvfp4_te", "nvfp4_modelopt", "nvfp4_torchao", "nvfp4_4over6", "p3109_maxabs")
 ACCUMULATORS = ("exact", "fixed")
-MXINT8_FRAC_BITS = 6                 # MXINT8 value = int8 * 2^-6
 FRAC_BITS_RANGE = (1, 55)            # fixed accumulator: fraction bits below the largest product
 IN_FORMATS = ("float32", "bfloat16")  # what the quantizer reads
 DOT_N_RANGE = (1, 64)                # vector lengths of the dot unit
@@ -45,6 +44,7 @@ class ElementFormat:
     ``grid`` is a FloatFormat of the element's values. For the FP formats it is the format
     itself; for MXINT8 it is the sign-magnitude grid e1m6 (bias 1, finite) whose values are
     exactly int8 * 2^-6 for |int8| <= 127, stored as two's complement (``twos_complement``).
+    INT4 is the same with e1m2: int4 * 2^-2, |int4| <= 7.
     """
 
     name: str
@@ -63,31 +63,42 @@ class ElementFormat:
     @property
     def lsb_min(self) -> int:
         """Weight of the smallest nonzero element's LSB: decoded exponents are >= this."""
-        return -MXINT8_FRAC_BITS if self.twos_complement else self.grid.emin - self.grid.man_bits
+        return -self.grid.man_bits if self.twos_complement else \
+            self.grid.emin - self.grid.man_bits
 
     @property
     def sig_bits(self) -> int:
-        """Bits of a decoded significand: hidden bit included, and -128's 8 bits for MXINT8."""
-        return 8 if self.twos_complement else self.grid.precision
+        """Bits of a decoded significand: hidden bit included; an integer element's full width
+        (|-128| = 128 needs MXINT8's 8 bits)."""
+        return self.width if self.twos_complement else self.grid.precision
 
     def describe(self) -> str:
         if self.twos_complement:
-            return (f"{self.name} (int8 two's complement x 2^-6, max 127/64, clamp +-127, "
-                    f"emax {self.emax})")
+            w, f = self.width, self.grid.man_bits
+            top = (1 << (w - 1)) - 1
+            return (f"{self.name} (int{w} two's complement x 2^-{f}, max {top}/{1 << f}, "
+                    f"clamp +-{top}, emax {self.emax})")
         return f"{self.name}: {self.grid.describe()}, emax {self.emax}"
 
     def __str__(self) -> str:
         return self.name
 
 
-_MXINT8_GRID = FloatFormat(1, MXINT8_FRAC_BITS, 1, Specials.FINITE)
+def _int_grid(width: int) -> FloatFormat:
+    """The sign-magnitude grid of a two's complement integer element of ``width`` bits: e1m(w-2)
+    with bias 1, whose values are int * 2^-(w-2) and whose largest is (2^(w-1) - 1) * 2^-(w-2)."""
+    return FloatFormat(1, width - 2, 1, Specials.FINITE)
+
+
 ELEMENT_FORMATS: dict[str, ElementFormat] = {
     "fp8e4m3": ElementFormat("fp8e4m3", CATALOG["float8_e4m3fn"]),
     "fp8e5m2": ElementFormat("fp8e5m2", CATALOG["float8_e5m2"]),
     "fp6e3m2": ElementFormat("fp6e3m2", CATALOG["float6_e3m2fn"]),
     "fp6e2m3": ElementFormat("fp6e2m3", CATALOG["float6_e2m3fn"]),
     "fp4e2m1": ElementFormat("fp4e2m1", CATALOG["float4_e2m1fn"]),
-    "mxint8": ElementFormat("mxint8", _MXINT8_GRID, twos_complement=True),
+    "mxint8": ElementFormat("mxint8", _int_grid(8), twos_complement=True),
+    # INT4 with a symmetric scale (a float32 per-channel scale in golden/gemm.py, or E8M0 blocks)
+    "int4": ElementFormat("int4", _int_grid(4), twos_complement=True),
     # P3109 elements (docs/p3109.md) under the same E8M0 scales: SatFinite, their one NaN.
     "binary8p4se": ElementFormat("binary8p4se", resolve("binary8p4se")),
     "binary8p3se": ElementFormat("binary8p3se", resolve("binary8p3se")),
@@ -103,6 +114,8 @@ def element_format(spec: "str | FloatFormat | ElementFormat") -> ElementFormat:
         return spec
     if isinstance(spec, str) and spec.strip().lower() in ("mxint8", "int8"):
         return ELEMENT_FORMATS["mxint8"]
+    if isinstance(spec, str) and spec.strip().lower() in ("int4", "mxint4"):
+        return ELEMENT_FORMATS["int4"]
     try:
         fmt = resolve(spec)
     except Exception:
@@ -122,7 +135,8 @@ F32 = CATALOG["float32"]
 
 
 def _elem_port(name: str, direction: str, count: int, elem: ElementFormat, what: str) -> Port:
-    """A packed bus of ``count`` element codes (MXINT8 carries two's complement integers)."""
+    """A packed bus of ``count`` element codes (MXINT8 and INT4 carry two's complement
+    integers)."""
     w = elem.width
     return Port(name, direction, w, f"{what}, element i at {name}[i*{w} +: {w}]", count,
                 None if elem.twos_complement else elem.grid)

@@ -143,7 +143,7 @@ def _fewer_frac_bits(spec: Spec) -> dict:
 # Element formats of the same width: a unit built for the other one has the same ports.
 SAME_WIDTH = {"fp8e4m3": "fp8e5m2", "fp8e5m2": "fp8e4m3", "fp6e3m2": "fp6e2m3",
               "fp6e2m3": "fp6e3m2", "mxint8": "fp8e4m3", "binary8p4se": "binary8p3se",
-              "binary8p3se": "binary8p4se"}
+              "binary8p3se": "binary8p4se", "int4": "fp4e2m1"}
 
 
 def _other_element(spec: Spec) -> dict:

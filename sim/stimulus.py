@@ -436,9 +436,10 @@ def adversarial_blocks(elem, rng, k: int = 32, per_class: int = 24) -> dict:
     out["even_tie"] = with_amax(np.ldexp(tie, ks))
     out["below_even_tie"] = with_amax(np.ldexp(tie - 2.0**-23, ks))
     # element ties: odd multiples of half a grid step at random binades, amax pinning the scale
-    # (MXINT8's binades reach 3 below its 2^0: the lowest fall under its fixed 2^-6 step)
+    # (an integer element's binades reach M / 2 below its 2^0, MXINT8's 3: the lowest fall
+    # under its fixed 2^-M step)
     s = rng.integers(-60, 60, per_class)
-    lo = -3 if e.twos_complement else e.grid.emin
+    lo = -(M // 2) if e.twos_complement else e.grid.emin
     j = rng.integers(min(lo, emax) - M, emax - M + 1, (per_class, k))
     t = signs((per_class, k)) * np.ldexp(2 * rng.integers(0, 1 << (M + 1), (per_class, k)) + 1,
                                          j - 1 + s[:, None])
@@ -505,7 +506,7 @@ def finite_codes(elem) -> np.ndarray:
     """Every element code that is a finite number."""
     e = element_format(elem)
     if e.twos_complement:
-        return np.arange(256)
+        return np.arange(1 << e.width)
     return np.array([c for c in range(1 << e.width) if e.grid.classify(c) not in
                      ("nan", "snan", "inf")])
 
@@ -518,13 +519,12 @@ def cancelling_rows(ea, eb, n, rows, seed, scales=True):
     a = rng.choice(ca, (rows, n)).astype(np.uint8)
     b = rng.choice(cb, (rows, n)).astype(np.uint8)
     half = n // 2
-    twos = element_format(ea).twos_complement
-    sign_a = 0x80 if twos else element_format(ea).grid.sign_mask
+    e = element_format(ea)
     cancel = slice(0, rows // 4)
-    if not twos:
-        a[cancel, half:2 * half] = a[cancel, :half] ^ sign_a
-    else:
-        a[cancel, half:2 * half] = (-a[cancel, :half].astype(np.int8)).view(np.uint8)
+    if not e.twos_complement:
+        a[cancel, half:2 * half] = a[cancel, :half] ^ e.grid.sign_mask
+    else:       # -x in the element's width
+        a[cancel, half:2 * half] = (-a[cancel, :half].astype(np.int16)) & ((1 << e.width) - 1)
     b[cancel, half:2 * half] = b[cancel, :half]
     a[cancel, 0] = rng.choice(ca[:8], rows // 4)          # the small leftover
     sa = rng.integers(100, 155, rows).astype(np.uint8)
@@ -536,19 +536,24 @@ def cancelling_rows(ea, eb, n, rows, seed, scales=True):
     return a, b, sa, sb
 
 
+def _negative_zero(elem) -> int:
+    """The code of -0 (0 for the integer elements, which have one zero)."""
+    e = element_format(elem)
+    return 0 if e.twos_complement else e.grid.sign_mask
+
+
 def special_rows(ea, eb, n, rows, seed):
     """inf / NaN elements (where the format has them), zeros of both signs, NaN scales."""
     rng = np.random.default_rng(seed)
     ca, cb = finite_codes(ea), finite_codes(eb)
     a = rng.choice(ca, (rows, n)).astype(np.uint8)
     b = rng.choice(cb, (rows, n)).astype(np.uint8)
-    za = 0x80 if ea == "mxint8" else element_format(ea).grid.sign_mask
-    zb = 0x80 if eb == "mxint8" else element_format(eb).grid.sign_mask
+    za, zb = _negative_zero(ea), _negative_zero(eb)
     q = rows // 4
-    # all-zero rows with random zero signs (MXINT8 has one zero)
-    a[:q] = np.where(rng.random((q, n)) < 0.5, 0, za if ea != "mxint8" else 0)
-    b[:q] = np.where(rng.random((q, n)) < 0.5, 0, zb if eb != "mxint8" else 0)
-    a[:q // 2, :] = za if ea != "mxint8" else 0
+    # all-zero rows with random zero signs
+    a[:q] = np.where(rng.random((q, n)) < 0.5, 0, za)
+    b[:q] = np.where(rng.random((q, n)) < 0.5, 0, zb)
+    a[:q // 2, :] = za
     for col, (elem, arr) in enumerate(((ea, a), (eb, b))):
         sp = SPECIALS.get(elem)
         if sp:
@@ -595,10 +600,12 @@ def value_scale_codes(fmt: FloatFormat, rng, rows: int) -> np.ndarray:
 
 
 def element_values(elem, codes) -> np.ndarray:
-    """float64 values of element codes (MXINT8: int8 * 2^-6)."""
+    """float64 values of element codes (MXINT8: int8 * 2^-6; INT4: int4 * 2^-2)."""
     e = element_format(elem)
     if e.twos_complement:
-        return np.asarray(codes, np.uint8).view(np.int8) * 2.0 ** -6
+        up = 8 - e.width            # sign-extend through int8's sign bit
+        ints = (np.asarray(codes, np.uint8) << up).view(np.int8).astype(np.int64) >> up
+        return ints * 2.0 ** e.lsb_min
     return _values(e.grid, codes)
 
 

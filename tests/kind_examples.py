@@ -33,7 +33,8 @@ EXAMPLES = {
                                                  format="bf16", stages=2),
             dict(in_format="fp4e2m1", n=2, scale_format="fp8e4m3"),
             dict(in_format="fp6e3m2", n=2, accum="fixed", frac_bits=9, c_format="bf16",
-                 rounding="rtz", stages=1)],
+                 rounding="rtz", stages=1),
+            dict(a_format="int4", b_format="fp4e2m1", n=2, stages=1)],
 }
 
 SMALL = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 from amaranth.hdl import Const, Module, Mux, Signal
 
 from ..formats import FloatFormat
-from ..mx import MXINT8_FRAC_BITS, ElementFormat
+from ..mx import ElementFormat
 from .common import Operand, valid_chain
 from .decode import Decode
 from .unit import Unit
@@ -34,14 +34,15 @@ def decode_operand(m: Module, code, fmt: FloatFormat, name: str) -> Operand:
 
 
 def decode_element(m: Module, code, elem: ElementFormat, name: str) -> Operand:
-    """An element as an exact operand: FP formats through the shared decoder; MXINT8 as
-    sign-magnitude (|-128| = 128 needs all 8 bits) times 2^-6."""
+    """An element as an exact operand: FP formats through the shared decoder; an integer element
+    (MXINT8, INT4) as sign-magnitude (|-128| = 128 needs all 8 bits) times 2^lsb_min."""
     if not elem.twos_complement:
         return decode_operand(m, code, elem.grid, name)
-    mag = Signal(8, name=f"{name}_mag")
-    m.d.comb += mag.eq(Mux(code[7], -code, code))
+    w = elem.width
+    mag = Signal(w, name=f"{name}_mag")
+    m.d.comb += mag.eq(Mux(code[w - 1], -code, code))
     zero = Signal(name=f"{name}_zero")
     m.d.comb += zero.eq(code == 0)
-    return Operand(sign=code[7], exp=Const(0, 1), off=-MXINT8_FRAC_BITS, sig=mag, width=8,
-                   exp_range=(0, 0), lz_max=7, zero=zero, inf=Const(0, 1), nan=Const(0, 1),
+    return Operand(sign=code[w - 1], exp=Const(0, 1), off=elem.lsb_min, sig=mag, width=w,
+                   exp_range=(0, 0), lz_max=w - 1, zero=zero, inf=Const(0, 1), nan=Const(0, 1),
                    invalid=Const(0, 1))

@@ -167,7 +167,8 @@ class MxQuantizer(MxUnit):
         cut1["nan"] = nonfinite
         p = register(m, spec.stages >= 1, "s1", cut1)
 
-        # 4. One Rounder per element; MXINT8's sign-magnitude code becomes two's complement.
+        # 4. One Rounder per element; an integer element's sign-magnitude code becomes two's
+        #    complement.
         codes, flags = [], []
         scale_q = register(m, spec.stages >= 2, "s2", {"scale": p["scale"]})["scale"]
         for i, dec in enumerate(decs):
@@ -180,9 +181,10 @@ class MxQuantizer(MxUnit):
             m.submodules[f"round_y{i}"] = rnd
             code = rnd.y
             if elem.twos_complement:
-                tc = Signal(8, name=f"int8_{i}")
-                mag = code[:7]
-                m.d.comb += tc.eq(Mux(code[7], -mag, mag))
+                w = elem.width
+                tc = Signal(w, name=f"int{w}_{i}")
+                mag = code[:w - 1]
+                m.d.comb += tc.eq(Mux(code[w - 1], -mag, mag))
                 code = tc
             codes.append(code)
             flags.append(rnd.flags)

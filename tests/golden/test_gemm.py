@@ -11,7 +11,7 @@ import pytest
 
 from fpforge.golden import mx_quantize
 from fpforge.golden.gemm import (Accumulator, GemmConfig, _quantized, emulated_matmul,
-                                 seeded_bits)
+                                 float_scales, seeded_bits)
 from fpforge.golden.mx import mx_dequantize
 from fpforge.rtl.formats import resolve
 from fpforge.rtl.mx import element_format
@@ -296,36 +296,59 @@ def test_stochastic_rounding_repeats_per_seed_and_moves_with_it():
     assert (one != other).any()
 
 
-def _symmetric_int8_reference(a, b, rounder=np.rint):
-    """INT8 with one symmetric float32 scale per row of a / column of b (amax / 127), written
-    out in numpy: exact int32 block sums of 32, a float32 running sum (numpy's IEEE adds),
-    then y x RN32(s_a s_b) rounded once (float64 products are exact)."""
-    sa = (np.abs(a).max(1) / np.float32(127 / 64)).astype(np.float32)
-    sb = (np.abs(b).max(0) / np.float32(127 / 64)).astype(np.float32)
-    qa = np.clip(rounder((a / sa[:, None]).astype(np.float32) * 64), -127, 127).astype(np.int64)
-    qb = np.clip(rounder((b / sb[None, :]).astype(np.float32) * 64), -127, 127).astype(np.int64)
+def _symmetric_int_reference(a, b, bits=8, rounder=np.rint):
+    """INT8 / INT4 with one symmetric float32 scale per row of a / column of b, written out in
+    numpy: q = round(x / s) clamped to +-top (top = 127 or 7), with the element grid's scale
+    s = amax / (top / 2^f) (f = 6 or 2 fraction bits); exact integer block sums of 32, a float32
+    running sum (numpy's IEEE adds), then y x RN32(s_a s_b) rounded once (float64 products are
+    exact)."""
+    top, f = (1 << (bits - 1)) - 1, bits - 2
+    max_elem = np.float32(top / (1 << f))
+    sa = (np.abs(a).max(1) / max_elem).astype(np.float32)
+    sb = (np.abs(b).max(0) / max_elem).astype(np.float32)
+    qa = np.clip(rounder((a / sa[:, None]).astype(np.float32) * (1 << f)), -top, top)
+    qb = np.clip(rounder((b / sb[None, :]).astype(np.float32) * (1 << f)), -top, top)
+    qa, qb = qa.astype(np.int64), qb.astype(np.int64)
     out = np.zeros((a.shape[0], b.shape[1]), np.float32)
     for i in range(a.shape[0]):
         for j in range(b.shape[1]):
             acc = np.float32(0)
             for k0 in range(0, a.shape[1], 32):
                 acc = np.float32(acc + np.float32(int(qa[i, k0:k0 + 32] @ qb[k0:k0 + 32, j])
-                                                  / 4096))
+                                                  / (1 << 2 * f)))
             scale = np.float32(np.float64(sa[i]) * np.float64(sb[j]))
             out[i, j] = np.float32(np.float64(acc) * np.float64(scale))
     return out
 
 
-def test_float32_channel_scales_on_mxint8_are_symmetric_int8():
+@pytest.mark.parametrize("elem,bits", [("mxint8", 8), ("int4", 4)])
+def test_float32_channel_scales_on_integers_are_symmetric_int(elem, bits):
     rng = np.random.default_rng(3)
     a = (rng.standard_normal((5, 128)) * 2.0 ** rng.integers(-3, 4, (5, 1))).astype(np.float32)
     b = (rng.standard_normal((128, 6)) * 3).astype(np.float32)
-    y = np.asarray(emulated_matmul(a, b, GemmConfig("mxint8", scaling="channel_f32")))
+    y = np.asarray(emulated_matmul(a, b, GemmConfig(elem, scaling="channel_f32")))
     np.testing.assert_array_equal(y.view(np.uint32),
-                                  _symmetric_int8_reference(a, b).view(np.uint32))
+                                  _symmetric_int_reference(a, b, bits).view(np.uint32))
     # the comparison can fail: the same reference truncating instead of rounding
-    wrong = _symmetric_int8_reference(a, b, np.trunc)
+    wrong = _symmetric_int_reference(a, b, bits, np.trunc)
     assert np.count_nonzero(y.view(np.uint32) != wrong.view(np.uint32)) > 0
+
+
+@pytest.mark.parametrize("elem", ["fp8e4m3", "fp4e2m1", "int4"])
+def test_float32_scales_are_ieee_divisions(elem):
+    """amax / max_elem is IEEE float32 division (numpy's), subnormal scales included: XLA alone
+    would multiply by the rounded reciprocal of max_elem (about half of these rows differ) and
+    flush subnormals."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((4096, 32)) * 2.0 ** rng.integers(-20, 20, (4096, 1)))
+    x[:16] *= 2.0 ** -115                      # amax near 2^-126: subnormal scales
+    x = x.astype(np.float32)
+    fa, _ = float_scales(GemmConfig(elem, scaling="channel_f32"), x, x.T)
+    want = np.abs(x).max(1) / np.float32(element_format(elem).grid.max_finite)
+    assert (want[:16] < np.float32(2.0 ** -126)).any()
+    np.testing.assert_array_equal(np.asarray(fa).view(np.uint32), want.view(np.uint32))
+    reciprocal = np.abs(x).max(1) * np.float32(1 / float(element_format(elem).grid.max_finite))
+    assert (reciprocal.view(np.uint32) != want.view(np.uint32)).any()
 
 
 @pytest.mark.parametrize("elem", ["fp8e4m3", "fp4e2m1"])

@@ -17,7 +17,8 @@ from fpforge.rtl.mx import DOT_N_RANGE, element_format
 from fpforge.sim.stimulus import cancelling_rows as vectors
 
 PAIRS = [("fp8e4m3", "fp8e4m3"), ("fp8e5m2", "fp8e5m2"), ("fp6e3m2", "fp6e2m3"),
-         ("fp4e2m1", "fp4e2m1"), ("mxint8", "mxint8"), ("fp8e5m2", "fp4e2m1")]
+         ("fp4e2m1", "fp4e2m1"), ("mxint8", "mxint8"), ("fp8e5m2", "fp4e2m1"),
+         ("int4", "int4"), ("int4", "fp8e4m3")]
 IDS = [f"{a}x{b}" for a, b in PAIRS]
 
 
@@ -65,7 +66,7 @@ def test_exact_limbs_frame():
 
 @pytest.mark.parametrize("frac_bits", [12] + [pytest.param(f, marks=pytest.mark.slow)
                                               for f in (4, 24, 40)])
-@pytest.mark.parametrize("ea,eb", PAIRS[:5], ids=IDS[:5])
+@pytest.mark.parametrize("ea,eb", PAIRS[:5] + PAIRS[6:], ids=IDS[:5] + IDS[6:])
 def test_fixed_matches_rule(ea, eb, frac_bits):
     a, b, sa, sb = vectors(ea, eb, 32, 48, seed=frac_bits + len(ea))
     check(a, b, sa, sb, ea, eb, accum="fixed", frac_bits=frac_bits)

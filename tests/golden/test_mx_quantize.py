@@ -240,16 +240,17 @@ def test_stochastic_matches_gfloat(elem):
 
 # ----- API, limits, errors ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("elem", QUICK(ELEMS, "fp8e5m2", "mxint8"))
+@pytest.mark.parametrize("elem", QUICK(ELEMS, "fp8e5m2", "mxint8", "int4"))
 def test_roundtrip_and_limits(elem):
     """Element codes that are representable come back exactly; the largest element decodes to
-    max_elem * X; saturation keeps the sign; MXINT8 never produces -128."""
+    max_elem * X; saturation keeps the sign; MXINT8 never produces -128 (INT4 -8)."""
     e = element_format(elem)
-    codes = np.array([c for c in range(1 << e.width) if not (e.twos_complement and c == 0x80)
+    int_min = 1 << (e.width - 1)          # an integer element's most negative code
+    codes = np.array([c for c in range(1 << e.width) if not (e.twos_complement and c == int_min)
                       and (e.twos_complement or e.grid.classify(c) not in ("nan", "snan", "inf"))],
                      dtype=np.uint8)
     codes = np.resize(codes, (len(codes) + 31) // 32 * 32).reshape(-1, 32)
-    codes[:, 0] = 0x7F if e.twos_complement else e.grid.max_finite_code
+    codes[:, 0] = int_min - 1 if e.twos_complement else e.grid.max_finite_code
     scales = np.full((codes.shape[0], 1), 127 + 3, np.uint8)
     x = np.asarray(golden.mx_dequantize(scales, codes, elem))
     vals = np.array([[float(elem_value(int(c), elem)) * 8 for c in row] for row in codes])
@@ -259,12 +260,13 @@ def test_roundtrip_and_limits(elem):
     same = np.where(vals == 0, 0, back) == np.where(vals == 0, 0, codes)
     assert same.all()
     # E8M0 overflow: MXINT8 (emax 0) under ceil wants 2^128 for amax > 2^127; clamped to 2^127
-    # the elements saturate symmetrically.
-    if elem == "mxint8":
+    # the elements saturate symmetrically (INT4 likewise, to +-7).
+    if e.twos_complement:
         big = np.full((1, 32), 3.4e38, np.float32)
         big[0, 1::2] *= -1
         s, q = golden_q(big, elem, "ceil")
-        assert s[0, 0] == 254 and np.all(q[0, ::2] == 0x7F) and np.all(q[0, 1::2] == 0x81)
+        assert s[0, 0] == 254 and np.all(q[0, ::2] == int_min - 1)
+        assert np.all(q[0, 1::2] == int_min + 1)
 
 
 def test_shapes_and_block_parameter():
@@ -291,7 +293,7 @@ def test_block_16_matches_torchao():
 def test_errors():
     x = np.zeros((2, 32), np.float32)
     with pytest.raises(ValueError, match=r"^MX element format must be one of fp8e4m3, fp8e5m2, "
-                       r"fp6e3m2, fp6e2m3, fp4e2m1, mxint8, binary8p4se, binary8p3se, binary4p2sf "
+                       r"fp6e3m2, fp6e2m3, fp4e2m1, mxint8, int4, binary8p4se, binary8p3se, binary4p2sf "
                        r"\(or their catalog names\), not "
                        r"'fp16'$"):
         golden.mx_quantize(x, "fp16")

@@ -19,7 +19,7 @@ from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
 os.environ.setdefault("TORCHINDUCTOR_DISABLE", "1")
 
 ELEMS = ("fp8e4m3", "fp8e5m2", "fp6e3m2", "fp6e2m3", "fp4e2m1", "mxint8", "binary8p4se",
-         "binary8p3se", "binary4p2sf")
+         "binary8p3se", "binary4p2sf", "int4")
 FP_ELEMS = ELEMS[:5]         # the OCP FP ones: what torchao knows
 OCP_ELEMS = ELEMS[:6]        # and MXINT8: what gfloat knows
 RULES = ("floor", "ceil", "rceil", "even", "vllm")
@@ -32,7 +32,10 @@ GRID = {"fp8e4m3": CATALOG["float8_e4m3fn"], "fp8e5m2": CATALOG["float8_e5m2"],
 # emax_elem: the exponent of the largest power of two each holds (P3109: Binary8p4se max 224 =
 # 1.75 * 2^7, Binary8p3se 49152 = 1.5 * 2^15, Binary4p2sf 3 = 1.5 * 2^1).
 EMAX = {"fp8e4m3": 8, "fp8e5m2": 15, "fp6e3m2": 4, "fp6e2m3": 2, "fp4e2m1": 2, "mxint8": 0,
-        "binary8p4se": 7, "binary8p3se": 15, "binary4p2sf": 1}
+        "binary8p4se": 7, "binary8p3se": 15, "binary4p2sf": 1, "int4": 0}
+# The integer elements: (width, fraction bits). MXINT8 is int8 / 64 (OCP MX 5.3); INT4 int4 / 4,
+# the same construction on 4 bits (a symmetric integer, |x| <= 7).
+INTS = {"mxint8": (8, 6), "int4": (4, 2)}
 
 
 def needs(*modules):
@@ -123,8 +126,9 @@ def gfloat_quantize_block(vals: np.ndarray, elem: str, rounding="rne", rbits=Non
 
 def elem_value(code: int, elem: str) -> Fraction:
     """Exact value of an element code (zeros as Fraction(0))."""
-    if elem == "mxint8":
-        return Fraction(code - 256 if code >= 128 else code, 64)
+    if elem in INTS:
+        w, f = INTS[elem]
+        return Fraction(code - (1 << w) if code >= 1 << (w - 1) else code, 1 << f)
     v = GRID[elem].code_value(code)
     if isinstance(v, float) and v == 0:
         return Fraction(0)
@@ -211,7 +215,7 @@ def quantize_block_exact(vals, elem: str, rule: str):
     fr = [Fraction(float(v)) for v in vals]
     amax = max(abs(v) for v in fr)
     emax = EMAX[elem]
-    grid = GRID.get(elem) or FloatFormat(1, 6, 1, CATALOG["float4_e2m1fn"].specials)
+    grid = GRID.get(elem) or FloatFormat(1, INTS[elem][1], 1, CATALOG["float4_e2m1fn"].specials)
     if amax == 0:
         s = -127
     elif rule == "floor":
@@ -245,9 +249,9 @@ def quantize_block_exact(vals, elem: str, rule: str):
     for v, raw in zip(fr, vals):
         r, _, _ = round_to_grid(v / X, grid, saturate=True)
         neg = np.signbit(raw)
-        if elem == "mxint8":
-            n = int(r * 64)
-            codes.append(n & 0xFF)
+        if elem in INTS:
+            w, f = INTS[elem]
+            codes.append(int(r * (1 << f)) & ((1 << w) - 1))
         else:
             codes.append(code_of(abs(r) if r == 0 else r, grid, negative_zero=bool(neg)))
     return s + 127, codes
@@ -260,7 +264,7 @@ NX, UF, OF, NV = 1, 2, 4, 16
 
 def elem_exponent(code: int, elem: str) -> int:
     """Unbiased exponent of an element as an aligner sees it: subnormals at emin, MXINT8 0."""
-    if elem == "mxint8":
+    if elem in INTS:
         return 0
     g = GRID[elem]
     e = (code & g.magnitude_mask) >> g.man_bits
@@ -268,7 +272,9 @@ def elem_exponent(code: int, elem: str) -> int:
 
 
 def elem_negative(code: int, elem: str) -> bool:
-    return bool(code & 0x80) if elem == "mxint8" else bool(code & GRID[elem].sign_mask)
+    if elem in INTS:
+        return bool(code >> (INTS[elem][0] - 1))
+    return bool(code & GRID[elem].sign_mask)
 
 
 def dot_reference(a, b, elem_a, elem_b, scale_a=127, scale_b=127, *, out_fmt, accum="exact",

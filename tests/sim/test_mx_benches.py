@@ -77,10 +77,12 @@ QUICK_SIMS = [pytest.param(s, marks=pytest.mark.slow) if s == "verilator" else s
      DOT),
     (MxDotSpec("fp8e5m2", "fp4e2m1", n=4, accum="fixed", frac_bits=10, out_fmt="bfloat16",
                c_fmt="bfloat16"), DOT),
+    (MxQuantSpec("int4", block=8, scale_rule="rceil"), MXQ),
+    (MxDotSpec("int4", n=8), DOT),
 ], ids=[
     "mxq_fp8e4m3_k32_floor", "mxdq_fp8e4m3_k4", "mxdot_fp8e4m3_n8_exact",
     "mxdot_fp8e4m3_n8_fixed8", "mxdot_hopper_step", "mxdot_blackwell_step",
-    "mxdot_e5m2xe2m1_bf16_c"])
+    "mxdot_e5m2xe2m1_bf16_c", "mxq_int4_k8_rceil", "mxdot_int4_n8"])
 def test_combinational(spec, stimulus, sim):
     check(spec, stimulus, sim, seed=5)
 

@@ -62,6 +62,15 @@ def test_mxint8():
                       mixed_rows("mxint8", "fp6e2m3", 4, 14))
 
 
+def test_int4():
+    """INT4 x INT4 exhaustive over (a_0, b_0), and INT4 x E4M3 through the fixed accumulator."""
+    assert_dots_exact([MxDotSpec("int4", n=4), MxDotSpec("int4", n=4, accum="fixed",
+                                                          frac_bits=3)],
+                      pair_rows("int4", "int4", 4, 17))
+    assert_dots_exact([MxDotSpec("int4", "fp8e4m3", n=4, accum="fixed", frac_bits=6)],
+                      mixed_rows("int4", "fp8e4m3", 4, 18))
+
+
 def test_lengths_one_and_sixty_four():
     """The ends of the length range 1..64."""
     assert_dots_exact([MxDotSpec("fp4e2m1", n=1), MxDotSpec("fp4e2m1", n=1, accum="fixed")],

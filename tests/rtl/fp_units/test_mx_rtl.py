@@ -63,10 +63,10 @@ def test_fp8e4m3_every_rule():
 
 
 RULE_OF = {"fp8e5m2": "even", "fp6e3m2": "rceil", "fp6e2m3": "ceil", "fp4e2m1": "even",
-           "mxint8": "ceil"}
+           "mxint8": "ceil", "int4": "rceil"}
 
 
-@pytest.mark.parametrize("elem", [e if e in ("fp4e2m1", "mxint8") else
+@pytest.mark.parametrize("elem", [e if e in ("fp4e2m1", "mxint8", "int4") else
                                   pytest.param(e, marks=pytest.mark.slow) for e in RULE_OF])
 def test_every_element_format(elem):
     """floor for every element format, and each format's most delicate rule beside it."""
@@ -125,7 +125,7 @@ def dequantizer_inputs(spec: MxDequantSpec, seed: int = 0) -> dict:
     return {"scale": scales.astype(np.uint32), "x": codes.reshape(-1, k).astype(np.uint32)}
 
 
-@pytest.mark.parametrize("elem", [e if e in ("fp8e5m2", "fp4e2m1", "mxint8") else
+@pytest.mark.parametrize("elem", [e if e in ("fp8e5m2", "fp4e2m1", "mxint8", "int4") else
                                   pytest.param(e, marks=pytest.mark.slow) for e in ELEMS])
 def test_dequantizer_every_scale_and_code(elem):
     """Each scale paired with every element code, 4 codes per vector: 65,536 values for 8-bit

@@ -26,7 +26,7 @@ from pathlib import Path
 from fpforge.golden.gemm import ACCUMULATOR_PRESETS, SCALINGS, Accumulator, GemmConfig
 from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator
 from fpforge.roofline import Machine, write_roofline
-from fpforge.rtl.mx import SCALE_RULES, element_format
+from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES, element_format
 from fpforge.rtl.options import OptionError
 
 __all__ = ["Axes", "QUICK", "FULL", "configurations", "run_pareto", "front"]
@@ -52,17 +52,24 @@ class Axes:
     accum: tuple = ("fp32", "bf16", "bf16_promote128")
 
     @classmethod
-    def from_json(cls, path: Path) -> "Axes":
+    def from_json(cls, path: Path) -> "tuple[Axes, ...]":
+        """Axes from a JSON object of these keys, or from a list of such objects (the union
+        of their sweeps: e.g. the MX points beside NVFP4's block of 16)."""
         try:
             data = json.loads(Path(path).read_text())
         except (OSError, ValueError) as err:
             raise OptionError(f"--config {path}: cannot read it as JSON ({err})") from None
+        items = data if isinstance(data, list) and data else [data]
+        return tuple(cls._from_dict(item, path) for item in items)
+
+    @classmethod
+    def _from_dict(cls, data, path) -> "Axes":
         names = [f.name for f in fields(cls)]
         if not isinstance(data, dict) or set(data) - set(names):
             extra = sorted(set(data) - set(names)) if isinstance(data, dict) else []
-            raise OptionError(f"--config {path}: a JSON object with the keys "
-                              f"{', '.join(names)}" + (f"; not {', '.join(extra)}"
-                                                       if extra else ""))
+            raise OptionError(f"--config {path}: a JSON object (or a list of them) with the "
+                              f"keys {', '.join(names)}" + (f"; not {', '.join(extra)}"
+                                                            if extra else ""))
         values = {}
         for k, v in data.items():
             if not isinstance(v, list) or not v:
@@ -74,7 +81,7 @@ class Axes:
         for e in self.elements:
             element_format(e)
         _one_of("scaling", self.scaling, SCALINGS)
-        _one_of("scale_rule", self.scale_rule, SCALE_RULES)
+        _one_of("scale_rule", self.scale_rule, SCALE_RULES + VALUE_RULES)
         _one_of("rounding", self.rounding, ROUNDINGS)
         _one_of("accum", self.accum, tuple(ACCUMULATOR_PRESETS) + tuple(FUSED_PRESETS))
         for k in self.block:
@@ -90,15 +97,28 @@ def _one_of(name, values, valid):
 
 # The quick run (make pareto): the OCP MX elements with MX blocks of 32 and per tensor, three
 # accumulators. The full run adds INT4 elements, per-channel and float32 scales, block sizes,
-# scale rules and roundings.
+# scale rules (NVFP4's and P3109's value scales among them) and roundings.
 QUICK = Axes()
 FULL = Axes(elements=QUICK.elements + ("int4",), scaling=SCALINGS, block=(8, 16, 32, 64),
-            scale_rule=SCALE_RULES,
+            scale_rule=SCALE_RULES + ("nvfp4_te", "p3109_maxabs"),
             rounding=("rne", "rtz", "stochastic"),
             accum=tuple(ACCUMULATOR_PRESETS) + tuple(FUSED_PRESETS))
 
 
-def configurations(axes: Axes) -> list[GemmConfig]:
+def configurations(axes: "Axes | tuple[Axes, ...]") -> list[GemmConfig]:
+    """Every configuration of the axes (of each of a tuple of axes, in order, once each)."""
+    out = []
+    for a in (axes if isinstance(axes, tuple) else (axes,)):
+        out += _configurations(a)
+    if not out:
+        raise OptionError("no configuration: the tensor-core accumulators need their "
+                          "instruction's block (hopper_fp8 and blackwell_mxf8f6f4 32, ada_fp8 "
+                          "16) and hopper_fp8 / ada_fp8 per-channel or per-tensor scaling; "
+                          "the NVFP4 rules fp4e2m1 elements in blocks")
+    return list(dict.fromkeys(out))
+
+
+def _configurations(axes: Axes) -> list[GemmConfig]:
     axes.check()
     out = []
     for e in axes.elements:
@@ -112,15 +132,12 @@ def configurations(axes: Axes) -> list[GemmConfig]:
                                                       scale_rule=rule, rounding=rounding,
                                                       accum=acc, scaling=scaling))
                             except OptionError:
-                                # a tensor core's preset fixes its block and scaling: the
-                                # other combinations are not that hardware
-                                if acc not in FUSED_PRESETS:
+                                # a tensor core's preset fixes its block and scaling, a value
+                                # rule's recipe its element and block scaling: the other
+                                # combinations are not that hardware or recipe
+                                if acc not in FUSED_PRESETS and rule not in VALUE_RULES:
                                     raise
-    if not out:
-        raise OptionError("no configuration: the tensor-core accumulators need their "
-                          "instruction's block (hopper_fp8 and blackwell_mxf8f6f4 32, ada_fp8 "
-                          "16) and hopper_fp8 / ada_fp8 per-channel or per-tensor scaling")
-    return list(dict.fromkeys(out))
+    return out
 
 
 def accum_name(acc: Accumulator | FusedAccumulator) -> str:
@@ -165,12 +182,12 @@ class Row:
 
 
 def bits_per_elem(c: GemmConfig) -> float:
-    """Element bits plus the scale's share: 8 bits (E8M0) or 32 (float32) per block; per
-    channel, per row of K (K = 4096 here, the longer dot length measured); per tensor, none to
-    speak of."""
+    """Element bits plus the scale's share: 8 bits (E8M0, NVFP4's E4M3) or 32 (float32) per
+    block; per channel, per row of K (K = 4096 here, the longer dot length measured); per
+    tensor (and a two-level recipe's second level), none to speak of."""
     per = {"block": c.block, "channel": DOT_LENGTHS[-1],
            "channel_f32": DOT_LENGTHS[-1]}.get(c.scaling)
-    scale_bits = 32 if c.scaling.endswith("_f32") else 8
+    scale_bits = 32 if c.scaling.endswith("_f32") else c.scale_fmt.width
     return element_format(c.elem_a).width + (scale_bits / per if per else 0.0)
 
 
@@ -222,15 +239,21 @@ def hardware_cases(c: GemmConfig) -> list:
     from fpforge.synth.sweep import Case
     acc = c.accum
     elem = element_format(c.elem_a).name
+    if isinstance(acc, FusedAccumulator) and acc.sum_group:
+        return []       # kind::mxf4nvf4's two-level step has no RTL unit yet: no cost
     if isinstance(acc, FusedAccumulator):
         # One tensor-core step is one dot unit with its accumulator input c (the running sum
         # is c: no adder). Hopper's per-channel scales multiply once per output, not per MAC.
         spec = acc.dot_spec(elem)
         return [("dot", Case(elem, "dot", f"pareto {accum_name(acc)}",
                              tuple(spec.option_values().items()), deep=True))]
-    cases = [("dot", Case(elem, "dot", f"pareto n{c.block} {acc.fmt.name} {acc.rounding.value}",
-                          (("in_format", elem), ("n", c.block), ("format", acc.fmt.name),
-                           ("rounding", acc.rounding.value)), deep=True)),
+    options = (("in_format", elem), ("n", c.block), ("format", acc.fmt.name),
+               ("rounding", acc.rounding.value))
+    name = f"pareto n{c.block} {acc.fmt.name} {acc.rounding.value}"
+    if c.value_scaled:          # the recipe's scale format on the dot unit's scale ports
+        options += (("scale_format", c.scale_fmt.name),)
+        name += f" {c.scale_fmt.name} scales"
+    cases = [("dot", Case(elem, "dot", name, options, deep=True)),
              ("adder", Case(acc.fmt.name, "add", f"pareto {acc.rounding.value}",
                             (("format", acc.fmt.name), ("rounding", acc.rounding.value)),
                             deep=True))]
@@ -287,8 +310,8 @@ def front(rows: list[Row], metric: str = FRONT_METRIC) -> list[bool]:
     return out
 
 
-def run_pareto(*, axes: Axes = QUICK, out: Path = DEFAULT_OUT, jobs: int = 2,
-               machine: Machine = Machine()) -> int:
+def run_pareto(*, axes: "Axes | tuple[Axes, ...]" = QUICK, out: Path = DEFAULT_OUT,
+               jobs: int = 2, machine: Machine = Machine()) -> int:
     configs = configurations(axes)                 # bad axes fail here, before any work
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -308,7 +331,8 @@ def run_pareto(*, axes: Axes = QUICK, out: Path = DEFAULT_OUT, jobs: int = 2,
             "yosys cpu seconds": synth_meta.get("yosys cpu seconds"),
             "library": synth_meta.get("library", "").split(" at ")[0],
             "yosys": synth_meta.get("yosys", ""),
-            "rtl": synth_meta.get("rtl", ""), "axes": asdict(axes)}
+            "rtl": synth_meta.get("rtl", ""),
+            "axes": [asdict(a) for a in axes] if isinstance(axes, tuple) else asdict(axes)}
     from fpforge.synth.sweep import write_csv
     write_csv(rows, out / "pareto.csv")
     (out / "pareto.json").write_text(json.dumps({"meta": meta,
@@ -377,7 +401,7 @@ def markdown(rows: list[Row], meta: dict) -> str:
                    f"{_f(r.minilm_cos_err, 4)} | {_f(r.minilm_topk)} |")
     out += ["", "Columns of every row: `pareto.csv` / `pareto.json` (its meta holds the axes). "
             "Regenerate with `make pareto` (`fpforge pareto --quick`), or `fpforge pareto "
-            "--config FILE` with those axes as JSON."]
+            "--config FILE` with those axes as JSON (an object, or a list of objects)."]
     return "\n".join(out) + "\n"
 
 

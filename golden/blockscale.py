@@ -27,7 +27,7 @@ from .decode import decode
 from .rounding import Mode, Raw, round_raw
 
 __all__ = ["BlockQuantized", "block_quantize", "block_dequantize", "value_quantize_unit",
-           "value_dequantize_unit"]
+           "value_dequantize_unit", "finite_amax", "gemm_alpha"]
 
 F32, E8M0 = CATALOG["float32"], CATALOG["float8_e8m0fnu"]
 E8M0_BIAS, E8M0_NAN = 127, 0xFF
@@ -59,7 +59,7 @@ def block_quantize(x, scaling: "BlockScaling | str", *, elem=None, tensor_amax=N
         scales, elems = _pow2(blocks, s, r, sr_bits)
         ts = None
     else:
-        amax_t = _tensor_amax(bits) if tensor_amax is None else \
+        amax_t = finite_amax(bits) if tensor_amax is None else \
             lax.bitcast_convert_type(jnp.asarray(tensor_amax, jnp.float32), U32)
         scales, elems, ts, _ = _value(blocks, s, amax_t, _elem_options(r, sr_bits), r)
     return BlockQuantized(scales, _unblocks(elems, s, x.shape), ts)
@@ -132,11 +132,26 @@ def _amax(blocks):
     return jnp.max(blocks & jnp.uint32(0x7FFF_FFFF), axis=-1)
 
 
-def _tensor_amax(bits):
+def finite_amax(bits):
     """The largest finite magnitude of the tensor (NaN and inf left out, as fmaxf over finite
     data; a calibrated amax replaces it)."""
     mag = bits & jnp.uint32(0x7FFF_FFFF)
     return jnp.max(jnp.where(mag < 0x7F80_0000, mag, 0))
+
+
+def gemm_alpha(scaling: BlockScaling, amax_a, amax_b):
+    """The per-tensor factor a GEMM of two operands quantized under ``scaling`` multiplies its
+    block-scaled result by (float32 patterns of the tensors' amaxes in, a float32 pattern
+    out), or None for a recipe without a second level. TransformerEngine's NVFP4 GEMM:
+    alpha = amax_a * amax_b / (6 * global_max)^2 in float32 (its compute_nvfp4_per_tensor_scale,
+    6 * 6 * 448 * 448 exact); ModelOpt and torchao: s2_a * s2_b, each s2 = amax / (6 * 448)."""
+    rule = scaling.rule
+    if not scaling.tensor_scale:
+        return None
+    if rule.arithmetic is Arithmetic.TE:
+        factor = fp32.bits((6.0 * rule.global_max) ** 2)
+        return fp32.div(fp32.mul(amax_a, amax_b), factor)
+    return fp32.mul(_second_level(amax_a, rule), _second_level(amax_b, rule))
 
 
 # ----- power-of-two scales (MX family) ----------------------------------------------------------

@@ -21,23 +21,27 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, resolve
-from fpforge.rtl.mx import MxDotSpec, MxQuantSpec, element_format
+from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES, MxDotSpec, MxQuantSpec, element_format
 from fpforge.rtl.options import OptionError, Rounding, UnitOptions
 from fpforge.rtl.scalar import AddSpec, CvtSpec
 
 from . import fp32
 from ._jax import jax, jnp
+from .blockscale import block_dequantize, block_quantize, finite_amax, gemm_alpha
+from .decode import decode
 from .mx import (E8M0_BIAS, E8M0_NAN, _mx_dot, channel_quantize, decode_elements,
                  float_scaled_quantize, mx_dequantize, mx_quantize)
 from .rounding import Mode, raw_from_float64, round_raw
-from .tensor_core import FUSED_PRESETS, FusedAccumulator, exponents, float32_exactly, fused_matmul
+from .tensor_core import (FUSED_PRESETS, FusedAccumulator, exponents, float32_exactly,
+                          fused_matmul, grouped_fused_matmul)
 from .ops import add_unit, cvt_unit
 
 __all__ = ["Accumulator", "GemmConfig", "emulated_matmul", "ACCUMULATOR_PRESETS"]
 
-F32 = CATALOG["float32"]
+F32, E8M0 = CATALOG["float32"], CATALOG["float8_e8m0fnu"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,15 @@ class GemmConfig:
         elems = element_format(self.elem_a), element_format(self.elem_b or self.elem_a)
         if self.scaling not in SCALINGS:
             raise OptionError(f"unknown scaling {self.scaling!r}; valid: {', '.join(SCALINGS)}")
+        if self.scale_rule not in SCALE_RULES + VALUE_RULES:
+            raise OptionError(f"unknown scale rule {self.scale_rule!r}; valid: "
+                              f"{', '.join(SCALE_RULES + VALUE_RULES)}")
+        if self.value_scaled:
+            if self.scaling != "block":
+                raise OptionError(f"scale rule {self.scale_rule} gives each block its own "
+                                  f"scale: scaling must be block, not {self.scaling}")
+            for e in elems:         # the quantizer's one-line errors (NVFP4 rules: E2M1 only)
+                self.quant_spec(e.name)
         if isinstance(self.accum, str):
             presets = ACCUMULATOR_PRESETS | FUSED_PRESETS
             if self.accum not in presets:
@@ -125,9 +138,16 @@ class GemmConfig:
             if any(e.twos_complement for e in elems):
                 raise OptionError("the tensor-core accumulators take floating-point elements, "
                                   f"not {', '.join(e.name for e in elems if e.twos_complement)}")
-            if self.block != self.accum.group:
-                raise OptionError(f"the {self.accum.source} step takes {self.accum.group} "
-                                  f"products: block must be {self.accum.group}, not {self.block}")
+            if self.accum.sum_group:
+                self._check_grouped_step()
+            else:
+                if self.block != self.accum.group:
+                    raise OptionError(f"the {self.accum.source} step takes {self.accum.group} "
+                                      f"products: block must be {self.accum.group}, not "
+                                      f"{self.block}")
+                if self.value_scaled:
+                    raise OptionError(f"the {self.accum.source} step takes E8M0 scales, not "
+                                      f"the {self.scale_rule} recipe's")
             if not self.accum.scales_in_group and self.scaling == "block":
                 raise OptionError(f"{self.accum.source} applies its scales after the sum: "
                                   f"scaling must be channel or tensor, not block")
@@ -136,10 +156,43 @@ class GemmConfig:
             raise OptionError(f"promote_every ({p}) must be a multiple of the block ({self.block})"
                               f": a dot unit's block is never split")
 
+    def _check_grouped_step(self):
+        """kind::mxf4nvf4: E2M1 elements, scale blocks of 16 or 32 along its 64 products,
+        E8M0 scales (MXFP4) or NVFP4's E4M3."""
+        acc = self.accum
+        names = {element_format(e).name for e in (self.elem_a, self.elem_b or self.elem_a)}
+        if names != {"fp4e2m1"}:
+            raise OptionError(f"the {acc.source} step takes fp4e2m1 elements, not "
+                              f"{', '.join(sorted(names - {'fp4e2m1'}))}")
+        if self.block % acc.sum_group or acc.group % self.block:
+            raise OptionError(f"the {acc.source} step's scale blocks are 16 or 32 elements, "
+                              f"not {self.block}")
+        if self.scaling != "block":
+            raise OptionError(f"the {acc.source} step applies block scales: scaling must be "
+                              f"block, not {self.scaling}")
+        if self.value_scaled and self.scale_fmt != CATALOG["float8_e4m3fn"]:
+            raise OptionError(f"the {acc.source} step takes E8M0 or E4M3 (NVFP4) scales, not "
+                              f"the {self.scale_rule} recipe's {self.scale_fmt.name}")
+
+    @property
+    def value_scaled(self) -> bool:
+        """Block scales that are numbers of a scale format (NVFP4's E4M3, P3109's), by a
+        recipe's own float32 arithmetic (golden/blockscale.py), not E8M0 powers of two."""
+        return self.scale_rule in VALUE_RULES
+
+    def quant_spec(self, elem: str) -> MxQuantSpec:
+        """The quantizer of one operand's blocks."""
+        return MxQuantSpec(elem, block=self.block, scale_rule=self.scale_rule,
+                           rounding=self.rounding)
+
+    @property
+    def scale_fmt(self) -> FloatFormat:
+        return self.quant_spec(self.elem_a).scale_fmt
+
     @property
     def dot_spec(self) -> MxDotSpec:
         return MxDotSpec(self.elem_a, self.elem_b, n=self.block, out_fmt=self.accum.fmt,
-                         rounding=self.accum.rounding)
+                         rounding=self.accum.rounding, scale_fmt=self.scale_fmt)
 
 
 def emulated_matmul(a, b, config: GemmConfig = GemmConfig(), *, rbits_a=None, rbits_b=None):
@@ -154,9 +207,11 @@ def emulated_matmul(a, b, config: GemmConfig = GemmConfig(), *, rbits_a=None, rb
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"emulated_matmul takes (M, K) and (K, N) arrays, not {a.shape} and "
                          f"{b.shape}")
-    if a.shape[1] % config.block:
-        raise ValueError(f"K = {a.shape[1]} must be a multiple of the block size "
-                         f"{config.block}")
+    step = config.accum.group if isinstance(config.accum, FusedAccumulator) else config.block
+    if a.shape[1] % step:
+        raise ValueError(f"K = {a.shape[1]} must be a multiple of the "
+                         + (f"block size {step}" if step == config.block else
+                            f"{config.accum.source} step's {step} products"))
     if Rounding.parse(config.rounding).stochastic and rbits_a is None and rbits_b is None:
         rbits_a, rbits_b = seeded_bits(config.seed, a.shape, b.shape[::-1])
     return _emulated(config, a, b, (rbits_a, rbits_b))
@@ -172,9 +227,35 @@ def seeded_bits(seed: int, shape_a, shape_b):
 
 def _quantized(config: GemmConfig, a, b, rbits):
     """(element codes, scales per block) of a along K and of b.T along K."""
-    qa = operand_quantize(a, config.elem_a, config, rbits[0])
-    qb = operand_quantize(b.T, config.elem_b or config.elem_a, config, rbits[1])
-    return qa[1], qa[0], qb[1], qb[0]
+    qa = quantized_operand(a, config.elem_a, config, rbits[0])
+    qb = quantized_operand(b.T, config.elem_b or config.elem_a, config, rbits[1])
+    return qa.elements, qa.scales, qb.elements, qb.scales
+
+
+class QuantizedOperand(NamedTuple):
+    scales: jnp.ndarray        # (rows, K / block) scale codes: E8M0, or the value rule's format
+    elements: jnp.ndarray      # (rows, K) element codes
+    values: jnp.ndarray        # (rows, K) float32: Q(x), what the codes and every scale stand for
+
+
+def quantized_operand(x, elem: str, config: GemmConfig, rbits=None) -> QuantizedOperand:
+    """x (rows, K) quantized along K as ``config`` quantizes an operand, with Q(x): the values
+    the dot units see times the scales they do not (a float32 scale per row or tensor, a value
+    rule's second level), by the same float32 arithmetic the recipe's dequantizer uses. Q(x)
+    is the straight-through estimator's and the tensor QSNR's."""
+    x = jnp.asarray(x, jnp.float32)
+    if config.value_scaled:
+        scaling = config.quant_spec(elem).scaling
+        amax = _floats(finite_amax(_bits(x)))
+        q = block_quantize(x, scaling, tensor_amax=amax, rbits=rbits)
+        return QuantizedOperand(q.scales, q.elements,
+                                block_dequantize(q, scaling, tensor_amax=amax))
+    scales, elements = operand_quantize(x, elem, config, rbits)
+    values = mx_dequantize(scales, elements, elem, config.block)
+    if config.scaling in FLOAT_SCALINGS:
+        scale = _bits(_float_scale(x, elem, config))[:, None]
+        values = _floats(fp32.mul(_bits(values), scale))
+    return QuantizedOperand(scales, elements, values)
 
 
 def float_scales(config: GemmConfig, a, b):
@@ -200,7 +281,11 @@ def _float_scale(x, elem: str, config: GemmConfig):
 def operand_quantize(x, elem: str, config: GemmConfig, rbits=None):
     """(scales, elements) of x (rows, K) under config's scaling: one E8M0 scale per block of
     ``block`` along K, per row, or per tensor (repeated for each block); with a float32 scale
-    (``_f32``), unit E8M0 scales and the elements of x / scale."""
+    (``_f32``), unit E8M0 scales and the elements of x / scale; with a value rule, the block
+    scales of its recipe (golden/blockscale.py), the tensor's own amax as its second level."""
+    if config.value_scaled:
+        q = quantized_operand(x, elem, config, rbits)
+        return q.scales, q.elements
     if config.scaling in FLOAT_SCALINGS:
         spec = MxQuantSpec(elem, block=config.block, scale_rule=config.scale_rule,
                            rounding=config.rounding)
@@ -221,32 +306,45 @@ def _emulated(config: GemmConfig, a, b, rbits):
 
 
 def _emulated_fwd(config, a, b, rbits):
-    ea, sa, eb, sb = _quantized(config, a, b, rbits)
-    qa = mx_dequantize(sa, ea, config.elem_a, config.block)
-    qb = mx_dequantize(sb, eb, config.elem_b or config.elem_a, config.block)
-    y = _matmul_codes(ea, sa, eb, sb, config=config)
+    qa = quantized_operand(a, config.elem_a, config, rbits[0])
+    qb = quantized_operand(b.T, config.elem_b or config.elem_a, config, rbits[1])
+    y = _matmul_codes(qa.elements, qa.scales, qb.elements, qb.scales, config=config)
     if config.scaling in FLOAT_SCALINGS:
-        fa, fb = float_scales(config, a, b)
-        y = scaled_epilogue(y, fa, fb)
-        qa, qb = qa * fa[:, None], qb * fb[:, None]
-    return y, (qa, qb)
+        y = scaled_epilogue(y, *float_scales(config, a, b))
+    elif config.value_scaled:
+        # the GEMM's per-tensor factor of a two-level recipe (NVFP4), from the tensors' amaxes
+        alpha = gemm_alpha(config.quant_spec(config.elem_a).scaling, finite_amax(_bits(a)),
+                           finite_amax(_bits(b)))
+        if alpha is not None:
+            y = times_float32(y, alpha)
+    return y, (qa.values, qb.values)
+
+
+def _bits(x):
+    return jax.lax.bitcast_convert_type(jnp.asarray(x, jnp.float32), jnp.uint32)
+
+
+def _floats(bits):
+    return jax.lax.bitcast_convert_type(jnp.asarray(bits, jnp.uint32), jnp.float32)
+
+
+@jax.jit
+def times_float32(y, scale):
+    """y (M, N) float32 times float32 scale patterns that broadcast against it, each product
+    rounded once to nearest even into float32 (an exact float64 product through the shared
+    rounder: IEEE's bits, subnormals included)."""
+    value = float32_exactly(_bits(y))[0] * float32_exactly(jnp.asarray(scale, jnp.uint32))[0]
+    codes, _ = round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(Rounding.RNE))
+    return _floats(codes.astype(jnp.uint32))
 
 
 @jax.jit
 def scaled_epilogue(y, fa, fb):
     """y (M, N) float32 times the float32 scales: y x RN32(fa_i x fb_j), each product rounded
-    once to nearest even into float32 (exact float64 products, the shared rounder: IEEE's bits,
-    subnormals included; a per-tensor-scaled GEMM's epilogue)."""
-    opts, mode = UnitOptions(), Mode(Rounding.RNE)
-
-    def rn32(value):
-        codes, _ = round_raw(raw_from_float64(value), F32, opts, mode)
-        return codes.astype(jnp.uint32)
-
-    exact = lambda v: float32_exactly(jax.lax.bitcast_convert_type(v, jnp.uint32))[0]
-    scale = rn32(exact(fa)[:, None] * exact(fb)[None, :])
-    codes = rn32(exact(y) * float32_exactly(scale)[0])
-    return jax.lax.bitcast_convert_type(codes, jnp.float32)
+    once to nearest even into float32 (a per-channel or per-tensor scaled GEMM's epilogue)."""
+    scale = float32_exactly(_bits(fa))[0][:, None] * float32_exactly(_bits(fb))[0][None, :]
+    codes, _ = round_raw(raw_from_float64(scale), F32, UnitOptions(), Mode(Rounding.RNE))
+    return times_float32(y, codes.astype(jnp.uint32))
 
 
 def _emulated_bwd(config, residuals, g):
@@ -329,6 +427,11 @@ def _fused(ea, sa, eb, sb, config: GemmConfig):
     scales, if any, times the float32 result, rounded once to nearest even."""
     acc = config.accum
     fa, fb = element_format(config.elem_a), element_format(config.elem_b or config.elem_a)
+    if acc.sum_group:
+        return grouped_fused_matmul(
+            _values_f64(fa)[ea.astype(jnp.int32)], _scale_f64(sa, config.scale_fmt),
+            _values_f64(fb)[eb.astype(jnp.int32)], _scale_f64(sb, config.scale_fmt), acc,
+            config.scale_fmt.emin)
     ua, ub = (decode_elements(jnp.arange(1 << e.width, dtype=jnp.uint32), e) for e in (fa, fb))
     xa = exponents(ua, fa.grid.man_bits)[ea.astype(jnp.int32)]
     xb = exponents(ub, fb.grid.man_bits)[eb.astype(jnp.int32)]
@@ -345,8 +448,10 @@ def _fused(ea, sa, eb, sb, config: GemmConfig):
 
 def exact_in_float64(config: GemmConfig) -> bool:
     ea, eb = element_format(config.elem_a), element_format(config.elem_b or config.elem_a)
+    # value scales (NVFP4's E4M3) multiply each block's sum by their significands' product
+    scale_bits = 2 * config.scale_fmt.precision if config.value_scaled else 0
     span = (ea.emax + 1 - ea.lsb_min) + (eb.emax + 1 - eb.lsb_min) + \
-        (config.block - 1).bit_length()
+        (config.block - 1).bit_length() + scale_bits
     return span <= 53 and isinstance(config.accum, Accumulator) and \
         config.accum.rounding is not Rounding.RDN
 
@@ -363,15 +468,23 @@ def _scaled_block_sums(ea, sa, eb, sb, config: GemmConfig):
     element or a scale is NaN. Each operand's scale multiplies its elements before the sum (a
     power of two: exact, and every block's products share it, so the span argument holds)."""
     spec = config.dot_spec
-    va = _values_f64(spec.elem_a)[ea.astype(jnp.int32)] * _scale_f64(sa)[:, :, None]
-    vb = _values_f64(spec.elem_b)[eb.astype(jnp.int32)] * _scale_f64(sb)[:, :, None]
+    va = _values_f64(spec.elem_a)[ea.astype(jnp.int32)] * \
+        _scale_f64(sa, spec.scale_fmt)[:, :, None]
+    vb = _values_f64(spec.elem_b)[eb.astype(jnp.int32)] * \
+        _scale_f64(sb, spec.scale_fmt)[:, :, None]
     return jnp.einsum("bmk,bnk->bmn", va, vb, precision=jax.lax.Precision.HIGHEST)
 
 
-def _scale_f64(codes):
-    """E8M0 codes as float64 powers of two (2^-127 .. 2^127; NaN for 0xFF)."""
-    e = codes.astype(jnp.int32) - E8M0_BIAS
-    return jnp.where(codes == E8M0_NAN, jnp.nan, jnp.ldexp(jnp.ones(e.shape, jnp.float64), e))
+def _scale_f64(codes, fmt: FloatFormat = E8M0):
+    """Scale codes as float64 values: E8M0's powers of two (2^-127 .. 2^127; NaN for 0xFF), or
+    the values of a value scale's format (NaN for its NaNs)."""
+    if fmt == E8M0:
+        e = codes.astype(jnp.int32) - E8M0_BIAS
+        return jnp.where(codes == E8M0_NAN, jnp.nan,
+                         jnp.ldexp(jnp.ones(e.shape, jnp.float64), e))
+    u = decode(codes.astype(jnp.uint32), fmt)
+    v = jnp.ldexp(u.sig.astype(jnp.float64), u.exp)
+    return jnp.where(u.is_nan, jnp.nan, jnp.where(u.sign == 1, -v, v))
 
 
 def _rounded(scaled, config: GemmConfig):

@@ -2,16 +2,15 @@
 
 QSNR (quantization signal-to-noise ratio) = 10 log10(sum x^2 / sum (x - Q(x))^2) in float64,
 over the whole sample (docs/codesign.md). Q is always the emulated hardware: the MX quantizer
-and dequantizer for a tensor, ``emulated_matmul`` for dot products.
+and dequantizer for a tensor (with the scales the dot units do not apply: float32 per row or
+tensor, a two-level recipe's second level), ``emulated_matmul`` for dot products.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._jax import jnp
-from .gemm import GemmConfig, emulated_matmul, operand_quantize
-from .mx import mx_dequantize
+from .gemm import GemmConfig, emulated_matmul, quantized_operand
 
 __all__ = ["qsnr_db", "tensor_qsnr_db", "gauss_qsnr_db", "dot_qsnr_db", "GAUSS_SAMPLES"]
 
@@ -35,9 +34,7 @@ def qsnr_db(x, y) -> float:
 def quantize_dequantize(x, config: GemmConfig, elem=None):
     """x (rows, K) through the operand side of ``config``: its scaling (blocks along K, or one
     scale per row), scale rule and element rounding, then back to float32."""
-    elem = elem or config.elem_a
-    scales, elems = operand_quantize(jnp.asarray(x, jnp.float32), elem, config)
-    return mx_dequantize(scales, elems, elem, config.block)
+    return quantized_operand(x, elem or config.elem_a, config).values
 
 
 def tensor_qsnr_db(x, config: GemmConfig) -> float:

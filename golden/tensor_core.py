@@ -30,13 +30,13 @@ import numpy as np
 
 from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
 from fpforge.rtl.mx import MxDotSpec
-from fpforge.rtl.options import Rounding, UnitOptions
+from fpforge.rtl.options import OptionError, Rounding, UnitOptions
 
 from ._jax import jax, jnp
 from .rounding import Mode, raw_from_float64, round_raw
 
-__all__ = ["FusedAccumulator", "FUSED_PRESETS", "fused_matmul", "chained_steps", "exponents",
-           "float32_exactly"]
+__all__ = ["FusedAccumulator", "FUSED_PRESETS", "fused_matmul", "grouped_fused_matmul",
+           "chained_steps", "exponents", "float32_exactly"]
 
 F32 = CATALOG["float32"]
 E_ZERO = -133
@@ -54,17 +54,29 @@ class FusedAccumulator:
     result: FloatFormat
     scales_in_group: bool
     source: str
+    # kind::mxf4nvf4: the step's products are summed exactly in groups of ``sum_group``, and a
+    # group's term sits at its two scales' exponent alone (MMA-Sim's gst_fdpa)
+    sum_group: int | None = None
+    e_zero: int = E_ZERO          # the exponent a zero term (and c = 0) takes
     promote_every = None          # never: c is the whole running sum
 
     def dot_spec(self, elem_a: str, elem_b: str | None = None) -> MxDotSpec:
         """The RTL dot unit of one step: ``group`` lanes, the fixed accumulator of F fraction
         bits with the float32 accumulator input c, rounded toward zero into the result format
         (block scales on its scale ports when they join the step)."""
+        if self.sum_group:
+            raise OptionError(f"{self.source} has no RTL unit yet (its two-level sum: groups "
+                              f"of {self.sum_group} at their scales' exponents)")
         return MxDotSpec(elem_a, elem_b, n=self.group, scaled=self.scales_in_group,
                          accum="fixed", frac_bits=self.frac_bits, out_fmt=self.result,
                          rounding=Rounding.RTZ, c_fmt=F32)
 
     def describe(self) -> str:
+        if self.sum_group:
+            return (f"fused dot-add of {self.group} products + c: exact sums of "
+                    f"{self.sum_group} at their block scales' exponents, truncated to "
+                    f"{self.frac_bits} fraction bits below the largest, rounded toward zero "
+                    f"into {self.result.name} ({self.source})")
         where = "in each step" if self.scales_in_group else "after the sum"
         return (f"fused dot-add of {self.group} products + c, truncated to {self.frac_bits} "
                 f"fraction bits below the largest exponent, rounded toward zero into "
@@ -79,6 +91,11 @@ FUSED_PRESETS = {
                                 "MMA-Sim: Ada mma FP8, two steps of 16, F = 13, e8m13"),
     "blackwell_mxf8f6f4": FusedAccumulator(25, 32, F32, True,
                                            "MMA-Sim: Blackwell tcgen05 kind::mxf8f6f4, F = 25"),
+    # k = 64 per instruction; FP4 elements with E8M0 scales per 32 (MXFP4) or E4M3 per 16
+    # (NVFP4)
+    "blackwell_mxf4nvf4": FusedAccumulator(35, 64, F32, True,
+                                           "MMA-Sim: Blackwell tcgen05 kind::mxf4nvf4, groups of "
+                                           "16, F = 35", sum_group=16, e_zero=-139),
 }
 
 
@@ -148,6 +165,71 @@ def fused_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
     c, _ = jax.lax.scan(step, c0, (va, vb, xa, xb))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
+
+
+def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int, c=None):
+    """kind::mxf4nvf4's steps (MMA-Sim's gst_fdpa): (blocks, M, k) and (blocks, N, k) element
+    values (float64, exact) with their blocks' scale values (blocks, M) / (blocks, N) (float64;
+    NaN for a NaN scale; ``scale_emin`` the scale format's smallest normal exponent),
+    ``acc.group`` products per step from ``c`` (float32 (M, N) bit
+    patterns; default +0), float32 (M, N) out. Per step: each group of ``acc.sum_group``
+    products is summed exactly (float32 does it exactly for E2M1); its term is that sum times
+    the product of its two scales, at the exponent of the scales alone (each scale normalised
+    to [1, 2) x 2^e, subnormals at 2^scale_emin), or at ``acc.e_zero`` when all its products or
+    its scale are zero; c sits at its own exponent (e_zero when zero). E is the largest; every
+    term is truncated to F fraction bits below 2^E, summed exactly, rounded toward zero."""
+    blocks, m, k = va.shape
+    n, g = vb.shape[1], acc.sum_group
+    per_step = acc.group // k
+    steps = blocks // per_step
+    sig_a, exp_a = _normalized_scale(fa, scale_emin)
+    sig_b, exp_b = _normalized_scale(fb, scale_emin)
+
+    def by_step(x):                 # (blocks, R, ...) -> (steps, R, per_step * ...)
+        x = x.reshape((steps, per_step) + x.shape[1:])
+        return jnp.moveaxis(x, 1, 2).reshape((steps, x.shape[2], -1))
+
+    # groups along the step: element values (steps, R, groups, g); scales (steps, R, groups)
+    xa = by_step(va).reshape(steps, m, -1, g)
+    xb = by_step(vb).reshape(steps, n, -1, g)
+    rep = k // g                    # groups per scale block
+    sa_sig, sa_exp = (jnp.repeat(by_step(x[..., None]), rep, axis=-1)
+                      for x in (sig_a, exp_a))
+    sb_sig, sb_exp = (jnp.repeat(by_step(x[..., None]), rep, axis=-1)
+                      for x in (sig_b, exp_b))
+    opts = UnitOptions(rounding=Rounding.RTZ)
+    F = acc.frac_bits
+    hi = jax.lax.Precision.HIGHEST
+
+    def step(c, x):
+        a, b, a_sig, a_exp, b_sig, b_exp = x
+        p = jnp.einsum("mqi,nqi->mnq", a, b, precision=hi)          # exact group sums
+        nonzero = jnp.einsum("mqi,nqi->mnq", (a != 0).astype(jnp.float64),
+                             (b != 0).astype(jnp.float64), precision=hi) > 0
+        s_scale = a_sig[:, None, :] * b_sig[None, :, :]
+        e = a_exp[:, None, :] + b_exp[None, :, :]
+        e = jnp.where(nonzero & (s_scale != 0), e, acc.e_zero)
+        value = p * s_scale * jnp.ldexp(jnp.ones(e.shape, jnp.float64),
+                                        a_exp[:, None, :] + b_exp[None, :, :])
+        c64, e_c = float32_exactly(c)
+        e_c = jnp.where(c64 == 0, acc.e_zero, e_c)
+        big = jnp.maximum(jnp.max(e, axis=-1), e_c)
+        scale = jnp.ldexp(jnp.ones(big.shape, jnp.float64), F - big)
+        total = jnp.sum(jnp.trunc(value * scale[..., None]), axis=-1) + jnp.trunc(c64 * scale)
+        return _round_toward_zero(jnp.ldexp(total, big - F), acc.result, opts), None
+
+    c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
+    c, _ = jax.lax.scan(step, c0, (xa, xb, sa_sig, sa_exp, sb_sig, sb_exp))
+    return jax.lax.bitcast_convert_type(c, jnp.float32)
+
+
+def _normalized_scale(v, emin: int):
+    """A scale value as MMA-Sim's frexp_and_normalize takes it: (s, e) with v = s * 2^e,
+    1 <= s < 2, or a subnormal's s < 1 at e = emin (E4M3's -6; E8M0 has none); NaN stays in
+    s."""
+    _, ex = jnp.frexp(v)                          # v = mant * 2^ex, 0.5 <= |mant| < 1
+    e = jnp.maximum(ex - 1, emin)
+    return v * jnp.ldexp(jnp.ones(e.shape, jnp.float64), -e), e
 
 
 def float32_exactly(bits):

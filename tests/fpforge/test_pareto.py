@@ -30,16 +30,22 @@ def test_front_keeps_exactly_the_undominated_rows():
 
 def test_a_small_run_writes_every_report_with_the_issue_columns(tmp_path):
     config = tmp_path / "axes.json"
-    config.write_text(json.dumps({"elements": ["fp4e2m1"], "block": [8],
-                                  "scaling": ["block", "channel"],
-                                  "accum": ["fp32", "bf16_promote128"]}))
+    # two sweeps: MXFP4 in blocks of 8, and NVFP4 (E4M3 scales of 16, TE's recipe)
+    config.write_text(json.dumps([{"elements": ["fp4e2m1"], "block": [8],
+                                   "scaling": ["block", "channel"],
+                                   "accum": ["fp32", "bf16_promote128"]},
+                                  {"elements": ["fp4e2m1"], "block": [16],
+                                   "scale_rule": ["nvfp4_te"], "accum": ["fp32"]}]))
     out = tmp_path / "out"
     (out).mkdir()
     (out / "pareto.png").write_text("stale")
     assert main(["pareto", "--config", str(config), "--out", str(out), "-j", "2"]) == 0
     with open(out / "pareto.csv") as fh:
         rows = list(csv.DictReader(fh))
-    assert tuple(rows[0])[:len(ISSUE_COLUMNS)] == ISSUE_COLUMNS and len(rows) == 4
+    assert tuple(rows[0])[:len(ISSUE_COLUMNS)] == ISSUE_COLUMNS and len(rows) == 5
+    nvfp4 = rows.pop()
+    assert nvfp4["scale_rule"] == "nvfp4_te" and float(nvfp4["bits_per_elem"]) == 4.5
+    assert float(nvfp4["ge_per_mac"]) > 0 and 15 < float(nvfp4["qsnr_gauss_db"]) < 25
     for r in rows:
         assert float(r["ge_per_mac"]) > 0 and float(r["delay_ps"]) > 0
         assert 10 < float(r["qsnr_gauss_db"]) < 25 and 10 < float(r["qsnr_dot_db"]) < 25
@@ -50,14 +56,15 @@ def test_a_small_run_writes_every_report_with_the_issue_columns(tmp_path):
     # promotion adds a float32 adder to the bf16 running sum's: more area per MAC
     by = {(r["scaling"], r["accum"]): float(r["ge_per_mac"]) for r in rows}
     assert by[("block", "bf16_promote128")] > by[("block", "fp32")]
-    assert any(r["on_front"] == "True" for r in rows)
+    assert any(r["on_front"] == "True" for r in rows + [nvfp4])
     data = json.loads((out / "pareto.json").read_text())
-    assert len(data["rows"]) == 4 and data["meta"]["configurations"] == 4
+    assert len(data["rows"]) == 5 and data["meta"]["configurations"] == 5
+    assert [a["block"] for a in data["meta"]["axes"]] == [[8], [16]]
     text = (out / "pareto.md").read_text()
     assert "**fp4e2m1" in text and "documented scores to 4 decimals" in text
     assert (out / "pareto.png").read_bytes()[:4] == b"\x89PNG"
     roof = json.loads((out / "roofline.json").read_text())
-    assert len(roof["formats"]) == 4 and all(f["peak_tmacs"] > 0 for f in roof["formats"])
+    assert len(roof["formats"]) == 5 and all(f["peak_tmacs"] > 0 for f in roof["formats"])
     assert "decoder layer, decode b64" in (out / "roofline.md").read_text()
 
 
@@ -65,7 +72,8 @@ def test_a_small_run_writes_every_report_with_the_issue_columns(tmp_path):
     ({"elements": ["fp16"]}, "MX element format must be one of"),
     ({"accum": ["fp64"]}, "unknown accum 'fp64'; valid: fp32, bf16"),
     ({"block": [12]}, "block must be one of 8, 16, 32, 64, not 12"),
-    ({"colour": ["red"]}, "a JSON object with the keys elements, scaling"),
+    ({"colour": ["red"]}, "a JSON object (or a list of them) with the keys elements, scaling"),
+    ([{"elements": ["fp8e4m3"]}, {"scale_rule": ["nvfp5"]}], "unknown scale_rule 'nvfp5'"),
     ({"rounding": []}, "rounding must be a non-empty list"),
 ])
 def test_bad_axes_are_one_line_exit_2_before_any_work(tmp_path, capsys, data, says):

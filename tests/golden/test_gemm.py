@@ -360,3 +360,102 @@ def test_float32_tensor_scale_maps_amax_to_the_largest_element(elem):
     grid = element_format(elem).grid
     values = np.abs(np.asarray(mx_dequantize(sa, ea, elem, 32)))
     assert np.all(np.asarray(sa) == 127) and values.max() == float(grid.max_finite)
+
+
+# ----- value-scaled blocks (NVFP4, P3109) --------------------------------------------------------
+
+def _nvfp4_reference(a, b, rule, float64_sum=False):
+    """An NVFP4 GEMM written out in numpy from the recipe's block codes (golden.block_quantize,
+    checked against TransformerEngine / torchao in test_blockscale): each block of 16 summed
+    exactly in float64 from ml_dtypes' values, times its two E4M3 scales (exact), rounded to
+    float32; a float32 running sum; then times the per-tensor factor, rounded once.
+    TE: alpha = fl(fl(amax_a amax_b) / 7225344); torchao: fl(s2_a s2_b), s2 = fl(amax / 2688).
+    ``float64_sum`` keeps the running sum in float64 (a wrong accumulator)."""
+    from fpforge.golden.blockscale import block_quantize
+    from fpforge.rtl.blockscale import preset
+    s = preset(rule)
+    qa, qb = block_quantize(a, s), block_quantize(np.ascontiguousarray(b.T), s)
+    va = ml_decode(np.asarray(qa.elements), "float4_e2m1fn").astype(np.float64)
+    vb = ml_decode(np.asarray(qb.elements), "float4_e2m1fn").astype(np.float64)
+    fa = ml_decode(np.asarray(qa.scales), "float8_e4m3fn").astype(np.float64)
+    fb = ml_decode(np.asarray(qb.scales), "float8_e4m3fn").astype(np.float64)
+    amax_a, amax_b = np.float32(np.abs(a).max()), np.float32(np.abs(b).max())
+    if rule == "nvfp4_te":
+        alpha = np.float32(np.float32(amax_a * amax_b) / np.float32(7225344.0))
+    else:
+        alpha = np.float32((amax_a / np.float32(2688.0)) * (amax_b / np.float32(2688.0)))
+    out = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            acc = np.float64(0) if float64_sum else np.float32(0)
+            for blk in range(a.shape[1] // 16):
+                cols = slice(16 * blk, 16 * blk + 16)
+                term = np.float32((va[i, cols] @ vb[j, cols]) * fa[i, blk] * fb[j, blk])
+                acc = acc + term if float64_sum else np.float32(acc + term)
+            out[i, j] = np.float32(np.float64(acc) * np.float64(alpha))
+    return out
+
+
+@pytest.mark.parametrize("rule", ["nvfp4_te", "nvfp4_torchao"])
+def test_nvfp4_gemm_is_the_recipe_written_out(rule):
+    rng = np.random.default_rng(21)
+    # blocks of very different magnitudes: the float32 running sum rounds
+    a = (rng.standard_normal((6, 96)) * 2.0 ** rng.integers(-8, 8, (6, 6)).repeat(16, 1))
+    a = a.astype(np.float32)
+    b = (rng.standard_normal((96, 5)) * 0.01).astype(np.float32)
+    y = np.asarray(emulated_matmul(a, b, GemmConfig("fp4e2m1", block=16, scale_rule=rule)))
+    want = _nvfp4_reference(a, b, rule)
+    np.testing.assert_array_equal(y.view(np.uint32), want.view(np.uint32))
+    wrong = _nvfp4_reference(a, b, rule, float64_sum=True)
+    assert np.count_nonzero(y.view(np.uint32) != wrong.view(np.uint32)) > 0
+
+
+@pytest.mark.parametrize("elem,rule,block", [
+    ("fp4e2m1", "nvfp4_modelopt", 16),
+    pytest.param("fp4e2m1", "nvfp4_4over6", 16, marks=pytest.mark.slow),
+    pytest.param("binary8p4se", "p3109_maxabs", 32, marks=pytest.mark.slow)])
+def test_value_scaled_blocks_float64_path_is_the_dot_unit(elem, rule, block):
+    """The float64 block sums (with the scales' values) agree with the dot unit's integer model
+    (scale_format = the recipe's scale format) on codes and scales of the recipe."""
+    from fpforge.golden.gemm import _matmul_codes, operand_quantize
+    config = GemmConfig(elem, block=block, scale_rule=rule, accum="bf16")
+    rng = np.random.default_rng(22)
+    a = (rng.standard_normal((5, 4 * block)) * 2.0 ** rng.integers(-8, 8, (5, 4))
+         .repeat(block, 1)).astype(np.float32)
+    b = rng.standard_normal((4 * block, 4)).astype(np.float32)
+    sa, ea = operand_quantize(a, elem, config)
+    sb, eb = operand_quantize(np.ascontiguousarray(b.T), elem, config)
+    assert config.dot_spec.value_scales
+    fast, slow = (np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=f))
+                  for f in (True, False))
+    np.testing.assert_array_equal(fast.view(np.uint32), slow.view(np.uint32))
+    assert np.count_nonzero(fast) > 10
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(elem_a="fp8e4m3", block=16, scale_rule="nvfp4_te"),
+     "nvfp4_te quantizes fp4e2m1 elements"),
+    (dict(elem_a="fp4e2m1", block=16, scale_rule="nvfp4_te", scaling="channel"),
+     "scaling must be block, not channel"),
+    (dict(elem_a="fp4e2m1", scale_rule="nvfp4"), "unknown scale rule 'nvfp4'; valid: floor"),
+    (dict(elem_a="fp8e4m3", scale_rule="p3109_maxabs", accum="blackwell_mxf8f6f4"),
+     "step takes E8M0 scales"),
+])
+def test_value_scaled_config_errors(kw, message):
+    with pytest.raises(OptionError, match=message):
+        GemmConfig(**kw)
+
+
+@pytest.mark.parametrize("elem,bits", [("mxint8", 8), ("int4", 4)])
+def test_quantized_operand_values_carry_the_float32_scale(elem, bits):
+    """Q(x) under a float32 per-row scale is fl(q / 2^f * s), the symmetric integer's value
+    (a tensor QSNR of x against the unscaled elements would be meaningless)."""
+    from fpforge.golden.gemm import quantized_operand
+    rng = np.random.default_rng(23)
+    x = (rng.standard_normal((8, 64)) * 2.0 ** rng.integers(-9, 9, (8, 1))).astype(np.float32)
+    top, f = (1 << (bits - 1)) - 1, bits - 2
+    s = (np.abs(x).max(1) / np.float32(top / (1 << f))).astype(np.float32)
+    q = np.clip(np.rint((x / s[:, None]).astype(np.float32) * (1 << f)), -top, top)
+    want = (q / np.float32(1 << f)).astype(np.float32) * s[:, None] + np.float32(0)  # one zero
+    got = np.asarray(quantized_operand(x, elem, GemmConfig(elem, scaling="channel_f32")).values)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

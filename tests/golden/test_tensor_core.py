@@ -114,10 +114,88 @@ def test_the_comparison_catches_one_fraction_bit_more():
     assert (got.view(np.uint32) != reference(a, b, config, frac_bits=14).view(np.uint32)).any()
 
 
+def grouped_reference(a, b, config: GemmConfig, frac_bits: int | None = None):
+    """kind::mxf4nvf4 (MMA-Sim's gst_fdpa) in exact rationals: per step of 64, each group of 16
+    products summed exactly, times its two scales' values, at the scales' exponents alone (E4M3
+    subnormals at -6), e_zero = -139 for an all-zero group or zero scale and for c = 0;
+    truncated to F bits below the largest, summed, rounded toward zero; NVFP4 then times TE's
+    alpha = fl(fl(amax_a amax_b) / (6 * 448)^2), rounded to nearest (numpy's float32)."""
+    from fpforge.golden.blockscale import block_quantize
+    from fpforge.rtl.blockscale import preset
+    acc = config.accum
+    F = acc.frac_bits if frac_bits is None else frac_bits
+    k, kk = config.block, a.shape[1]
+    bt = np.ascontiguousarray(b.T)
+    if config.value_scaled:
+        (sa, ea), (sb, eb) = ((q.scales, q.elements) for q in
+                              (block_quantize(x, preset(config.scale_rule)) for x in (a, bt)))
+        scale = lambda code: Fraction(float(ml_decode(np.array([code]), "float8_e4m3fn")[0]))
+        s_emin = -6
+    else:
+        (sa, ea), (sb, eb) = (mx_quantize(x, "fp4e2m1", block=k) for x in (a, bt))
+        scale = lambda code: Fraction(2) ** (int(code) - 127)
+        s_emin = -127
+    va = [[Fraction(float(v)) for v in row] for row in ml_decode(np.asarray(ea), "float4_e2m1fn")]
+    vb = [[Fraction(float(v)) for v in row] for row in ml_decode(np.asarray(eb), "float4_e2m1fn")]
+    sa, sb = np.asarray(sa), np.asarray(sb)
+    out = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            c = Fraction(0)
+            for step in range(0, kk, 64):
+                terms = []
+                for g in range(step, step + 64, 16):
+                    p = sum(va[i][t] * vb[j][t] for t in range(g, g + 16))
+                    fa, fb = scale(sa[i, g // k]), scale(sb[j, g // k])
+                    zero = all(va[i][t] * vb[j][t] == 0 for t in range(g, g + 16)) or fa * fb == 0
+                    e = -139 if zero else _exp(fa, s_emin) + _exp(fb, s_emin)
+                    terms.append((p * fa * fb, e))
+                terms.append((c, -139 if c == 0 else _exp(c, -126)))
+                big = max(e for _, e in terms)
+                total = sum(math.trunc(t * Fraction(2) ** (F - big)) for t, _ in terms)
+                c = _toward_zero(total * Fraction(2) ** (big - F), 23)
+            out[i, j] = np.float32(float(c))
+    if config.value_scaled:
+        alpha = np.float32(np.float32(np.abs(a).max() * np.abs(b).max()) / np.float32(7225344))
+        out = (out.astype(np.float64) * np.float64(alpha)).astype(np.float32)
+    return out
+
+
+@pytest.mark.parametrize("config", [
+    GemmConfig("fp4e2m1", block=32, accum="blackwell_mxf4nvf4"),
+    GemmConfig("fp4e2m1", block=16, scale_rule="nvfp4_te", accum="blackwell_mxf4nvf4")],
+    ids=["mxfp4", "nvfp4_te"])
+def test_mxf4nvf4_matches_the_exact_rational_model(config):
+    rng = np.random.default_rng(8)
+    # blocks of very different magnitudes, so that truncation below the largest scale bites
+    a = (rng.standard_normal((3, 192)) * 2.0 ** rng.integers(-12, 13, (3, 12)).repeat(16, 1))
+    a = a.astype(np.float32)
+    b = _data((192, 4), 7)
+    got = np.asarray(emulated_matmul(a, b, config)).view(np.uint32)
+    np.testing.assert_array_equal(got, grouped_reference(a, b, config).view(np.uint32))
+    # The comparison can fail: with F = 35 truncation shows only when the largest terms
+    # cancel. Two groups of one block cancel exactly (x, -x against y, y), and the other block
+    # is 2^-17 of it in both operands, so its terms sit about 34 binades below E: F = 25 cuts
+    # them, F = 35 keeps most of them.
+    x, y = rng.standard_normal((3, 16)), rng.standard_normal((16, 4))
+    a, b = np.zeros((3, 192), np.float32), np.zeros((192, 4), np.float32)
+    a[:, :16], a[:, 16:32], a[:, 32:64] = x, -x, rng.standard_normal((3, 32)) * 2.0 ** -17
+    b[:16], b[16:32], b[32:64] = y, y, rng.standard_normal((32, 4)) * 2.0 ** -17
+    got = np.asarray(emulated_matmul(a, b, config)).view(np.uint32)
+    np.testing.assert_array_equal(got, grouped_reference(a, b, config).view(np.uint32))
+    assert (got != grouped_reference(a, b, config, frac_bits=25).view(np.uint32)).any()
+
+
 @pytest.mark.parametrize("kwargs, says", [
     (dict(accum="hopper_fp8"), "scaling must be channel or tensor, not block"),
     (dict(accum="hopper_fp8", scaling="channel", block=16), "block must be 32, not 16"),
     (dict(elem_a="mxint8", accum="blackwell_mxf8f6f4"), "floating-point elements, not mxint8"),
+    (dict(elem_a="fp8e4m3", accum="blackwell_mxf4nvf4"), "takes fp4e2m1 elements, not fp8e4m3"),
+    (dict(elem_a="fp4e2m1", block=8, accum="blackwell_mxf4nvf4"), "16 or 32 elements, not 8"),
+    (dict(elem_a="fp4e2m1", scaling="channel", accum="blackwell_mxf4nvf4"),
+     "scaling must be block, not channel"),
+    (dict(elem_a="fp4e2m1", accum="blackwell_mxf4nvf4", scale_rule="p3109_maxabs"),
+     "quantizes|E8M0 or E4M3"),
 ])
 def test_tensor_core_presets_refuse_what_the_instruction_cannot_do(kwargs, says):
     with pytest.raises(OptionError, match=says):

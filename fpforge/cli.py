@@ -28,7 +28,7 @@ from pathlib import Path
 
 from fpforge.rtl.formats import CATALOG, SHORT_NAMES, FormatError, resolve
 from fpforge.rtl.kinds import BASIC_UNITS, KINDS, SPEC_OPTIONS, UNITS, make_spec, units_phrase
-from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES
+from fpforge.rtl.mx import OCP_FP_ELEMENTS, SCALE_RULES
 from fpforge.rtl.options import OptionError
 from fpforge.rtl.toolchain import ToolMissing
 
@@ -675,9 +675,9 @@ def _parser() -> argparse.ArgumentParser:
     m = sub.add_parser("bench-mx", help="golden MX quantization against torchao (mxref extra)")
     m.add_argument("--n", type=int, default=1 << 22, help="elements (a multiple of 1024)")
     m.add_argument("--repeat", type=int, default=5)
-    # torchao has no MXINT8 element
+    # torchao's MX elements
     m.add_argument("--elem", nargs="*", default=["fp8e4m3", "fp4e2m1"],
-                   choices=[e for e in ELEMENT_FORMATS if e != "mxint8"])
+                   choices=OCP_FP_ELEMENTS)
     m.add_argument("--rule", nargs="*", default=["floor", "rceil"], choices=SCALE_RULES)
     m.set_defaults(run=_cmd_bench_mx)
 

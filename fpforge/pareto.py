@@ -96,10 +96,11 @@ def _one_of(name, values, valid):
 
 
 # The quick run (make pareto): the OCP MX elements with MX blocks of 32 and per tensor, three
-# accumulators. The full run adds INT4 elements, per-channel and float32 scales, block sizes,
-# scale rules (NVFP4's and P3109's value scales among them) and roundings.
+# accumulators. The full run adds INT4 and FNUZ elements, per-channel and float32 scales, block
+# sizes, scale rules (NVFP4's and P3109's value scales among them) and roundings.
 QUICK = Axes()
-FULL = Axes(elements=QUICK.elements + ("int4",), scaling=SCALINGS, block=(8, 16, 32, 64),
+FULL = Axes(elements=QUICK.elements + ("int4", "fp8e4m3fnuz", "fp8e5m2fnuz"), scaling=SCALINGS,
+            block=(8, 16, 32, 64),
             scale_rule=SCALE_RULES + ("nvfp4_te", "p3109_maxabs"),
             rounding=("rne", "rtz", "stochastic"),
             accum=tuple(ACCUMULATOR_PRESETS) + tuple(FUSED_PRESETS))
@@ -239,8 +240,8 @@ def hardware_cases(c: GemmConfig) -> list:
     from fpforge.synth.sweep import Case
     acc = c.accum
     elem = element_format(c.elem_a).name
-    if isinstance(acc, FusedAccumulator) and acc.sum_group:
-        return []       # kind::mxf4nvf4's two-level step has no RTL unit yet: no cost
+    if isinstance(acc, FusedAccumulator) and not acc.has_rtl:
+        return []       # a two-level step (mxf4nvf4, CDNA3) has no RTL unit yet: no cost
     if isinstance(acc, FusedAccumulator):
         # One tensor-core step is one dot unit with its accumulator input c (the running sum
         # is c: no adder). Hopper's per-channel scales multiply once per output, not per MAC.

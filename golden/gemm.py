@@ -36,7 +36,7 @@ from .mx import (E8M0_BIAS, E8M0_NAN, _mx_dot, channel_quantize, decode_elements
                  float_scaled_quantize, mx_dequantize, mx_quantize)
 from .rounding import Mode, raw_from_float64, round_raw
 from .tensor_core import (FUSED_PRESETS, FusedAccumulator, exponents, float32_exactly,
-                          fused_matmul, grouped_fused_matmul)
+                          fused_matmul, grouped_fused_matmul, two_stage_matmul)
 from .ops import add_unit, cvt_unit
 
 __all__ = ["Accumulator", "GemmConfig", "emulated_matmul", "ACCUMULATOR_PRESETS"]
@@ -138,6 +138,11 @@ class GemmConfig:
             if any(e.twos_complement for e in elems):
                 raise OptionError("the tensor-core accumulators take floating-point elements, "
                                   f"not {', '.join(e.name for e in elems if e.twos_complement)}")
+            other = {e.name for e in elems} - set(self.accum.elements or {e.name for e in elems})
+            if other:
+                raise OptionError(f"the {self.accum.source} step takes "
+                                  f"{' or '.join(self.accum.elements)} elements, not "
+                                  f"{', '.join(sorted(other))}")
             if self.accum.sum_group:
                 self._check_grouped_step()
             else:
@@ -160,10 +165,6 @@ class GemmConfig:
         """kind::mxf4nvf4: E2M1 elements, scale blocks of 16 or 32 along its 64 products,
         E8M0 scales (MXFP4) or NVFP4's E4M3."""
         acc = self.accum
-        names = {element_format(e).name for e in (self.elem_a, self.elem_b or self.elem_a)}
-        if names != {"fp4e2m1"}:
-            raise OptionError(f"the {acc.source} step takes fp4e2m1 elements, not "
-                              f"{', '.join(sorted(names - {'fp4e2m1'}))}")
         if self.block % acc.sum_group or acc.group % self.block:
             raise OptionError(f"the {acc.source} step's scale blocks are 16 or 32 elements, "
                               f"not {self.block}")
@@ -437,7 +438,8 @@ def _fused(ea, sa, eb, sb, config: GemmConfig):
     xb = exponents(ub, fb.grid.man_bits)[eb.astype(jnp.int32)]
     va = _values_f64(fa)[ea.astype(jnp.int32)]
     vb = _values_f64(fb)[eb.astype(jnp.int32)]
-    c = fused_matmul(va, xa, sa, vb, xb, sb, acc)
+    steps = two_stage_matmul if acc.frac_bits2 else fused_matmul
+    c = steps(va, xa, sa, vb, xb, sb, acc)
     if acc.scales_in_group:
         return c
     value = float32_exactly(jax.lax.bitcast_convert_type(c, jnp.uint32))[0] * \

@@ -36,7 +36,7 @@ from ._jax import jax, jnp
 from .rounding import Mode, raw_from_float64, round_raw
 
 __all__ = ["FusedAccumulator", "FUSED_PRESETS", "fused_matmul", "grouped_fused_matmul",
-           "chained_steps", "exponents", "float32_exactly"]
+           "two_stage_matmul", "chained_steps", "exponents", "float32_exactly"]
 
 F32 = CATALOG["float32"]
 E_ZERO = -133
@@ -58,20 +58,34 @@ class FusedAccumulator:
     # group's term sits at its two scales' exponent alone (MMA-Sim's gst_fdpa)
     sum_group: int | None = None
     e_zero: int = E_ZERO          # the exponent a zero term (and c = 0) takes
+    # AMD CDNA3 (MMA-Sim's gtr_fdpa): the even and odd products' sums are combined and added to
+    # c in a second stage of ``frac_bits2`` bits, floored, then rounded to nearest even
+    frac_bits2: int | None = None
+    elements: tuple | None = None  # the element formats the instruction takes (None: any float)
     promote_every = None          # never: c is the whole running sum
+
+    @property
+    def has_rtl(self) -> bool:
+        """Whether fpforge's dot unit with c builds this step (the two-level ones not yet)."""
+        return not (self.sum_group or self.frac_bits2)
 
     def dot_spec(self, elem_a: str, elem_b: str | None = None) -> MxDotSpec:
         """The RTL dot unit of one step: ``group`` lanes, the fixed accumulator of F fraction
         bits with the float32 accumulator input c, rounded toward zero into the result format
         (block scales on its scale ports when they join the step)."""
-        if self.sum_group:
-            raise OptionError(f"{self.source} has no RTL unit yet (its two-level sum: groups "
-                              f"of {self.sum_group} at their scales' exponents)")
+        if not self.has_rtl:
+            raise OptionError(f"{self.source} has no RTL unit yet (a two-level sum: "
+                              f"docs/codesign.md)")
         return MxDotSpec(elem_a, elem_b, n=self.group, scaled=self.scales_in_group,
                          accum="fixed", frac_bits=self.frac_bits, out_fmt=self.result,
                          rounding=Rounding.RTZ, c_fmt=F32)
 
     def describe(self) -> str:
+        if self.frac_bits2:
+            return (f"fused dot-add of {self.group} products + c: the even and odd products "
+                    f"each truncated to {self.frac_bits} bits below their largest and summed, "
+                    f"floored together, added to c in {self.frac_bits2} bits (floored), "
+                    f"rounded to nearest even into {self.result.name} ({self.source})")
         if self.sum_group:
             return (f"fused dot-add of {self.group} products + c: exact sums of "
                     f"{self.sum_group} at their block scales' exponents, truncated to "
@@ -95,7 +109,12 @@ FUSED_PRESETS = {
     # (NVFP4)
     "blackwell_mxf4nvf4": FusedAccumulator(35, 64, F32, True,
                                            "MMA-Sim: Blackwell tcgen05 kind::mxf4nvf4, groups of "
-                                           "16, F = 35", sum_group=16, e_zero=-139),
+                                           "16, F = 35", sum_group=16, e_zero=-139,
+                                           elements=("fp4e2m1",)),
+    # MI300's v_mfma_f32_*_fp8/bf8: 16 products per step (MMA-Sim's L_max), FNUZ elements
+    "cdna3_fp8": FusedAccumulator(24, 16, F32, False,
+                                  "MMA-Sim: AMD CDNA3 MFMA FP8/BF8, halves F = 24, F2 = 31",
+                                  frac_bits2=31, elements=("fp8e4m3fnuz", "fp8e5m2fnuz")),
 }
 
 
@@ -220,6 +239,52 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
 
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
     c, _ = jax.lax.scan(step, c0, (xa, xb, sa_sig, sa_exp, sb_sig, sb_exp))
+    return jax.lax.bitcast_convert_type(c, jnp.float32)
+
+
+def two_stage_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
+    """AMD CDNA3's FP8 steps (MMA-Sim's gtr_fdpa), arguments as ``fused_matmul``'s (no scales
+    in the step). Per step of ``acc.group`` products and c:
+
+    1. the even-indexed and the odd-indexed products are each truncated toward zero to F
+       fraction bits below their own largest exponent and summed (zeros never set it);
+    2. both sums are floored (toward minus infinity) to F bits below the larger of the two;
+    3. with E the larger of that and c's exponent (c normalised, subnormals at -126), the
+       products' sum is floored to F2 + 1 bits below 2^E and c to F bits (dropped below
+       2^(E - F - 1)); their sum is floored to F2 fraction bits below its own leading bit
+       (at least 2^-126's) and rounded to nearest even into float32."""
+    blocks, m, k = va.shape
+    n = vb.shape[1]
+    F, F2 = acc.frac_bits, acc.frac_bits2
+    one = lambda e: jnp.ldexp(jnp.ones(e.shape, jnp.float64), e)
+
+    def half(p, e):
+        """(sum of the truncated products in units of 2^(E - F), E); E = -999 for no nonzero."""
+        big = jnp.max(e, axis=-1)
+        return jnp.sum(jnp.trunc(p * one(F - big)[..., None]), axis=-1), big
+
+    def step(c, block):
+        a, b, x, y = block
+        p = a[:, None, :] * b[None, :, :]                           # (M, N, k): exact
+        zero = (x[:, None, :] == E_ZERO) | (y[None, :, :] == E_ZERO)
+        e = jnp.where(zero, -999, x[:, None, :] + y[None, :, :])
+        s_even, e_even = half(p[..., ::2], e[..., ::2])
+        s_odd, e_odd = half(p[..., 1::2], e[..., 1::2])
+        e_dot = jnp.maximum(e_even, e_odd)
+        t = jnp.floor(s_even * one(e_even - e_dot)) + jnp.floor(s_odd * one(e_odd - e_dot))
+        c64, e_c = float32_exactly(c)
+        e_c = jnp.where(c64 == 0, -126, e_c)
+        big = jnp.maximum(e_dot, e_c)
+        u = jnp.floor(t * one(e_dot - big + F2 + 1 - F))           # units of 2^(E - F2 - 1)
+        v = jnp.where(e_c < big - F - 1, 0.0, jnp.floor(c64 * one(F - big)))   # 2^(E - F)
+        total = jnp.ldexp(u + v * 2.0 ** (F2 + 1 - F), big - F2 - 1)
+        lead = jnp.maximum(jnp.frexp(total)[1] - 1, -126)
+        total = jnp.floor(total * one(F2 - lead)) * one(lead - F2)
+        y_bits, _ = round_raw(raw_from_float64(total), F32, UnitOptions(), Mode(Rounding.RNE))
+        return y_bits.astype(jnp.uint32), None
+
+    c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
+    c, _ = jax.lax.scan(step, c0, (va, vb, xa, xb))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
 
 

@@ -19,7 +19,7 @@ from .spec import Spec, check_int, check_stages
 
 __all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", "VALUE_RULES",
            "ACCUMULATORS",
-           "E8M0_BIAS", "E8M0_NAN", "SCALE_MIN", "SCALE_MAX", "IN_FORMATS",
+           "E8M0_BIAS", "E8M0_NAN", "SCALE_MIN", "SCALE_MAX", "IN_FORMATS", "OCP_FP_ELEMENTS",
            "DOT_N_RANGE", "FRAC_BITS_RANGE", "MAX_BLOCK", "MxQuantSpec", "MxDequantSpec",
            "MxDotSpec"]
 
@@ -99,12 +99,16 @@ ELEMENT_FORMATS: dict[str, ElementFormat] = {
     "mxint8": ElementFormat("mxint8", _int_grid(8), twos_complement=True),
     # INT4 with a symmetric scale (a float32 per-channel scale in golden/gemm.py, or E8M0 blocks)
     "int4": ElementFormat("int4", _int_grid(4), twos_complement=True),
+    # AMD CDNA3's FP8 (FNUZ: bias 8 / 16, one NaN at 0x80, no -0, no inf), for its tensor core
+    "fp8e4m3fnuz": ElementFormat("fp8e4m3fnuz", CATALOG["float8_e4m3fnuz"]),
+    "fp8e5m2fnuz": ElementFormat("fp8e5m2fnuz", CATALOG["float8_e5m2fnuz"]),
     # P3109 elements (docs/p3109.md) under the same E8M0 scales: SatFinite, their one NaN.
     "binary8p4se": ElementFormat("binary8p4se", resolve("binary8p4se")),
     "binary8p3se": ElementFormat("binary8p3se", resolve("binary8p3se")),
     "binary4p2sf": ElementFormat("binary4p2sf", resolve("binary4p2sf")),
 }
 _BY_GRID = {e.grid: e for e in ELEMENT_FORMATS.values() if not e.twos_complement}
+OCP_FP_ELEMENTS = ("fp8e4m3", "fp8e5m2", "fp6e3m2", "fp6e2m3", "fp4e2m1")   # OCP MX v1.0's FP
 
 
 def element_format(spec: "str | FloatFormat | ElementFormat") -> ElementFormat:

@@ -521,8 +521,9 @@ def cancelling_rows(ea, eb, n, rows, seed, scales=True):
     half = n // 2
     e = element_format(ea)
     cancel = slice(0, rows // 4)
-    if not e.twos_complement:
-        a[cancel, half:2 * half] = a[cancel, :half] ^ e.grid.sign_mask
+    if not e.twos_complement:       # -x (a zero stays +0 where -0 is a NaN: FNUZ, P3109)
+        a[cancel, half:2 * half] = np.where(a[cancel, :half] == 0, _negative_zero(e),
+                                            a[cancel, :half] ^ e.grid.sign_mask)
     else:       # -x in the element's width
         a[cancel, half:2 * half] = (-a[cancel, :half].astype(np.int16)) & ((1 << e.width) - 1)
     b[cancel, half:2 * half] = b[cancel, :half]
@@ -537,9 +538,9 @@ def cancelling_rows(ea, eb, n, rows, seed, scales=True):
 
 
 def _negative_zero(elem) -> int:
-    """The code of -0 (0 for the integer elements, which have one zero)."""
+    """The code of -0, or of the one zero (integers, FNUZ, P3109: their 0x80 is not -0)."""
     e = element_format(elem)
-    return 0 if e.twos_complement else e.grid.sign_mask
+    return e.grid.sign_mask if not e.twos_complement and e.grid.has_neg_zero else 0
 
 
 def special_rows(ea, eb, n, rows, seed):

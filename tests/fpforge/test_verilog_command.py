@@ -243,8 +243,9 @@ ERRORS = {
     # the block kinds
     "unknown element": (["verilog", "--unit", "mxq", "--format", "fp7"],
                         E + "MX element format must be one of fp8e4m3, fp8e5m2, fp6e3m2, "
-                            "fp6e2m3, fp4e2m1, mxint8, int4, binary8p4se, binary8p3se, binary4p2sf "
-                            "(or their catalog names), not 'fp7'"),
+                            "fp6e2m3, fp4e2m1, mxint8, int4, fp8e4m3fnuz, fp8e5m2fnuz, "
+                            "binary8p4se, binary8p3se, binary4p2sf (or their catalog names), "
+                            "not 'fp7'"),
     "mxq input format": (Q + ["--in-format", "fp16"],
                          E + "MX quantizer input format must be one of float32, bfloat16, not "
                              "'fp16'"),
@@ -291,8 +292,8 @@ ERRORS = {
                                 "vectors) or --a-format ELEM and --b-format ELEM"),
     "dot element": (D[:-1] + ["fp16"],
                     E + "MX element format must be one of fp8e4m3, fp8e5m2, fp6e3m2, fp6e2m3, "
-                        "fp4e2m1, mxint8, int4, binary8p4se, binary8p3se, binary4p2sf (or their "
-                        "catalog names), not 'fp16'"),
+                        "fp4e2m1, mxint8, int4, fp8e4m3fnuz, fp8e5m2fnuz, binary8p4se, "
+                        "binary8p3se, binary4p2sf (or their catalog names), not 'fp16'"),
     "dot stochastic": (D + ["--rounding", "stochastic"],
                        E + "the dot unit takes a static rounding mode (rne, rtz, rdn, rup, rna, "
                            "rod), not 'stochastic'"),

@@ -18,7 +18,7 @@ from fpforge.sim.stimulus import cancelling_rows as vectors
 
 PAIRS = [("fp8e4m3", "fp8e4m3"), ("fp8e5m2", "fp8e5m2"), ("fp6e3m2", "fp6e2m3"),
          ("fp4e2m1", "fp4e2m1"), ("mxint8", "mxint8"), ("fp8e5m2", "fp4e2m1"),
-         ("int4", "int4"), ("int4", "fp8e4m3")]
+         ("int4", "int4"), ("int4", "fp8e4m3"), ("fp8e4m3fnuz", "fp8e5m2fnuz")]
 IDS = [f"{a}x{b}" for a, b in PAIRS]
 
 

@@ -293,8 +293,8 @@ def test_block_16_matches_torchao():
 def test_errors():
     x = np.zeros((2, 32), np.float32)
     with pytest.raises(ValueError, match=r"^MX element format must be one of fp8e4m3, fp8e5m2, "
-                       r"fp6e3m2, fp6e2m3, fp4e2m1, mxint8, int4, binary8p4se, binary8p3se, binary4p2sf "
-                       r"\(or their catalog names\), not "
+                       r"fp6e3m2, fp6e2m3, fp4e2m1, mxint8, int4, fp8e4m3fnuz, fp8e5m2fnuz, "
+                       r"binary8p4se, binary8p3se, binary4p2sf \(or their catalog names\), not "
                        r"'fp16'$"):
         golden.mx_quantize(x, "fp16")
     with pytest.raises(ValueError, match=r"^scale rule must be one of floor, ceil, rceil, even, "

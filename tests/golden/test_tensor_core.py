@@ -44,9 +44,9 @@ def _toward_zero(v: Fraction, man_bits: int) -> Fraction:
     return r if abs(r) < Fraction(2) ** 128 else (math.inf if v > 0 else -math.inf)
 
 
-def reference(a, b, config: GemmConfig, frac_bits: int | None = None):
-    acc = config.accum
-    F = acc.frac_bits if frac_bits is None else frac_bits
+def _operands(a, b, config: GemmConfig):
+    """Both operands quantized along K by the golden model (E8M0 block or channel scales):
+    (scale exponents, exact element values, the element format's minimum exponent)."""
     name = element_format(config.elem_a).grid.name
     emin = int(ml_dtypes.finfo(getattr(ml_dtypes, name)).minexp)
     k, kk = config.block, a.shape[1]
@@ -60,9 +60,24 @@ def reference(a, b, config: GemmConfig, frac_bits: int | None = None):
     sa, sb = ([[int(s) - 127 for s in row] for row in np.asarray(x)] for x in (sa, sb))
     va = [[Fraction(float(v)) for v in row] for row in ml_decode(np.asarray(ea), name)]
     vb = [[Fraction(float(v)) for v in row] for row in ml_decode(np.asarray(eb), name)]
+    return sa, sb, va, vb, emin
+
+
+F32_NEAREST = gmpy2.context(precision=24, emin=-148, emax=128, subnormalize=True,
+                            round=gmpy2.RoundToNearest)
+
+
+def _nearest32(v: Fraction) -> float:
+    with gmpy2.context(F32_NEAREST) as ctx:
+        return float(ctx.div(gmpy2.mpz(v.numerator), gmpy2.mpz(v.denominator)))
+
+
+def reference(a, b, config: GemmConfig, frac_bits: int | None = None):
+    acc = config.accum
+    F = acc.frac_bits if frac_bits is None else frac_bits
+    k, kk = config.block, a.shape[1]
+    sa, sb, va, vb, emin = _operands(a, b, config)
     out = np.zeros((a.shape[0], b.shape[1]), np.float32)
-    f32 = gmpy2.context(precision=24, emin=-148, emax=128, subnormalize=True,
-                        round=gmpy2.RoundToNearest)
     for i in range(a.shape[0]):
         for j in range(b.shape[1]):
             c = Fraction(0)
@@ -79,10 +94,50 @@ def reference(a, b, config: GemmConfig, frac_bits: int | None = None):
                 total = sum(math.trunc(p * Fraction(2) ** (F - big)) for p, _ in terms)
                 c = _toward_zero(total * Fraction(2) ** (big - F), acc.result.man_bits)
             if not acc.scales_in_group:
-                c = c * Fraction(2) ** (sa[i][0] + sb[j][0])
-                with gmpy2.context(f32) as ctx:
-                    c = ctx.div(gmpy2.mpz(c.numerator), gmpy2.mpz(c.denominator))
+                c = _nearest32(c * Fraction(2) ** (sa[i][0] + sb[j][0]))
             out[i, j] = np.float32(float(c))
+    return out
+
+
+def _floor_to(v: Fraction, unit: Fraction) -> Fraction:
+    return math.floor(v / unit) * unit
+
+
+def two_stage_reference(a, b, config: GemmConfig, frac_bits: int | None = None):
+    """AMD CDNA3 (MMA-Sim's gtr_fdpa) in exact rationals: per step of 16 products, the even and
+    odd products each truncated toward zero to F bits below their largest exponent and summed,
+    both floored to F bits below the larger; with E = max(that, c's exponent), the sum floored
+    to F2 + 1 bits and c to F bits below 2^E (c dropped below 2^(E - F - 1)); their sum floored
+    to F2 bits below its leading bit (at least -126) and rounded to nearest even; per-channel
+    scales then times the float32 result, rounded to nearest even (MPFR)."""
+    acc = config.accum
+    F, F2 = acc.frac_bits if frac_bits is None else frac_bits, acc.frac_bits2
+    k, kk = config.block, a.shape[1]
+    sa, sb, va, vb, emin = _operands(a, b, config)
+    two = Fraction(2)
+    out = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            c = Fraction(0)
+            for g in range(0, kk, k):
+                halves = []
+                for h in (0, 1):
+                    ts = [(va[i][t] * vb[j][t], _exp(va[i][t], emin) + _exp(vb[j][t], emin))
+                          for t in range(g + h, g + k, 2)]
+                    es = [e for p, e in ts if p != 0]
+                    big = max(es) if es else -999
+                    halves.append((sum(math.trunc(p * two ** (F - big)) for p, _ in ts), big))
+                e_dot = max(e for _, e in halves)
+                t = sum(math.floor(Fraction(s) * two ** (e - e_dot)) for s, e in halves)
+                e_c = -126 if c == 0 else _exp(c, -126)
+                big = max(e_dot, e_c)
+                u = _floor_to(t * two ** (e_dot - F), two ** (big - F2 - 1))
+                v = Fraction(0) if e_c < big - F - 1 else _floor_to(c, two ** (big - F))
+                total = u + v
+                lead = -126 if total == 0 else _exp(total, -126)
+                c = Fraction(_nearest32(_floor_to(total, two ** (lead - F2))))
+            c = _nearest32(c * two ** (sa[i][0] + sb[j][0]))
+            out[i, j] = np.float32(c)
     return out
 
 
@@ -112,6 +167,15 @@ def test_the_comparison_catches_one_fraction_bit_more():
     a, b = _data((3, 96), 3), _data((96, 4), 4)
     got = np.asarray(emulated_matmul(a, b, config))
     assert (got.view(np.uint32) != reference(a, b, config, frac_bits=14).view(np.uint32)).any()
+
+
+@pytest.mark.parametrize("elem", ["fp8e4m3fnuz", "fp8e5m2fnuz"])
+def test_cdna3_matches_the_exact_rational_model(elem):
+    config = GemmConfig(elem, block=16, accum="cdna3_fp8", scaling="channel")
+    a, b = _data((3, 96), 5), _data((96, 4), 6)
+    got = np.asarray(emulated_matmul(a, b, config)).view(np.uint32)
+    np.testing.assert_array_equal(got, two_stage_reference(a, b, config).view(np.uint32))
+    assert (got != two_stage_reference(a, b, config, frac_bits=12).view(np.uint32)).any()
 
 
 def grouped_reference(a, b, config: GemmConfig, frac_bits: int | None = None):
@@ -191,6 +255,8 @@ def test_mxf4nvf4_matches_the_exact_rational_model(config):
     (dict(accum="hopper_fp8", scaling="channel", block=16), "block must be 32, not 16"),
     (dict(elem_a="mxint8", accum="blackwell_mxf8f6f4"), "floating-point elements, not mxint8"),
     (dict(elem_a="fp8e4m3", accum="blackwell_mxf4nvf4"), "takes fp4e2m1 elements, not fp8e4m3"),
+    (dict(elem_a="fp8e4m3", block=16, accum="cdna3_fp8", scaling="tensor"),
+     "takes fp8e4m3fnuz or fp8e5m2fnuz elements, not fp8e4m3"),
     (dict(elem_a="fp4e2m1", block=8, accum="blackwell_mxf4nvf4"), "16 or 32 elements, not 8"),
     (dict(elem_a="fp4e2m1", scaling="channel", accum="blackwell_mxf4nvf4"),
      "scaling must be block, not channel"),

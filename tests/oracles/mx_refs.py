@@ -19,7 +19,7 @@ from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
 os.environ.setdefault("TORCHINDUCTOR_DISABLE", "1")
 
 ELEMS = ("fp8e4m3", "fp8e5m2", "fp6e3m2", "fp6e2m3", "fp4e2m1", "mxint8", "binary8p4se",
-         "binary8p3se", "binary4p2sf", "int4")
+         "binary8p3se", "binary4p2sf", "int4", "fp8e4m3fnuz", "fp8e5m2fnuz")
 FP_ELEMS = ELEMS[:5]         # the OCP FP ones: what torchao knows
 OCP_ELEMS = ELEMS[:6]        # and MXINT8: what gfloat knows
 RULES = ("floor", "ceil", "rceil", "even", "vllm")
@@ -28,11 +28,13 @@ RULES = ("floor", "ceil", "rceil", "even", "vllm")
 GRID = {"fp8e4m3": CATALOG["float8_e4m3fn"], "fp8e5m2": CATALOG["float8_e5m2"],
         "fp6e3m2": CATALOG["float6_e3m2fn"], "fp6e2m3": CATALOG["float6_e2m3fn"],
         "fp4e2m1": CATALOG["float4_e2m1fn"], "binary8p4se": resolve("binary8p4se"),
-        "binary8p3se": resolve("binary8p3se"), "binary4p2sf": resolve("binary4p2sf")}
+        "binary8p3se": resolve("binary8p3se"), "binary4p2sf": resolve("binary4p2sf"),
+        "fp8e4m3fnuz": CATALOG["float8_e4m3fnuz"], "fp8e5m2fnuz": CATALOG["float8_e5m2fnuz"]}
 # emax_elem: the exponent of the largest power of two each holds (P3109: Binary8p4se max 224 =
 # 1.75 * 2^7, Binary8p3se 49152 = 1.5 * 2^15, Binary4p2sf 3 = 1.5 * 2^1).
 EMAX = {"fp8e4m3": 8, "fp8e5m2": 15, "fp6e3m2": 4, "fp6e2m3": 2, "fp4e2m1": 2, "mxint8": 0,
-        "binary8p4se": 7, "binary8p3se": 15, "binary4p2sf": 1, "int4": 0}
+        "binary8p4se": 7, "binary8p3se": 15, "binary4p2sf": 1, "int4": 0,
+        "fp8e4m3fnuz": 7, "fp8e5m2fnuz": 15}     # FNUZ: max 240 = 1.875 * 2^7, 57344 = 1.75 * 2^15
 # The integer elements: (width, fraction bits). MXINT8 is int8 / 64 (OCP MX 5.3); INT4 int4 / 4,
 # the same construction on 4 bits (a symmetric integer, |x| <= 7).
 INTS = {"mxint8": (8, 6), "int4": (4, 2)}

@@ -62,6 +62,14 @@ def test_mxint8():
                       mixed_rows("mxint8", "fp6e2m3", 4, 14))
 
 
+def test_fnuz_elements():
+    """AMD's FNUZ FP8 (one NaN at 0x80, no -0): E4M3FNUZ x E5M2FNUZ, exact and fixed."""
+    assert_dots_exact([MxDotSpec("fp8e4m3fnuz", "fp8e5m2fnuz", n=4),
+                       MxDotSpec("fp8e4m3fnuz", "fp8e5m2fnuz", n=4, accum="fixed",
+                                 frac_bits=8)],
+                      mixed_rows("fp8e4m3fnuz", "fp8e5m2fnuz", 4, 19))
+
+
 def test_int4():
     """INT4 x INT4 exhaustive over (a_0, b_0), and INT4 x E4M3 through the fixed accumulator."""
     assert_dots_exact([MxDotSpec("int4", n=4), MxDotSpec("int4", n=4, accum="fixed",

@@ -63,7 +63,7 @@ def test_fp8e4m3_every_rule():
 
 
 RULE_OF = {"fp8e5m2": "even", "fp6e3m2": "rceil", "fp6e2m3": "ceil", "fp4e2m1": "even",
-           "mxint8": "ceil", "int4": "rceil"}
+           "mxint8": "ceil", "int4": "rceil", "fp8e4m3fnuz": "even", "fp8e5m2fnuz": "vllm"}
 
 
 @pytest.mark.parametrize("elem", [e if e in ("fp4e2m1", "mxint8", "int4") else

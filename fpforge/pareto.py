@@ -381,9 +381,13 @@ def markdown(rows: list[Row], meta: dict) -> str:
            "docs/synth/timing.md), OpenSTA load-aware delay; GE per MAC = their area / lanes; "
            "delay = dot + adder (one unpipelined step). Per-channel and per-tensor scaling use "
            "the same units (their scales are the dot unit's scale inputs, one per channel or "
-           "tensor). A tensor-core accumulator (hopper_fp8, blackwell_mxf8f6f4) is its one "
-           "step unit: the dot unit of 32 lanes with the accumulator input c (no adder; "
-           "Hopper's per-channel scales, once per output, are left out).",
+           "tensor; float32 scales multiply once per output and are left out). A value-scale "
+           "recipe's dot unit takes its scale format on the scale inputs (NVFP4: E4M3); its "
+           "per-tensor factor, once per output, is left out. A tensor-core accumulator "
+           "(hopper_fp8, ada_fp8, blackwell_mxf8f6f4) is its one step unit: the dot unit with "
+           "the accumulator input c (no adder; Hopper's per-channel scales, once per output, "
+           "are left out). The two-level steps (blackwell_mxf4nvf4, cdna3_fp8) have no RTL "
+           "unit yet: no cost, never on the front.",
            f"- **front** (bold): no other configuration has at most the GE per MAC and at "
            f"least the {FRONT_METRIC} (K = 4096).", "",
            "![pareto](pareto.png)", "",

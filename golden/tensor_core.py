@@ -1,4 +1,4 @@
-"""Tensor-core accumulation: the fused, truncating dot-add of NVIDIA's matrix engines.
+"""Tensor-core accumulation: the fused, truncating dot-add of NVIDIA's and AMD's matrix engines.
 
 The bit-accurate model is microsoft/MMA-Sim (arXiv 2511.10909; PyPI ``mmasim`` 2.1.1,
 ``mmasim/arithmetic/fdpa.py``: ``truncated_fused_sum``, ``t_fdpa``, ``st_fdpa``). One step of
@@ -17,7 +17,11 @@ the instruction takes a group of ``group`` products and the accumulator c:
 Presets (docs/codesign.md): ``hopper_fp8`` (wgmma FP8, F = 13, 32 products per step, e8m13),
 ``ada_fp8`` (mma FP8: the same step on 16 products, two per instruction) and
 ``blackwell_mxf8f6f4`` (tcgen05.mma kind::mxf8f6f4, F = 25, 32 products per step with their
-block scales, float32). Special values follow float arithmetic: a NaN operand or 0 x inf gives
+block scales, float32). Two presets have two levels (``grouped_fused_matmul``,
+``two_stage_matmul``): ``blackwell_mxf4nvf4`` (kind::mxf4nvf4, MMA-Sim's ``gst_fdpa``: groups
+of 16 E2M1 products summed exactly at their block scales' exponents, F = 35) and ``cdna3_fp8``
+(AMD CDNA3 MFMA FP8, ``gtr_fdpa``: even and odd halves, floors, F2 = 31, round to nearest
+even). Special values follow float arithmetic: a NaN operand or 0 x inf gives
 NaN, inf - inf NaN, an infinite product an infinity (NaN is float32's 0x7FC00000 here; MMA-Sim
 writes 0x7FFFFFFF).
 """

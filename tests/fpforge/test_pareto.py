@@ -30,22 +30,16 @@ def test_front_keeps_exactly_the_undominated_rows():
 
 def test_a_small_run_writes_every_report_with_the_issue_columns(tmp_path):
     config = tmp_path / "axes.json"
-    # two sweeps: MXFP4 in blocks of 8, and NVFP4 (E4M3 scales of 16, TE's recipe)
-    config.write_text(json.dumps([{"elements": ["fp4e2m1"], "block": [8],
-                                   "scaling": ["block", "channel"],
-                                   "accum": ["fp32", "bf16_promote128"]},
-                                  {"elements": ["fp4e2m1"], "block": [16],
-                                   "scale_rule": ["nvfp4_te"], "accum": ["fp32"]}]))
+    config.write_text(json.dumps({"elements": ["fp4e2m1"], "block": [8],
+                                  "scaling": ["block", "channel"],
+                                  "accum": ["fp32", "bf16_promote128"]}))
     out = tmp_path / "out"
     (out).mkdir()
     (out / "pareto.png").write_text("stale")
     assert main(["pareto", "--config", str(config), "--out", str(out), "-j", "2"]) == 0
     with open(out / "pareto.csv") as fh:
         rows = list(csv.DictReader(fh))
-    assert tuple(rows[0])[:len(ISSUE_COLUMNS)] == ISSUE_COLUMNS and len(rows) == 5
-    nvfp4 = rows.pop()
-    assert nvfp4["scale_rule"] == "nvfp4_te" and float(nvfp4["bits_per_elem"]) == 4.5
-    assert float(nvfp4["ge_per_mac"]) > 0 and 15 < float(nvfp4["qsnr_gauss_db"]) < 25
+    assert tuple(rows[0])[:len(ISSUE_COLUMNS)] == ISSUE_COLUMNS and len(rows) == 4
     for r in rows:
         assert float(r["ge_per_mac"]) > 0 and float(r["delay_ps"]) > 0
         assert 10 < float(r["qsnr_gauss_db"]) < 25 and 10 < float(r["qsnr_dot_db"]) < 25
@@ -56,15 +50,14 @@ def test_a_small_run_writes_every_report_with_the_issue_columns(tmp_path):
     # promotion adds a float32 adder to the bf16 running sum's: more area per MAC
     by = {(r["scaling"], r["accum"]): float(r["ge_per_mac"]) for r in rows}
     assert by[("block", "bf16_promote128")] > by[("block", "fp32")]
-    assert any(r["on_front"] == "True" for r in rows + [nvfp4])
+    assert any(r["on_front"] == "True" for r in rows)
     data = json.loads((out / "pareto.json").read_text())
-    assert len(data["rows"]) == 5 and data["meta"]["configurations"] == 5
-    assert [a["block"] for a in data["meta"]["axes"]] == [[8], [16]]
+    assert len(data["rows"]) == 4 and data["meta"]["configurations"] == 4
     text = (out / "pareto.md").read_text()
     assert "**fp4e2m1" in text and "documented scores to 4 decimals" in text
     assert (out / "pareto.png").read_bytes()[:4] == b"\x89PNG"
     roof = json.loads((out / "roofline.json").read_text())
-    assert len(roof["formats"]) == 5 and all(f["peak_tmacs"] > 0 for f in roof["formats"])
+    assert len(roof["formats"]) == 4 and all(f["peak_tmacs"] > 0 for f in roof["formats"])
     assert "decoder layer, decode b64" in (out / "roofline.md").read_text()
 
 
@@ -95,3 +88,25 @@ def test_a_tensor_core_preset_is_costed_as_its_one_step_unit(preset):
     spec = case.spec()
     assert role == "dot" and spec == config.accum.dot_spec("fp8e4m3")
     assert spec.c_fmt.name == "float32" and spec.accum == "fixed" and spec.n == 32
+
+
+def test_a_list_of_axes_joins_its_sweeps_and_costs_nvfp4_with_its_scale_format(tmp_path):
+    """``--config`` with a list of objects: their configurations in order, once each; the NVFP4
+    row's dot unit takes E4M3 scales, its bits count one E4M3 scale per 16; the two-level
+    tensor-core steps have no unit to cost."""
+    config = tmp_path / "axes.json"
+    config.write_text(json.dumps([{"elements": ["fp4e2m1"], "block": [16], "scaling": ["block"],
+                                   "accum": ["fp32"]},
+                                  {"elements": ["fp4e2m1"], "block": [16],
+                                   "scale_rule": ["nvfp4_te"],
+                                   "accum": ["fp32", "blackwell_mxf4nvf4"]},
+                                  {"elements": ["fp4e2m1"], "block": [16],
+                                   "scaling": ["block"], "accum": ["fp32"]}]))
+    configs = pareto.configurations(pareto.Axes.from_json(config))
+    assert [(c.scale_rule, pareto.accum_name(c.accum)) for c in configs] == [
+        ("floor", "fp32"), ("nvfp4_te", "fp32"), ("nvfp4_te", "blackwell_mxf4nvf4")]
+    (_, dot), _ = pareto.hardware_cases(configs[1])
+    assert dict(dot.values)["scale_format"] == "float8_e4m3fn"
+    assert "scale_format" not in dict(pareto.hardware_cases(configs[0])[0][1].values)
+    assert pareto.bits_per_elem(configs[1]) == 4.5
+    assert pareto.hardware_cases(configs[2]) == []

@@ -411,7 +411,7 @@ def test_nvfp4_gemm_is_the_recipe_written_out(rule):
 
 
 @pytest.mark.parametrize("elem,rule,block", [
-    ("fp4e2m1", "nvfp4_modelopt", 16),
+    pytest.param("fp4e2m1", "nvfp4_modelopt", 16, marks=pytest.mark.slow),
     pytest.param("fp4e2m1", "nvfp4_4over6", 16, marks=pytest.mark.slow),
     pytest.param("binary8p4se", "p3109_maxabs", 32, marks=pytest.mark.slow)])
 def test_value_scaled_blocks_float64_path_is_the_dot_unit(elem, rule, block):

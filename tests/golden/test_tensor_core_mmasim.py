@@ -32,6 +32,18 @@ def _codes(rng, elem, shape):
     return rng.choice(ok, shape).astype(np.uint8)
 
 
+def _chain(op, ea, eb, c, type_a, type_b, scales=lambda step: ()):
+    """MMA-Sim's D = A B + C over chained instructions of 32 products: (M, K) and (N, K) codes,
+    ``scales(step)`` the instruction's scale arguments; the float32 bits of D."""
+    A = torch.from_numpy(ea).view(type_a)
+    B = torch.from_numpy(np.ascontiguousarray(eb.T)).view(type_b)
+    D = torch.from_numpy(c.copy())
+    for step in range(ea.shape[1] // 32):
+        cols = slice(32 * step, 32 * step + 32)
+        D = op(A[:, cols].contiguous(), B[cols, :].contiguous(), D, *scales(step))
+    return D.numpy().view(np.uint32)
+
+
 def _ours(ea, eb, sa, sb, c, elem, preset):
     e = element_format(elem)
     u = decode_elements(jnp.arange(256, dtype=jnp.uint32), e)
@@ -71,20 +83,14 @@ def test_presets_equal_mmasim_bit_for_bit(elem, preset):
         op = MMA("Ada Lovelace", f"m16n8k32.f32.{t}.{t}.f32")
     else:
         op = WGMMA("Hopper", f"m64n8k32.f32.{t}.{t}")
-    A = torch.from_numpy(ea).view(TORCH[elem])
-    B = torch.from_numpy(np.ascontiguousarray(eb.T)).view(TORCH[elem])
-    D = torch.from_numpy(c.copy())
-    for step in range(k // 32):
-        cols = slice(32 * step, 32 * step + 32)
-        if scaled:
-            alpha = torch.from_numpy(np.ascontiguousarray(sa[:, step:step + 1])).view(
-                torch.float8_e8m0fnu)
-            beta = torch.from_numpy(np.ascontiguousarray(sb[:, step:step + 1].T)).view(
-                torch.float8_e8m0fnu)
-            D = op(A[:, cols].contiguous(), B[cols, :].contiguous(), D, alpha, beta)
-        else:
-            D = op(A[:, cols].contiguous(), B[cols, :].contiguous(), D)
-    theirs = D.numpy().view(np.uint32)
+
+    def scales(step):
+        if not scaled:
+            return ()
+        alpha = torch.from_numpy(np.ascontiguousarray(sa[:, step:step + 1]))
+        beta = torch.from_numpy(np.ascontiguousarray(sb[:, step:step + 1].T))
+        return alpha.view(torch.float8_e8m0fnu), beta.view(torch.float8_e8m0fnu)
+    theirs = _chain(op, ea, eb, c, TORCH[elem], TORCH[elem], scales)
     ours = _ours(ea, eb, sa, sb, c, elem, preset)
     assert (theirs != 0).sum() > m * n // 2          # a real comparison, not of zeros
     np.testing.assert_array_equal(ours, theirs)
@@ -161,13 +167,7 @@ def test_cdna3_fp8_equals_mmasim_bit_for_bit(ta, tb):
     c = (rng.standard_normal((m, n)) * 2.0 ** rng.integers(-20, 20, (m, n))).astype(np.float32)
     c[0, :] = 0.0
     op = MFMA("CDNA3", f"f32_16x16x32_{ta}_{tb}")
-    A = torch.from_numpy(ea).view(tdt[ta])
-    B = torch.from_numpy(np.ascontiguousarray(eb.T)).view(tdt[tb])
-    D = torch.from_numpy(c.copy())
-    for step in range(k // 32):
-        cols = slice(32 * step, 32 * step + 32)
-        D = op(A[:, cols].contiguous(), B[cols, :].contiguous(), D)
-    theirs = D.numpy().view(np.uint32)
+    theirs = _chain(op, ea, eb, c, tdt[ta], tdt[tb])
 
     def split(codes, name):
         e = element_format(name)

@@ -114,8 +114,10 @@ def configurations(axes: "Axes | tuple[Axes, ...]") -> list[GemmConfig]:
     if not out:
         raise OptionError("no configuration: the tensor-core accumulators need their "
                           "instruction's block (hopper_fp8 and blackwell_mxf8f6f4 32, ada_fp8 "
-                          "16) and hopper_fp8 / ada_fp8 per-channel or per-tensor scaling; "
-                          "the NVFP4 rules fp4e2m1 elements in blocks")
+                          "and cdna3_fp8 16, blackwell_mxf4nvf4 16 or 32) and elements "
+                          "(blackwell_mxf4nvf4 fp4e2m1, cdna3_fp8 the FNUZ ones), and hopper_fp8 "
+                          "/ ada_fp8 / cdna3_fp8 per-channel or per-tensor scaling; the NVFP4 "
+                          "rules fp4e2m1 elements in blocks")
     return list(dict.fromkeys(out))
 
 

@@ -271,34 +271,27 @@ def _float_scale(x, elem: str, config: GemmConfig):
     rows; 1 where amax is 0 or not finite (the elements then carry the zeros or NaNs). On bit
     patterns through the integer-exact IEEE division: XLA turns a division by a constant into a
     multiplication by its rounded reciprocal, and flushes subnormals."""
-    mag = jax.lax.bitcast_convert_type(jnp.asarray(x, jnp.float32), jnp.uint32) & 0x7FFF_FFFF
+    mag = _bits(x) & 0x7FFF_FFFF
     amax = jnp.max(mag) if config.scaling == "tensor_f32" else jnp.max(mag, axis=-1)
     scale = fp32.div(amax, fp32.bits(float(element_format(elem).grid.max_finite)))
     scale = jnp.where((amax < 0x7F80_0000) & (scale != 0), scale, fp32.bits(1.0))
-    return jax.lax.bitcast_convert_type(jnp.broadcast_to(scale, x.shape[:1]).astype(jnp.uint32),
-                                        jnp.float32)
+    return _floats(jnp.broadcast_to(scale, x.shape[:1]))
 
 
 def operand_quantize(x, elem: str, config: GemmConfig, rbits=None):
-    """(scales, elements) of x (rows, K) under config's scaling: one E8M0 scale per block of
-    ``block`` along K, per row, or per tensor (repeated for each block); with a float32 scale
-    (``_f32``), unit E8M0 scales and the elements of x / scale; with a value rule, the block
-    scales of its recipe (golden/blockscale.py), the tensor's own amax as its second level."""
-    if config.value_scaled:
-        q = quantized_operand(x, elem, config, rbits)
-        return q.scales, q.elements
+    """(scales, elements) of x (rows, K) under config's E8M0 scaling: one E8M0 scale per block
+    of ``block`` along K, per row, or per tensor (repeated for each block); with a float32
+    scale (``_f32``), unit E8M0 scales and the elements of x / scale. A value rule's blocks come
+    from ``quantized_operand``."""
+    spec = config.quant_spec(elem)
+    blocks = x.shape[1] // config.block
     if config.scaling in FLOAT_SCALINGS:
-        spec = MxQuantSpec(elem, block=config.block, scale_rule=config.scale_rule,
-                           rounding=config.rounding)
         return float_scaled_quantize(x, _float_scale(x, elem, config), rbits, spec=spec,
-                                     blocks=x.shape[1] // config.block)
+                                     blocks=blocks)
     if config.scaling == "block":
         return mx_quantize(x, elem, block=config.block, scale_rule=config.scale_rule,
                            rounding=config.rounding, rbits=rbits)
-    spec = MxQuantSpec(elem, block=config.block, scale_rule=config.scale_rule,
-                       rounding=config.rounding)
-    return channel_quantize(x, rbits, spec=spec, blocks=x.shape[1] // config.block,
-                            whole=config.scaling == "tensor")
+    return channel_quantize(x, rbits, spec=spec, blocks=blocks, whole=config.scaling == "tensor")
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))

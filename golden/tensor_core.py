@@ -230,10 +230,9 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
         nonzero = jnp.einsum("mqi,nqi->mnq", (a != 0).astype(jnp.float64),
                              (b != 0).astype(jnp.float64), precision=hi) > 0
         s_scale = a_sig[:, None, :] * b_sig[None, :, :]
-        e = a_exp[:, None, :] + b_exp[None, :, :]
-        e = jnp.where(nonzero & (s_scale != 0), e, acc.e_zero)
-        value = p * s_scale * jnp.ldexp(jnp.ones(e.shape, jnp.float64),
-                                        a_exp[:, None, :] + b_exp[None, :, :])
+        e_scale = a_exp[:, None, :] + b_exp[None, :, :]
+        value = p * s_scale * jnp.ldexp(jnp.ones(e_scale.shape, jnp.float64), e_scale)
+        e = jnp.where(nonzero & (s_scale != 0), e_scale, acc.e_zero)
         c64, e_c = float32_exactly(c)
         e_c = jnp.where(c64 == 0, acc.e_zero, e_c)
         big = jnp.maximum(jnp.max(e, axis=-1), e_c)

@@ -417,14 +417,14 @@ def test_nvfp4_gemm_is_the_recipe_written_out(rule):
 def test_value_scaled_blocks_float64_path_is_the_dot_unit(elem, rule, block):
     """The float64 block sums (with the scales' values) agree with the dot unit's integer model
     (scale_format = the recipe's scale format) on codes and scales of the recipe."""
-    from fpforge.golden.gemm import _matmul_codes, operand_quantize
+    from fpforge.golden.gemm import _matmul_codes, quantized_operand
     config = GemmConfig(elem, block=block, scale_rule=rule, accum="bf16")
     rng = np.random.default_rng(22)
     a = (rng.standard_normal((5, 4 * block)) * 2.0 ** rng.integers(-8, 8, (5, 4))
          .repeat(block, 1)).astype(np.float32)
     b = rng.standard_normal((4 * block, 4)).astype(np.float32)
-    sa, ea = operand_quantize(a, elem, config)
-    sb, eb = operand_quantize(np.ascontiguousarray(b.T), elem, config)
+    sa, ea, _ = quantized_operand(a, elem, config)
+    sb, eb, _ = quantized_operand(np.ascontiguousarray(b.T), elem, config)
     assert config.dot_spec.value_scales
     fast, slow = (np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=f))
                   for f in (True, False))

@@ -55,7 +55,7 @@ from fpforge.rtl.formats import CATALOG, FloatFormat, Specials
 # The MX parameters and their bounds live in rtl/ (one description for the hardware and this
 # model): the public functions below build the unit's spec, which validates them.
 from fpforge.rtl.mx import (ACCUMULATORS, DOT_N_RANGE, E8M0_BIAS, E8M0_NAN, ELEMENT_FORMATS,
-                    SCALE_MAX, SCALE_MIN, SCALE_RULES, ElementFormat,
+                    GROUP_ZERO_EXP, SCALE_MAX, SCALE_MIN, SCALE_RULES, ElementFormat,
                     MxDequantSpec, MxDotSpec, MxQuantSpec, element_format)
 from fpforge.rtl.options import Flag, Rounding, UnitOptions
 
@@ -313,7 +313,7 @@ def decode_elements(codes, elem: ElementFormat, sig_dtype=U64) -> Unpacked:
 
 def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scales_b=None,
            accum: str = "exact", frac_bits: int = 24, out_fmt="float32", rounding="rne",
-           scale_fmt="float8_e8m0fnu", c=None, c_fmt="float32"):
+           scale_fmt="float8_e8m0fnu", c=None, c_fmt="float32", sum_group=None):
     """Dot product of element vectors along the last axis (N <= 64), optionally scaled by one
     E8M0 scale per vector (OCP MX Dot: X_A * X_B * sum P_A,i * P_B,i), rounded once into
     ``out_fmt`` (a catalog format; non-saturating). Returns (codes, flags).
@@ -336,6 +336,10 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
     its exponent joining Emax and its value truncated like a product's (a tensor core's step,
     y = the sum + c; docs/mx.md).
 
+    ``sum_group``: with ``accum="fixed"``, the lanes summed exactly in groups of this many, each
+    group times its own scales (``scales_a`` / ``scales_b`` (..., N / sum_group)) and aligned
+    at their exponent: a grouped tensor-core step (Blackwell's kind::mxf4nvf4; docs/mx.md).
+
     Specials follow docs/numerics.md: a NaN element or scale gives NaN, 0 x inf and inf - inf are
     invalid, an sNaN element raises invalid. A zero result is -0 only when every product is a
     negative zero (or, under rdn, when the products are not all +0).
@@ -349,7 +353,7 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
     spec = MxDotSpec(elem_fmt_a, elem_fmt_b, n=a.shape[-1], scaled=scaled, accum=accum,
                      frac_bits=frac_bits, out_fmt=out_fmt, rounding=rounding,
                      scale_fmt=scale_fmt if scaled else "float8_e8m0fnu",
-                     c_fmt=None if c is None else c_fmt)
+                     c_fmt=None if c is None else c_fmt, sum_group=sum_group)
     one = jnp.uint8(E8M0_BIAS)
     sa = one if scales_a is None else jnp.asarray(scales_a)
     sb = one if scales_b is None else jnp.asarray(scales_b)
@@ -361,9 +365,11 @@ def dot_unit(spec: MxDotSpec, inputs: dict, want=("y", "flags")) -> dict:
     ``scale_a``, ``scale_b`` (...), ``c`` (...)] -> ``y`` (...) and ``flags`` (...)."""
     one = jnp.uint8(E8M0_BIAS)
     c = None if spec.c_fmt is None else jnp.asarray(inputs["c"])
-    y, flags = _mx_dot(_lanes(inputs["a"], spec.n), _lanes(inputs["b"], spec.n),
-                       jnp.asarray(inputs.get("scale_a", one)),
-                       jnp.asarray(inputs.get("scale_b", one)), c, spec=spec)
+    sa, sb = (jnp.asarray(inputs.get(p, one)) for p in ("scale_a", "scale_b"))
+    if spec.sum_group is not None:                  # one scale per group: a lane axis
+        sa, sb = _lanes(sa, spec.groups), _lanes(sb, spec.groups)
+    y, flags = _mx_dot(_lanes(inputs["a"], spec.n), _lanes(inputs["b"], spec.n), sa, sb, c,
+                       spec=spec)
     out = {"y": y, "flags": flags}
     return {p: out[p] for p in want}
 
@@ -442,8 +448,45 @@ def _fixed_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat, frac_bits: 
     E = exp + ea.grid.man_bits + eb.grid.man_bits
     if c is not None:
         sign, sig, exp, E = (_append(x, y) for x, y in zip((sign, sig, exp, E), c))
+    emax = jnp.max(jnp.where(sig != 0, E, jnp.iinfo(I32).min // 2), axis=-1)
+    return _truncated_sum(sign, sig, exp, emax, frac_bits)
+
+
+def _grouped_sum(sign, sig, exp, sa, sb, frac_bits: int, spec: MxDotSpec, c=None):
+    """The grouped accumulator (MMA-Sim's gst_fdpa; ``MxDotSpec.sum_group``): the products of
+    each group of lanes summed exactly, times the group's scales; the group's term stands at
+    the exponent of its scales alone (each normalised to [1, 2), subnormals at the format's
+    smallest exponent), or at GROUP_ZERO_EXP when all its products or a scale are zero; c at
+    its own exponent (GROUP_ZERO_EXP when zero, or absent). Emax is the largest; every term is
+    truncated toward zero to 2^(Emax - F) and summed. A scaled group sum fits 64 bits and the
+    truncated sum int64 (MxDotSpec._check_groups). Returns (sign, exponent, |sum|, lost) and
+    each lane's sign with its group's scale signs (for the zero and infinity rules)."""
+    g, groups = spec.sum_group, spec.groups
+    shape = sig.shape[:-1] + (groups, g)
+    lanes = [x.reshape(shape) for x in (sign, sig, exp)]
+    p_sign, p_exp, p_sig, _ = _exact_sum(*lanes, spec.elem_a, spec.elem_b)
+    s_exp, s_sig, _, s_zero, s_sign = _value_scales(sa, sb, spec.scale_fmt)
+    active = jnp.any(lanes[1] != 0, axis=-1) & ~s_zero
+    E = jnp.where(active, s_exp + 2 * spec.scale_fmt.man_bits, GROUP_ZERO_EXP)
+    t_sign, t_sig, t_exp = p_sign ^ s_sign, p_sig * s_sig, p_exp + s_exp
+    if c is None:
+        emax = jnp.maximum(jnp.max(E, axis=-1), GROUP_ZERO_EXP)
+    else:
+        c_sign, c_sig, c_exp, c_E = c
+        c_E = jnp.where(c_sig != 0, c_E, GROUP_ZERO_EXP)
+        t_sign, t_sig, t_exp, E = (_append(x, y) for x, y in zip((t_sign, t_sig, t_exp, E),
+                                                                 (c_sign, c_sig, c_exp, c_E)))
+        emax = jnp.max(E, axis=-1)
+    lane_sign = (lanes[0] ^ s_sign[..., None]).reshape(sign.shape)
+    return _truncated_sum(t_sign, t_sig, t_exp, emax, frac_bits), lane_sign
+
+
+def _truncated_sum(sign, sig, exp, emax, frac_bits: int):
+    """Terms (-1)^sign * sig * 2^exp along the last axis, each truncated toward zero to a
+    multiple of 2^(emax - F), summed: (sign, exponent, |sum|, whether a nonzero bit was
+    lost)."""
+    emax = emax[..., None]
     nonzero = sig != 0
-    emax = jnp.max(jnp.where(nonzero, E, jnp.iinfo(I32).min // 2), axis=-1, keepdims=True)
     shift = emax - frac_bits - exp                # > 0: right shift, < 0: left shift
     sig = sig.astype(U64)
     term = jnp.where(shift > 0, shr(sig, shift), shl(sig, -shift))
@@ -468,8 +511,10 @@ def _mx_dot(a, b, sa, sb, c=None, *, spec: MxDotSpec):
     p_nan = ua.is_nan | ub.is_nan | zero_inf
     p_inf = (ua.is_inf | ub.is_inf) & ~p_nan
     p_snan = ua.is_snan | ub.is_snan
-    # E8M0's X_A * X_B as an exponent (0 unscaled: the scales are then 127).
-    e8m0_exp = (sa.astype(I32) - E8M0_BIAS) + (sb.astype(I32) - E8M0_BIAS)
+    grouped = spec.sum_group is not None
+    # E8M0's X_A * X_B as an exponent (0 unscaled: the scales are then 127; grouped scales
+    # act inside the sum).
+    e8m0_exp = 0 if grouped else (sa.astype(I32) - E8M0_BIAS) + (sb.astype(I32) - E8M0_BIAS)
     if c is not None:
         # The accumulator input joins as one more term, in the products' frame before the
         # scales (its exponent less theirs), so it is aligned and truncated like a product.
@@ -487,6 +532,11 @@ def _mx_dot(a, b, sa, sb, c=None, *, spec: MxDotSpec):
     if accum == "exact":
         r_sign, r_exp, r_sig, sticky = _exact_sum(sign, sig, exp, ea, eb)
         lost = jnp.zeros(r_sign.shape, bool)
+    elif grouped:
+        (r_sign, r_exp, r_sig, lost), lane_sign = _grouped_sum(sign, sig, exp, sa, sb,
+                                                               frac_bits, spec, c_term)
+        sign_all = lane_sign if c is None else _append(lane_sign, uc.sign)
+        sticky = jnp.zeros(r_sign.shape, bool)
     else:
         r_sign, r_exp, r_sig, lost = _fixed_sum(sign, sig, exp, ea, eb, frac_bits, c_term)
         sticky = jnp.zeros(r_sign.shape, bool)
@@ -503,7 +553,14 @@ def _mx_dot(a, b, sa, sb, c=None, *, spec: MxDotSpec):
     #    significands multiply the sum (exact: the spec keeps it within 64 bits).
     pos_inf = jnp.any(p_inf & (sign == 0), axis=-1)
     neg_inf = jnp.any(p_inf & (sign == 1), axis=-1)
-    if spec.value_scales:
+    if grouped:
+        # Per group: a NaN scale makes the result NaN, a zero one times an infinity too.
+        _, _, g_nan, g_zero, _ = _value_scales(sa, sb, spec.scale_fmt)
+        lane_zero = jnp.repeat(g_zero, spec.sum_group, axis=-1)
+        scale_nan = jnp.any(g_nan, axis=-1)
+        scale_zero = jnp.any(p_inf[..., :spec.n] & lane_zero, axis=-1)   # inf x a zero scale
+        s_exp, s_sign = 0, jnp.zeros(scale_nan.shape, U32)
+    elif spec.value_scales:
         s_exp, s_sig, scale_nan, scale_zero, s_sign = _value_scales(sa, sb, spec.scale_fmt)
         r_sig = r_sig * s_sig
     else:

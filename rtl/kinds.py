@@ -152,6 +152,10 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                choices=ACCUMULATORS, make="ACCUM"),
     SpecOption("frac_bits", "--frac-bits", "dot --accum fixed: fraction bits below the largest "
                "product (default 24)", int, "F", make="FRAC_BITS"),
+    SpecOption("sum_group", "--sum-group", "dot --accum fixed: lanes summed exactly in groups of "
+               "G, each group times its own scale_a, scale_b at their exponent (a grouped "
+               "tensor-core step, Blackwell's mxf4nvf4: G = 16); default: no groups", int, "G",
+               make="SUM_GROUP"),
     SpecOption("scales", "--no-scales", "dot: no scale_a / scale_b inputs (unscaled vectors)",
                switch=True, default=True, make="SCALES=0"),
     SpecOption("rounding", "--rounding", "rounding mode (default rne); dynamic adds an rm input, "

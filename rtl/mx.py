@@ -20,8 +20,8 @@ from .spec import Spec, check_int, check_stages
 __all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", "VALUE_RULES",
            "ACCUMULATORS",
            "E8M0_BIAS", "E8M0_NAN", "SCALE_MIN", "SCALE_MAX", "IN_FORMATS", "OCP_FP_ELEMENTS",
-           "DOT_N_RANGE", "FRAC_BITS_RANGE", "MAX_BLOCK", "MxQuantSpec", "MxDequantSpec",
-           "MxDotSpec"]
+           "DOT_N_RANGE", "FRAC_BITS_RANGE", "GROUP_ZERO_EXP", "MAX_BLOCK", "MxQuantSpec",
+           "MxDequantSpec", "MxDotSpec"]
 
 E8M0_BIAS = 127
 E8M0_NAN = 0xFF
@@ -33,6 +33,11 @@ SCALE_RULES = ("floor", "ceil", "rceil", "even", "vllm")    # power-of-two scale
 VALUE_RULES = ("nvfp4_te", "nvfp4_modelopt", "nvfp4_torchao", "nvfp4_4over6", "p3109_maxabs")
 ACCUMULATORS = ("exact", "fixed")
 FRAC_BITS_RANGE = (1, 55)            # fixed accumulator: fraction bits below the largest product
+# The grouped accumulator (dot --sum-group): the exponent at which an all-zero group or c = 0
+# stands when the largest one is chosen, 2^-139, MMA-Sim's e_zero for Blackwell's
+# kind::mxf4nvf4 step (mmasim 2.1.1 nv_ptx/sim.py). A term whose scales sit far below it is
+# truncated away.
+GROUP_ZERO_EXP = -139
 IN_FORMATS = ("float32", "bfloat16")  # what the quantizer reads
 DOT_N_RANGE = (1, 64)                # vector lengths of the dot unit
 
@@ -520,11 +525,12 @@ class MxDotSpec(Spec):
     stages: int = 0
     scale_fmt: FloatFormat = E8M0
     c_fmt: FloatFormat | None = None
+    sum_group: int | None = None
 
     unit: ClassVar[str] = "dot"
     OPERATION = "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)"
     OPTIONS = ("format", "in_format", "a_format", "b_format", "c_format", "n", "accum",
-               "frac_bits", "scales", "scale_format", "rounding", "stages")
+               "frac_bits", "sum_group", "scales", "scale_format", "rounding", "stages")
     OPTION_NOTES = {"saturate": "its result overflows to inf"}
     SEMANTICS = "docs/mx.md"
 
@@ -552,6 +558,8 @@ class MxDotSpec(Spec):
         object.__setattr__(self, "scale_fmt", self._checked_scale_format())
         if self.c_fmt is not None:
             object.__setattr__(self, "c_fmt", self._checked_c_format())
+        if self.sum_group is not None:
+            self._check_groups()
 
     def _checked_c_format(self) -> FloatFormat:
         """The accumulator input c of one tensor-core step (d = a.b + c): aligned and truncated
@@ -560,9 +568,9 @@ class MxDotSpec(Spec):
             raise OptionError("dot --c-format adds the accumulator input c to --accum fixed (c "
                               "truncated like the products, a tensor core's step); --accum "
                               f"{self.accum} takes no c")
-        if self.value_scales:
-            raise OptionError("dot --c-format works with E8M0 scales or --no-scales, not "
-                              f"--scale-format {self.scale_fmt.name}")
+        if self.value_scales and self.sum_group is None:
+            raise OptionError("dot --c-format works with E8M0 scales, --no-scales or "
+                              f"--sum-group, not --scale-format {self.scale_fmt.name} alone")
         try:
             fmt = resolve(self.c_fmt)
         except FormatError as err:
@@ -588,13 +596,55 @@ class MxDotSpec(Spec):
                               f"scale, binary8p1uf, ue5m3fn...), not {fmt.name}")
         # The golden model multiplies its 64-bit window of the sum by the scales' significands:
         # exact while the product fits (a one-bit significand, a power of two, always does).
+        # Grouped sums are checked group by group (_check_groups).
         bits = self.sum_bits + 2 * fmt.precision
-        if fmt.precision > 1 and bits > 64:
+        if fmt.precision > 1 and bits > 64 and self.sum_group is None:
             raise OptionError(f"dot --scale-format {fmt.name}: the scaled exact sum of "
                               f"{self.elem_a.name} x {self.elem_b.name} (n = {self.n}) needs "
                               f"{bits} bits; at most 64 are supported (a shorter n, narrower "
                               f"elements or --accum fixed with fewer --frac-bits)")
         return fmt
+
+    def _check_groups(self):
+        """The grouped accumulator (MMA-Sim's gst_fdpa): ``sum_group`` lanes summed exactly, each
+        group times its own scales at the scales' exponent, c beside them, all truncated to F
+        bits below the largest (docs/mx.md). The golden model holds a group's scaled sum in 64
+        bits and the truncated terms' sum in int64: both are checked here."""
+        g = self.sum_group
+        check_int("sum_group", g, 1, self.n)
+        if self.accum != "fixed" or not self.scaled:
+            raise OptionError("dot --sum-group sums groups of lanes exactly, each at its own "
+                              "scales (a tensor core's grouped step): it needs --accum fixed "
+                              "and scale inputs")
+        if self.n % g:
+            raise OptionError(f"dot --sum-group {g} must divide the vector length n = {self.n}")
+        bits = self.group_bits + 2 * self.scale_fmt.precision
+        total = self.frac_bits + self.group_int_bits + self.groups.bit_length() + 1
+        if bits > 64 or total > 62:
+            raise OptionError(f"dot --sum-group {g}: a scaled group of {self.elem_a.name} x "
+                              f"{self.elem_b.name} needs {bits} bits and the truncated sum "
+                              f"{total}; at most 64 and 62 are supported (fewer --frac-bits, "
+                              f"a smaller group or narrower elements)")
+
+    @property
+    def groups(self) -> int:
+        """Scale pairs per vector: n / sum_group (1 without groups)."""
+        return 1 if self.sum_group is None else self.n // self.sum_group
+
+    @property
+    def group_bits(self) -> int:
+        """Bits of a group's exact sum (its magnitude; the exact frame plus carries)."""
+        a, b = self.elem_a, self.elem_b
+        frame = (a.emax + 1 - a.lsb_min) + (b.emax + 1 - b.lsb_min)
+        return frame + (self.sum_group - 1).bit_length() + 1
+
+    @property
+    def group_int_bits(self) -> int:
+        """Bits of a scaled group sum above its scales' exponent: the exact frame's LSB is
+        2^(lsb_a + lsb_b), the scales' significand product has 2 * M fraction bits."""
+        fs = self.scale_fmt
+        lsb = self.elem_a.lsb_min + self.elem_b.lsb_min - 2 * fs.man_bits
+        return self.group_bits + 2 * fs.precision + lsb
 
     @property
     def sum_bits(self) -> int:
@@ -612,8 +662,9 @@ class MxDotSpec(Spec):
 
     @classmethod
     def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None,
-                     c_format=None, n=32, accum="exact", frac_bits=None, scales=True,
-                     scale_format=None, rounding="rne", stages=0) -> "MxDotSpec":
+                     c_format=None, n=32, accum="exact", frac_bits=None, sum_group=None,
+                     scales=True, scale_format=None, rounding="rne",
+                     stages=0) -> "MxDotSpec":
         """``format`` is the output (default float32); ``in_format`` the element format of both
         vectors, ``a_format`` / ``b_format`` each vector's; ``c_format`` the accumulator
         input's (none by default)."""
@@ -628,7 +679,7 @@ class MxDotSpec(Spec):
                    frac_bits=24 if frac_bits is None else frac_bits,
                    out_fmt="float32" if format is None else format, rounding=rounding,
                    stages=stages, scale_fmt=E8M0 if scale_format is None else scale_format,
-                   c_fmt=c_format)
+                   c_fmt=c_format, sum_group=sum_group)
 
     def option_values(self) -> dict:
         v = {"format": self.out_fmt.name}
@@ -641,6 +692,8 @@ class MxDotSpec(Spec):
         v |= {"n": self.n, "accum": self.accum}
         if self.accum == "fixed":
             v["frac_bits"] = self.frac_bits
+        if self.sum_group is not None:
+            v["sum_group"] = self.sum_group
         if not self.scaled:
             v["scales"] = False
         if self.value_scales:
@@ -657,6 +710,8 @@ class MxDotSpec(Spec):
         el = self.elem_a.name if self.elem_a == self.elem_b else \
             f"{self.elem_a.name}_{self.elem_b.name}"
         acc = "exact" if self.accum == "exact" else f"fixed{self.frac_bits}"
+        if self.sum_group is not None:
+            acc += f"g{self.sum_group}"
         parts = ["mxdot", el, f"n{self.n}", acc, self.out_fmt.ident, self.rounding.value]
         if not self.scaled:
             parts.append("ns")
@@ -671,7 +726,12 @@ class MxDotSpec(Spec):
     def describe(self) -> str:
         acc = "exact sum, one rounding" if self.accum == "exact" else \
             f"fixed: products truncated to 2^(Emax - {self.frac_bits}), then one rounding"
+        if self.sum_group is not None:
+            acc = (f"grouped: exact sums of {self.sum_group} at their scales' exponent, "
+                   f"truncated to 2^(Emax - {self.frac_bits}), then one rounding")
         sc = f"scale_a * scale_b ({self._scale_name}) * " if self.scaled else ""
+        if self.sum_group is not None:
+            sc = f"per group of {self.sum_group}: scale_a * scale_b ({self._scale_name}) * "
         c = "" if self.c_fmt is None else f" + c ({self.c_fmt.name}, truncated like a product)"
         return (f"dot [a: {self.n} x {self.elem_a.name}, b: {self.n} x {self.elem_b.name}] -> y: "
                 f"{self.out_fmt.name} = {sc}sum a_i b_i{c}; accumulator {acc}; rounding "
@@ -685,17 +745,20 @@ class MxDotSpec(Spec):
             out.append(_elem_port(port, "input", n, elem,
                                   f"vector {port}: {n} {elem.name} element codes"))
             names.append(port)
+        g = self.groups
+        per = "" if self.sum_group is None else \
+            f", one per group of {self.sum_group} lanes (group j at [j*w +: w])"
         if self.value_scales:
             for port in ("scale_a", "scale_b"):
                 out.append(Port(port, "input", self.scale_fmt.width,
-                                f"{self._scale_name} block scale of vector {port[-1]}",
-                                fmt=self.scale_fmt))
+                                f"{self._scale_name} block scale of vector {port[-1]}{per}",
+                                g, fmt=self.scale_fmt))
                 names.append(port)
         elif self.scaled:
             for port in ("scale_a", "scale_b"):
                 out.append(Port(port, "input", 8, f"E8M0 block scale of vector {port[-1]}: "
-                                                  f"2^({port} - {E8M0_BIAS}); 0xFF is NaN",
-                                fmt=E8M0))
+                                                  f"2^({port} - {E8M0_BIAS}); 0xFF is NaN{per}",
+                                g, fmt=E8M0))
                 names.append(port)
         if self.c_fmt is not None:
             out.append(Port("c", "input", self.c_fmt.width, f"accumulator input, "
@@ -723,16 +786,23 @@ class MxDotSpec(Spec):
             v["scale_format"] = self.scale_fmt.name
         if self.c_fmt is not None:
             v["c_format"] = self.c_fmt.name
+        if self.sum_group is not None:
+            v["sum_group"] = self.sum_group
         return v
 
     def header_lines(self) -> list[str]:
         acc = "exact (exact sum, one rounding)" if self.accum == "exact" else \
             f"fixed, {self.frac_bits} fraction bits (products truncated to 2^(Emax - " \
             f"{self.frac_bits}), docs/mx.md)"
+        if self.sum_group is not None:
+            acc = (f"grouped, {self.frac_bits} fraction bits (groups of {self.sum_group} "
+                   f"summed exactly, each times its scales at their exponent; terms truncated to "
+                   f"2^(Emax - {self.frac_bits}), docs/mx.md)")
         return [f"a element   {self.elem_a.describe()}",
                 f"b element   {self.elem_b.describe()}",
                 f"n           {self.n}; block scales "
                 f"{'on scale_a, scale_b' if self.scaled else 'none'}"
+                f"{f', one per {self.sum_group} lanes' if self.sum_group else ''}"
                 f"{f' ({self._scale_name})' if self.value_scales else ''}",
                 f"accumulator {acc}",
                 *([] if self.c_fmt is None else

@@ -600,6 +600,16 @@ def value_scale_codes(fmt: FloatFormat, rng, rows: int) -> np.ndarray:
     return codes
 
 
+def group_scales(codes, groups: int, rng) -> np.ndarray:
+    """E8M0 scales for each group of lanes from one per row: the row's scale moved by up to 40
+    binades per group (so that groups far apart truncate each other away), the row's extreme
+    codes (0, 254, the NaN 255) kept in its first group."""
+    codes = np.asarray(codes, np.int64)
+    out = np.clip(codes[:, None] + rng.integers(-40, 41, (len(codes), groups)), 0, 254)
+    out[:, 0] = codes
+    return out.astype(np.uint8)
+
+
 def element_values(elem, codes) -> np.ndarray:
     """float64 values of element codes (MXINT8: int8 * 2^-6; INT4: int4 * 2^-2)."""
     e = element_format(elem)
@@ -634,8 +644,13 @@ def accumulator_codes(spec: MxDotSpec, a, b, sa, sb, rng, specials: bool = False
     fmt = spec.c_fmt
     rows = len(a)
     with np.errstate(invalid="ignore", over="ignore"):            # inf x 0: NaN, replaced
-        total = np.sum(element_values(spec.elem_a, a) * element_values(spec.elem_b, b), -1)
-    if spec.scaled:
+        prods = element_values(spec.elem_a, a) * element_values(spec.elem_b, b)
+        if spec.sum_group is not None:            # each group times its own scales
+            sums = prods.reshape(rows, spec.groups, spec.sum_group).sum(-1)
+            total = np.sum(sums * _values(spec.scale_fmt, sa) * _values(spec.scale_fmt, sb), -1)
+        else:
+            total = np.sum(prods, -1)
+    if spec.scaled and spec.sum_group is None:
         total = total * np.ldexp(1.0, sa.astype(np.int32) + sb.astype(np.int32) - 254)
     total = np.where(np.isfinite(total) & (total != 0), total, np.ldexp(1.0, rng.integers(
         -20, 20, rows)))
@@ -673,9 +688,12 @@ def _dot_part(spec: MxDotSpec, name: str, params: dict, rng) -> dict:
         raise _unknown(spec, name)
     a, b, sa, sb = rows
     out = {"a": a, "b": b}
+    shape = (len(a),) if spec.sum_group is None else (len(a), spec.groups)
     if spec.value_scales:
-        sa, sb = value_scale_codes(spec.scale_fmt, rng, len(a)), \
-            value_scale_codes(spec.scale_fmt, rng, len(a))
+        sa, sb = (value_scale_codes(spec.scale_fmt, rng, int(np.prod(shape))).reshape(shape)
+                  for _ in range(2))
+    elif spec.sum_group is not None:
+        sa, sb = group_scales(sa, spec.groups, rng), group_scales(sb, spec.groups, rng)
     if spec.scaled:
         out |= {"scale_a": sa, "scale_b": sb}
     if spec.c_fmt is not None:

@@ -34,7 +34,9 @@ EXAMPLES = {
             dict(in_format="fp4e2m1", n=2, scale_format="fp8e4m3"),
             dict(in_format="fp6e3m2", n=2, accum="fixed", frac_bits=9, c_format="bf16",
                  rounding="rtz", stages=1),
-            dict(a_format="int4", b_format="fp4e2m1", n=2, stages=1)],
+            dict(a_format="int4", b_format="fp4e2m1", n=2, stages=1),
+            dict(in_format="fp4e2m1", n=4, accum="fixed", frac_bits=8, sum_group=2,
+                 c_format="float32", scale_format="fp8e4m3", rounding="rtz")],
 }
 
 SMALL = {

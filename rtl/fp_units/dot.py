@@ -21,10 +21,12 @@ result), cut 2 inside the rounder, cuts 3.. on the outputs.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.utils import bits_for, ceil_log2
 
-from ..mx import E8M0_BIAS, E8M0_NAN
+from ..mx import E8M0_BIAS, E8M0_NAN, GROUP_ZERO_EXP
 from ..options import FLAGS_WIDTH, Flag, Rounding
 from .common import Raw, register
 from .decode import Decode
@@ -54,6 +56,12 @@ def _any(values):
     return Cat(*values).any()
 
 
+class _Scaled(NamedTuple):
+    """A group's scaled exact sum as ``_truncated`` reads an operand: its bits and width."""
+    sig: Signal
+    width: int
+
+
 class MxDot(MxUnit):
     """The MX dot-product unit of an :class:`~rtl.mx.MxDotSpec` (ports: ``spec.ports()``)."""
 
@@ -76,8 +84,12 @@ class MxDot(MxUnit):
         c = None if spec.c_fmt is None else decode_operand(m, self.c, spec.c_fmt, "dec_c")
 
         # 2. Accumulate.
+        grouped = spec.sum_group is not None
         if spec.accum == "exact":
             sig, exp_off, sum_w, lost = self._exact(m, prods)
+        elif grouped:
+            (sig, exp_off, sum_w, lost), lane_signs, group_nan, inf_times_zero = \
+                self._grouped(m, prods, nonzero, c)
         elif c is None:
             sig, exp_off, sum_w, lost = self._fixed(m, prods, nonzero)
         else:
@@ -88,6 +100,8 @@ class MxDot(MxUnit):
         #    (with c, the accumulator has moved it already).
         terms = prods if c is None else prods + [c]
         signs = [p.sign for p in terms]
+        if grouped:                   # each lane's sign with its group's scale signs
+            signs = lane_signs + signs[len(prods):]
         p_inf = [p.inf for p in terms]
         pos_inf = _any([inf & ~s for inf, s in zip(p_inf, signs)])
         neg_inf = _any([inf & s for inf, s in zip(p_inf, signs)])
@@ -95,7 +109,9 @@ class MxDot(MxUnit):
         scale_nan = Const(0, 1)
         exp = exp_sig
         off = exp_off
-        if spec.value_scales:
+        if grouped:
+            scale_nan = group_nan
+        elif spec.value_scales:
             mag, exp, off, sum_w, (exp_lo, exp_hi), scale_nan, scale_zero, scale_sign = \
                 self._value_scales(m, mag, exp_sig, exp_off, sum_w, (exp_lo, exp_hi))
         elif spec.scaled:
@@ -110,8 +126,9 @@ class MxDot(MxUnit):
         invalid = Signal(name="invalid")
         nan_any = _any([p.nan for p in terms]) | inf_minus_inf | scale_nan
         invalid_any = _any([p.invalid for p in terms]) | inf_minus_inf
-        if spec.value_scales:
+        if spec.value_scales and not grouped:
             inf_times_zero = (pos_inf | neg_inf) & scale_zero      # an infinite sum x 0
+        if spec.value_scales or grouped:
             nan_any, invalid_any = nan_any | inf_times_zero, invalid_any | inf_times_zero
         m.d.comb += [is_nan.eq(nan_any), is_inf.eq((pos_inf | neg_inf) & ~is_nan),
                      invalid.eq(invalid_any)]
@@ -123,7 +140,8 @@ class MxDot(MxUnit):
         zero_sign = _any(signs) if rdn else Cat(*signs).all()
         sign = Signal(name="sign")
         sum_sign = Mux(is_inf, neg_inf, Mux(all_zero, zero_sign, total_neg))
-        m.d.comb += sign.eq(sum_sign ^ scale_sign if spec.value_scales else sum_sign)
+        m.d.comb += sign.eq(sum_sign ^ scale_sign if spec.value_scales and not grouped
+                            else sum_sign)
 
         cut1 = {"sign": sign, "exp": exp, "sig": mag, "zero": all_zero, "inf": is_inf,
                 "nan": is_nan, "invalid": invalid, "lost": lost}
@@ -182,23 +200,24 @@ class MxDot(MxUnit):
         m.d.comb += [neg.eq(total[-1]), mag.eq(Mux(total[-1], -total, total))]
         return neg, mag, sw
 
-    def _exact(self, m, prods):
+    def _exact(self, m, prods, prefix: str = ""):
         """Every product is sig << t in one frame whose LSB is the smallest product LSB (the
         sum of the formats' smallest LSB weights): t = the exponent fields' sum minus its
-        smallest value. The frame holds the largest product, so the sum is exact."""
+        smallest value. The frame holds the largest product, so the sum is exact. ``prefix``
+        names the signals of one of several sums."""
         p0 = prods[0]
         f_lo, f_hi = p0.exp_range
         T = (f_hi - f_lo) + p0.width
         terms = []
         for i, p in enumerate(prods):
-            t = Signal(T, name=f"aligned{i}")
+            t = Signal(T, name=f"{prefix}aligned{i}")
             if f_hi > f_lo:
-                shift = Signal(bits_for(f_hi - f_lo), name=f"align{i}")
+                shift = Signal(bits_for(f_hi - f_lo), name=f"{prefix}align{i}")
                 m.d.comb += [shift.eq(p.exp - f_lo), t.eq((p.sig << shift)[:T])]
             else:
                 m.d.comb += t.eq(p.sig)
             terms.append(t)
-        neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods], T, "exact")
+        neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods], T, f"{prefix}exact")
         return (neg, mag, Const(0, 1), 0, 0), p0.off + f_lo, sw, Const(0, 1)
 
     def _fixed(self, m, prods, nonzero):
@@ -262,6 +281,88 @@ class MxDot(MxUnit):
         # value = total * 2^(Emax - F), Emax = emax - Bp + p0.off + Mab - bias2
         return (neg, mag, emax, 0, g_hi), p0.off + Mab - bias2 - Bp - F, sw, lost_any
 
+    def _grouped(self, m, prods, nonzero, c):
+        """The grouped accumulator (golden/mx.py ``_grouped_sum``, MMA-Sim's gst_fdpa): each
+        group of lanes summed exactly (``_exact``), times its scales' significands, standing at
+        its scales' exponent (GROUP_ZERO_EXP when its products or a scale are all zero), c at
+        its own (GROUP_ZERO_EXP when zero or absent); every term truncated to 2^(Emax - F).
+
+        Exponents compare as one unsigned g = E - E_lo, E_lo the smallest a term can have: a
+        group's g is its two scale exponent fields' sum plus a constant, c's its field plus
+        another. Returns the sum (as the other accumulators), each lane's sign with its group's
+        scale signs, whether a scale is NaN and whether an infinite product meets a zero
+        scale."""
+        spec = self._spec
+        F, G, fs = spec.frac_bits, spec.sum_group, spec.scale_fmt
+        w = fs.width
+        sums, scales = [], []
+        for j in range(spec.groups):
+            group = prods[j * G:(j + 1) * G]
+            (neg, mag, *_), off, sw, _ = self._exact(m, group, prefix=f"g{j}_")
+            decs = []
+            for port in ("scale_a", "scale_b"):
+                dec = Decode(fs)
+                m.submodules[f"dec_{port}{j}"] = dec
+                m.d.comb += dec.code.eq(getattr(self, port)[j * w:(j + 1) * w])
+                decs.append(dec)
+            sums.append((neg, mag, off, sw))
+            scales.append(decs)
+        da0 = scales[0][0]
+        # Normalised exponents: a scale's is its field - bias (subnormals at field 1), c's too.
+        s_lo, s_hi = da0.exp_range
+        e_lo = min(2 * (s_lo - fs.bias), GROUP_ZERO_EXP)
+        if c is not None:
+            e_lo = min(e_lo, c.exp_range[0] - spec.c_fmt.bias)
+        k_group = -2 * fs.bias - e_lo
+        g_zero = GROUP_ZERO_EXP - e_lo
+        g_hi = max(2 * s_hi + k_group, g_zero)
+        if c is not None:
+            k_c = -spec.c_fmt.bias - e_lo
+            g_hi = max(g_hi, c.exp_range[1] + k_c)
+        gw = bits_for(g_hi)
+
+        ops, fracs, actives, signs, cands, g_of = [], [], [], [], [], []
+        for j, ((neg, mag, off, sw), (da, db)) in enumerate(zip(sums, scales)):
+            scaled = Signal(sw + 2 * da.width, name=f"g{j}_scaled")
+            g = Signal(gw, name=f"g{j}_exp")
+            active = Signal(name=f"g{j}_active")
+            m.d.comb += [scaled.eq(mag * (da.sig * db.sig)), g.eq(da.exp + db.exp + k_group),
+                         active.eq(_any(nonzero[j * G:(j + 1) * G]) & ~da.is_zero &
+                                   ~db.is_zero)]
+            ops.append(_Scaled(scaled, len(scaled)))
+            fracs.append(2 * fs.man_bits - off)         # bits below the scales' exponent
+            actives.append(active)
+            signs.append(neg ^ da.sign ^ db.sign)
+            cands.append(Mux(active, g, g_zero))
+            g_of.append(g)
+        if c is not None:
+            g_c = Signal(gw, name="g_c")
+            m.d.comb += g_c.eq(c.exp + k_c)
+            ops.append(c)
+            fracs.append(spec.c_fmt.man_bits)
+            actives.append(~c.zero)
+            signs.append(c.sign)
+            cands.append(Mux(c.zero, g_zero, g_c))
+            g_of.append(g_c)
+        else:
+            cands.append(Const(g_zero, gw))
+        emax = _tree(m, cands, lambda x, y: Mux(x > y, x, y), unsigned(gw), "emax")
+        over = [max(0, f - F) for f in fracs]
+        width = F + max(op.width - f for op, f in zip(ops, fracs))
+        terms, lost = self._truncated(m, ops, fracs, actives,
+                                      lambda i: emax - g_of[i] + over[i],
+                                      g_hi + max(over), width)
+        neg, mag, sw = self._signed_sum(m, terms, signs, width, "fixed")
+        lost_any = Signal(name="truncated")
+        m.d.comb += lost_any.eq(_any(lost))
+        lane_signs = [p.sign ^ scales[i // G][0].sign ^ scales[i // G][1].sign
+                      for i, p in enumerate(prods)]
+        nan = _any([d.is_nan for decs in scales for d in decs])
+        inf_zero = _any([p.inf & (scales[i // G][0].is_zero | scales[i // G][1].is_zero)
+                         for i, p in enumerate(prods)])
+        # value = total * 2^(E - F), E = emax + e_lo
+        return ((neg, mag, emax, 0, g_hi), e_lo - F, sw, lost_any), lane_signs, nan, inf_zero
+
     def _fmax(self, m, prods, nonzero):
         """The largest exponent-field sum over the nonzero products (0 when none is)."""
         fw = bits_for(prods[0].exp_range[1])
@@ -272,12 +373,13 @@ class MxDot(MxUnit):
             fz.append(f)
         return _tree(m, fz, lambda x, y: Mux(x > y, x, y), unsigned(fw), "fmax")
 
-    def _truncated(self, m, ops, fracs, nonzero, shift_of, d_hi):
+    def _truncated(self, m, ops, fracs, nonzero, shift_of, d_hi, width=None):
         """Each operand's significand (``fracs``: its fraction bits) truncated toward zero to the
-        accumulator's F + 3 bits: shifted left by L = max(0, F - fraction bits) so that every
-        shift is a right shift (``shift_of(i)``, at most ``d_hi`` for a nonzero op). Returns
-        the terms and whether each lost a nonzero bit."""
+        accumulator's ``width`` bits (F + 3 by default): shifted left by L = max(0, F -
+        fraction bits) so that every shift is a right shift (``shift_of(i)``, at most ``d_hi``
+        for a nonzero op). Returns the terms and whether each lost a nonzero bit."""
         F = self._spec.frac_bits
+        width = F + 3 if width is None else width
         terms, lost = [], []
         for i, (p, frac) in enumerate(zip(ops, fracs)):
             L = max(0, F - frac)
@@ -289,7 +391,7 @@ class MxDot(MxUnit):
             m.d.comb += shc.eq(Mux(sh > cap, cap, sh))
             ext = Signal(2 * W, name=f"trunc{i}")
             m.d.comb += ext.eq(Cat(Const(0, W), p.sig << L) >> shc)
-            t = Signal(F + 3, name=f"term{i}")
+            t = Signal(width, name=f"term{i}")
             m.d.comb += t.eq(ext[W:])
             terms.append(t)
             lost.append(nonzero[i] & (ext[:W] != 0))

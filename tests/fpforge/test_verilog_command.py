@@ -317,8 +317,24 @@ ERRORS = {
                            "e8m13...), not float8_e8m0fnu"),
     "dot c value scales": (D + ["--accum", "fixed", "--c-format", "float32", "--scale-format",
                                 "fp8e4m3"],
-                           E + "dot --c-format works with E8M0 scales or --no-scales, not "
-                               "--scale-format float8_e4m3fn"),
+                           E + "dot --c-format works with E8M0 scales, --no-scales or "
+                               "--sum-group, not --scale-format float8_e4m3fn alone"),
+    "dot sum group exact": (D + ["--sum-group", "8"],
+                            E + "dot --sum-group sums groups of lanes exactly, each at its own "
+                                "scales (a tensor core's grouped step): it needs --accum fixed "
+                                "and scale inputs"),
+    "dot sum group unscaled": (D + ["--accum", "fixed", "--sum-group", "8", "--no-scales"],
+                               E + "dot --sum-group sums groups of lanes exactly, each at its "
+                                   "own scales (a tensor core's grouped step): it needs --accum "
+                                   "fixed and scale inputs"),
+    "dot sum group divides": (D + ["--accum", "fixed", "--sum-group", "5"],
+                              E + "dot --sum-group 5 must divide the vector length n = 32"),
+    "dot sum group range": (D + ["--accum", "fixed", "--sum-group", "0"],
+                            E + "sum_group must be an integer 1..32, not 0"),
+    "dot sum group wide": (D + ["--accum", "fixed", "--sum-group", "16", "--frac-bits", "40"],
+                           E + "dot --sum-group 16: a scaled group of fp8e4m3 x fp8e4m3 needs 43 "
+                               "bits and the truncated sum 68; at most 64 and 62 are supported "
+                               "(fewer --frac-bits, a smaller group or narrower elements)"),
 }
 
 

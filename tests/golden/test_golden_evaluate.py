@@ -113,7 +113,8 @@ def wrapper_outputs(spec, inputs: dict) -> dict:
                              scales_a=inputs.get("scale_a"), scales_b=inputs.get("scale_b"),
                              accum=spec.accum, frac_bits=spec.frac_bits, out_fmt=spec.out_fmt,
                              rounding=spec.rounding, scale_fmt=spec.scale_fmt,
-                             c=inputs.get("c"), c_fmt=spec.c_fmt or "float32")
+                             c=inputs.get("c"), c_fmt=spec.c_fmt or "float32",
+                             sum_group=spec.sum_group)
     return {"y": y, "flags": flags}
 
 

@@ -79,10 +79,17 @@ QUICK_SIMS = [pytest.param(s, marks=pytest.mark.slow) if s == "verilator" else s
                c_fmt="bfloat16"), DOT),
     (MxQuantSpec("int4", block=8, scale_rule="rceil"), MXQ),
     (MxDotSpec("int4", n=8), DOT),
+    # Blackwell's kind::mxf4nvf4 step (groups of 16 at their own scales, F = 35) with NVFP4's
+    # E4M3 scales, and a short grouped E4M3 x E5M2 unit with E8M0 scales
+    (MxDotSpec("fp4e2m1", n=64, accum="fixed", frac_bits=35, sum_group=16, rounding="rtz",
+               c_fmt="float32", scale_fmt="float8_e4m3fn"), DOT),
+    (MxDotSpec("fp8e4m3", "fp8e5m2", n=8, accum="fixed", frac_bits=12, sum_group=2,
+               c_fmt="bfloat16"), DOT),
 ], ids=[
     "mxq_fp8e4m3_k32_floor", "mxdq_fp8e4m3_k4", "mxdot_fp8e4m3_n8_exact",
     "mxdot_fp8e4m3_n8_fixed8", "mxdot_hopper_step", "mxdot_blackwell_step",
-    "mxdot_e5m2xe2m1_bf16_c", "mxq_int4_k8_rceil", "mxdot_int4_n8"])
+    "mxdot_e5m2xe2m1_bf16_c", "mxq_int4_k8_rceil", "mxdot_int4_n8", "mxdot_mxf4nvf4_step",
+    "mxdot_e4m3xe5m2_g2"])
 def test_combinational(spec, stimulus, sim):
     check(spec, stimulus, sim, seed=5)
 
@@ -107,6 +114,14 @@ def test_dot_step_with_one_fraction_bit_fewer_is_reported():
     """The tensor-core step built with F - 1: the truncation of products and c differs."""
     spec = MxDotSpec("fp8e4m3", n=8, accum="fixed", frac_bits=13, out_fmt="e8m13",
                      rounding="rtz", c_fmt="float32", scaled=False)
+    result = run_fault(spec, DOT, "frac-bits-fewer")
+    assert 0 < result["mismatches"] < result["vectors"]
+
+
+def test_grouped_step_with_one_fraction_bit_fewer_is_reported():
+    """kind::mxf4nvf4's step built with F = 34: cancelling groups and c show it."""
+    spec = MxDotSpec("fp4e2m1", n=64, accum="fixed", frac_bits=35, sum_group=16,
+                     rounding="rtz", c_fmt="float32", scale_fmt="float8_e4m3fn")
     result = run_fault(spec, DOT, "frac-bits-fewer")
     assert 0 < result["mismatches"] < result["vectors"]
 

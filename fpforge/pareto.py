@@ -243,11 +243,12 @@ def hardware_cases(c: GemmConfig) -> list:
     acc = c.accum
     elem = element_format(c.elem_a).name
     if isinstance(acc, FusedAccumulator) and not acc.has_rtl:
-        return []       # a two-level step (mxf4nvf4, CDNA3) has no RTL unit yet: no cost
+        return []       # CDNA3's two-stage step has no RTL unit yet: no cost
     if isinstance(acc, FusedAccumulator):
         # One tensor-core step is one dot unit with its accumulator input c (the running sum
-        # is c: no adder). Hopper's per-channel scales multiply once per output, not per MAC.
-        spec = acc.dot_spec(elem)
+        # is c: no adder). Hopper's per-channel scales multiply once per output, not per MAC;
+        # the grouped step's scales (E8M0 or a recipe's E4M3) are on its scale inputs.
+        spec = acc.dot_spec(elem, scale_fmt=c.scale_fmt)
         return [("dot", Case(elem, "dot", f"pareto {accum_name(acc)}",
                              tuple(spec.option_values().items()), deep=True))]
     options = (("in_format", elem), ("n", c.block), ("format", acc.fmt.name),
@@ -286,7 +287,8 @@ def cost(configs, rows, out: Path, jobs: int) -> dict:
         # One MAC step: the dot unit's block of products, then the running sum's adder (and,
         # every N_C terms, the float32 adder it is promoted into), per lane of the dot unit.
         area = sum(u.ge for u in units.values())
-        row.ge_per_mac = round(area / c.block, 2)
+        lanes = c.accum.group if isinstance(c.accum, FusedAccumulator) else c.block
+        row.ge_per_mac = round(area / lanes, 2)
         adder = units.get("adder")
         row.delay_ps = round(units["dot"].delay_ps + (adder.delay_ps if adder else 0), 1)
         row.dot_ge, row.adder_ge = units["dot"].ge, adder.ge if adder else None
@@ -386,9 +388,10 @@ def markdown(rows: list[Row], meta: dict) -> str:
            "tensor; float32 scales multiply once per output and are left out). A value-scale "
            "recipe's dot unit takes its scale format on the scale inputs (NVFP4: E4M3); its "
            "per-tensor factor, once per output, is left out. A tensor-core accumulator "
-           "(hopper_fp8, ada_fp8, blackwell_mxf8f6f4) is its one step unit: the dot unit with "
-           "the accumulator input c (no adder; Hopper's per-channel scales, once per output, "
-           "are left out). The two-level steps (blackwell_mxf4nvf4, cdna3_fp8) have no RTL "
+           "(hopper_fp8, ada_fp8, blackwell_mxf8f6f4, blackwell_mxf4nvf4) is its one step "
+           "unit: the dot unit with the accumulator input c (no adder; Hopper's per-channel "
+           "scales, once per output, are left out; mxf4nvf4's 64 lanes sum in groups of 16, "
+           "each group at its own scale inputs). CDNA3's two-stage step (cdna3_fp8) has no RTL "
            "unit yet: no cost, never on the front.",
            f"- **front** (bold): no other configuration has at most the GE per MAC and at "
            f"least the {FRONT_METRIC} (K = 4096).", "",

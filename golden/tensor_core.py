@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
-from fpforge.rtl.mx import MxDotSpec
+from fpforge.rtl.mx import E8M0, GROUP_ZERO_EXP, MxDotSpec
 from fpforge.rtl.options import OptionError, Rounding, UnitOptions
 
 from ._jax import jax, jnp
@@ -70,19 +70,22 @@ class FusedAccumulator:
 
     @property
     def has_rtl(self) -> bool:
-        """Whether fpforge's dot unit with c builds this step (the two-level ones not yet)."""
-        return not (self.sum_group or self.frac_bits2)
+        """Whether fpforge's dot unit with c builds this step (CDNA3's two stages not yet)."""
+        return not self.frac_bits2
 
-    def dot_spec(self, elem_a: str, elem_b: str | None = None) -> MxDotSpec:
+    def dot_spec(self, elem_a: str, elem_b: str | None = None,
+                 scale_fmt: FloatFormat = E8M0) -> MxDotSpec:
         """The RTL dot unit of one step: ``group`` lanes, the fixed accumulator of F fraction
         bits with the float32 accumulator input c, rounded toward zero into the result format
-        (block scales on its scale ports when they join the step)."""
+        (block scales on its scale ports when they join the step: ``scale_fmt``, and one pair
+        per group of ``sum_group`` lanes for the grouped step)."""
         if not self.has_rtl:
             raise OptionError(f"{self.source} has no RTL unit yet (a two-level sum: "
                               f"docs/codesign.md)")
         return MxDotSpec(elem_a, elem_b, n=self.group, scaled=self.scales_in_group,
                          accum="fixed", frac_bits=self.frac_bits, out_fmt=self.result,
-                         rounding=Rounding.RTZ, c_fmt=F32)
+                         rounding=Rounding.RTZ, c_fmt=F32, sum_group=self.sum_group,
+                         scale_fmt=scale_fmt if self.scales_in_group else E8M0)
 
     def describe(self) -> str:
         if self.frac_bits2:
@@ -113,7 +116,8 @@ FUSED_PRESETS = {
     # (NVFP4)
     "blackwell_mxf4nvf4": FusedAccumulator(35, 64, F32, True,
                                            "MMA-Sim: Blackwell tcgen05 kind::mxf4nvf4, groups of "
-                                           "16, F = 35", sum_group=16, e_zero=-139,
+                                           "16, F = 35", sum_group=16,
+                                           e_zero=GROUP_ZERO_EXP,
                                            elements=("fp4e2m1",)),
     # MI300's v_mfma_f32_*_fp8/bf8: 16 products per step (MMA-Sim's L_max), FNUZ elements
     "cdna3_fp8": FusedAccumulator(24, 16, F32, False,
@@ -124,14 +128,19 @@ FUSED_PRESETS = {
 
 def chained_steps(acc: FusedAccumulator, ea, sa, eb, sb, step) -> np.ndarray:
     """A tensor core's GEMM as its chain of steps on a dot unit, outside the emulation: (M, K)
-    and (N, K) element codes with their (M, K/group) and (N, K/group) E8M0 scales; ``step``
-    runs ``acc.dot_spec``'s unit (the golden model or a simulator) on input arrays and returns
-    its y codes. Each (row of a, row of b) pair is one vector, i-major; each step's y is the
-    next c. Per-channel scales then multiply the float32 result, rounded to nearest even
-    (numpy's float64 -> float32 conversion is IEEE's, subnormals included). Returns the M * N
-    float32 bit patterns."""
+    and (N, K) element codes with their (M, K/block) and (N, K/block) scales (block = the
+    step's group, or for the grouped step a multiple of its ``sum_group``); ``step`` runs
+    ``acc.dot_spec``'s unit (the golden model or a simulator) on input arrays and returns its y
+    codes. Each (row of a, row of b) pair is one vector, i-major; each step's y is the next c.
+    Per-channel scales then multiply the float32 result, rounded to nearest even (numpy's
+    float64 -> float32 conversion is IEEE's, subnormals included). Returns the M * N float32
+    bit patterns."""
     ea, eb, sa, sb = (np.asarray(x) for x in (ea, eb, sa, sb))
     m, n, k = ea.shape[0], eb.shape[0], acc.group
+    if acc.sum_group:           # one scale per group of lanes: (rows, K / sum_group)
+        per = ea.shape[1] // sa.shape[1] // acc.sum_group
+        sa, sb = np.repeat(sa, per, axis=1), np.repeat(sb, per, axis=1)
+    groups = k // (acc.sum_group or k)
 
     def pairs(x, y):
         return np.repeat(x, n, axis=0), np.tile(y, (m,) + (1,) * (y.ndim - 1))
@@ -140,7 +149,8 @@ def chained_steps(acc: FusedAccumulator, ea, sa, eb, sb, step) -> np.ndarray:
         a, b = pairs(ea[:, j * k:(j + 1) * k], eb[:, j * k:(j + 1) * k])
         inputs = {"a": a, "b": b, "c": c}
         if acc.scales_in_group:
-            inputs["scale_a"], inputs["scale_b"] = pairs(sa[:, j], sb[:, j])
+            cols = slice(j * groups, (j + 1) * groups) if acc.sum_group else j
+            inputs["scale_a"], inputs["scale_b"] = pairs(sa[:, cols], sb[:, cols])
         c = np.asarray(step(inputs)).astype(np.uint32) << (F32.man_bits - acc.result.man_bits)
     if acc.scales_in_group:
         return c

@@ -12,8 +12,8 @@ fraction bit short (F - 1) they must not.
 import numpy as np
 import pytest
 
-from fpforge.golden.gemm import Accumulator, GemmConfig, _quantized, emulated_matmul
-from fpforge.golden.tensor_core import FusedAccumulator, chained_steps
+from fpforge.golden.gemm import Accumulator, GemmConfig, _matmul_codes, _quantized, emulated_matmul
+from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator, chained_steps
 from fpforge.rtl.scalar import AddSpec
 from fpforge.rtl.options import OptionError, UnitOptions
 from fpforge.sim.design import Design
@@ -75,7 +75,7 @@ def _float_accumulator_on_rtl(config, ea, sa, eb, sb):
 
 
 def _tensor_core_on_rtl(config, ea, sa, eb, sb, fault=None):
-    spec = config.accum.dot_spec(config.elem_a, config.elem_b)
+    spec = config.accum.dot_spec(config.elem_a, config.elem_b, config.scale_fmt)
     design = faulty_design(spec, fault) if fault else Design.of(spec)
     return chained_steps(config.accum, ea, sa, eb, sb, lambda inputs: _simulate(design, inputs))
 
@@ -87,11 +87,16 @@ FUSED_CASES = [GemmConfig("fp8e4m3", accum="hopper_fp8", scaling="channel"),
                GemmConfig("fp8e5m2", accum="hopper_fp8", scaling="channel"),
                GemmConfig("fp8e4m3", block=16, accum="ada_fp8", scaling="channel"),
                GemmConfig("fp8e4m3", accum="blackwell_mxf8f6f4"),
-               GemmConfig("fp4e2m1", "fp6e3m2", accum="blackwell_mxf8f6f4")]
+               GemmConfig("fp4e2m1", "fp6e3m2", accum="blackwell_mxf8f6f4"),
+               # kind::mxf4nvf4's grouped step: MXFP4, and NVFP4 under TransformerEngine's recipe
+               GemmConfig("fp4e2m1", block=32, accum="blackwell_mxf4nvf4"),
+               GemmConfig("fp4e2m1", block=16, accum="blackwell_mxf4nvf4",
+                          scale_rule="nvfp4_te")]
 
 
 def _operands(config, k_blocks, seed):
-    a, b = _data((M, k_blocks * config.block), seed), _data((k_blocks * config.block, N), seed + 1)
+    k = config.accum.group if isinstance(config.accum, FusedAccumulator) else config.block
+    a, b = _data((M, k_blocks * k), seed), _data((k_blocks * k, N), seed + 1)
     return a, b, [np.asarray(x) for x in _quantized(config, a, b, (None, None))]
 
 
@@ -104,13 +109,18 @@ def test_emulated_matmul_is_the_simulated_dot_and_add_units(config):
 
 
 def _fused_ids(c):
-    return f"{c.elem_a}x{c.elem_b or c.elem_a}-{c.accum.source.split(':')[1].split(',')[0]}"
+    step = next(name for name, acc in FUSED_PRESETS.items() if acc == c.accum)
+    return f"{c.elem_a}x{c.elem_b or c.elem_a}-{step}-k{c.block}-{c.scale_rule}"
 
 
 @pytest.mark.parametrize("config", FUSED_CASES, ids=_fused_ids)
 def test_emulated_matmul_is_the_simulated_tensor_core_step(config):
     a, b, (ea, sa, eb, sb) = _operands(config, 3, seed=2)
-    want = np.asarray(emulated_matmul(a, b, config)).view(np.uint32).reshape(-1)
+    if config.value_scaled:     # the chain of steps, before the recipe's per-tensor factor
+        want = np.asarray(_matmul_codes(ea, sa, eb, sb, config=config))
+    else:
+        want = np.asarray(emulated_matmul(a, b, config))
+    want = want.view(np.uint32).reshape(-1)
     got = _tensor_core_on_rtl(config, ea, sa, eb, sb).astype(np.uint32)
     np.testing.assert_array_equal(got, want)
 
@@ -124,16 +134,17 @@ def test_one_fraction_bit_fewer_in_the_unit_is_caught():
 
 
 def test_every_one_level_tensor_core_preset_has_its_rtl_unit():
-    from fpforge.golden.tensor_core import FUSED_PRESETS
     for name, acc in FUSED_PRESETS.items():
-        if not acc.has_rtl:         # the two-level steps say so in one line
+        elem = (acc.elements or ("fp8e4m3",))[0]
+        if not acc.has_rtl:         # the two-stage step says so in one line
             with pytest.raises(OptionError, match="has no RTL unit yet"):
-                acc.dot_spec("fp8e4m3")
+                acc.dot_spec(elem)
             continue
-        spec = acc.dot_spec("fp8e4m3")
+        spec = acc.dot_spec(elem)
         assert (spec.n, spec.frac_bits, spec.accum, spec.out_fmt, spec.scaled) == \
             (acc.group, acc.frac_bits, "fixed", acc.result, acc.scales_in_group), name
         assert spec.c_fmt.name == "float32" and spec.rounding.value == "rtz"
-    assert [n for n, a in FUSED_PRESETS.items() if not a.has_rtl] == ["blackwell_mxf4nvf4",
-                                                                      "cdna3_fp8"]
+        assert spec.sum_group == acc.sum_group and spec.groups == acc.group // (acc.sum_group
+                                                                              or acc.group)
+    assert [n for n, a in FUSED_PRESETS.items() if not a.has_rtl] == ["cdna3_fp8"]
     assert isinstance(FUSED_PRESETS["hopper_fp8"], FusedAccumulator)

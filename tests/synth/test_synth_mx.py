@@ -114,6 +114,7 @@ def test_deep_job_drops_only_abcs_sat_sweep_and_ltp(tmp_path):
     assert deep.count("scorr;dc2;dretime;strash;&get,-n;&dch,-f;&nf;&put") == 2
 
 
+@pytest.mark.slow       # 40-60 s of Yosys; make pareto's small run takes the deep job in make test
 def test_nvfp4_quantizer_synthesises_through_the_deep_job(tmp_path):
     """TE's NVFP4 quantizer (float32 dividers): ABC's SAT sweep did not finish it in 30 CPU
     minutes; the deep job maps it in under a minute. No FPGA figures, no generic depth."""

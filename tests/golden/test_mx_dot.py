@@ -11,7 +11,7 @@ import pytest
 
 from fpforge import golden
 from fpforge.golden.mx import exact_limbs
-from oracles.mx_refs import NV, dot_reference
+from oracles.mx_refs import NV, dot_reference, grouped_dot_reference
 from fpforge.rtl.formats import CATALOG, resolve
 from fpforge.rtl.mx import DOT_N_RANGE, element_format
 from fpforge.sim.stimulus import cancelling_rows as vectors
@@ -192,3 +192,43 @@ def test_value_scale_specials():
     pos, _ = golden.mx_dot(a, b, "fp8e5m2", "fp4e2m1", scales_a=np.array([0xB8], np.uint8),
                            scales_b=np.array([0x38], np.uint8), scale_fmt="float8_e4m3fn")
     assert np.asarray(pos).view(np.float32)[0] == np.float32(-1.5)
+
+
+GROUPED = [  # elements, scale format, group, F, with c, output rounding
+    ("fp4e2m1", "fp4e2m1", "float8_e4m3fn", 16, 35, True, "rtz"),      # kind::mxf4nvf4, NVFP4
+    ("fp4e2m1", "fp4e2m1", "float8_e8m0fnu", 16, 35, True, "rtz"),     # ... MXFP4
+    ("fp8e4m3", "fp6e2m3", "float8_e8m0fnu", 4, 10, False, "rne"),
+    ("int4", "fp4e2m1", "float8_e4m3fn", 8, 6, True, "rdn"),
+]
+
+
+@pytest.mark.parametrize("ea,eb,sf,g,F,with_c,rounding", GROUPED,
+                         ids=[f"{a}x{b}-{s[7:11]}-g{g}-F{f}" for a, b, s, g, f, *_ in GROUPED])
+def test_grouped_matches_rule(ea, eb, sf, g, F, with_c, rounding):
+    """The grouped accumulator against its rule on Fractions (oracles.mx_refs), with rows built
+    to cancel, group scales up to 40 binades apart, value scales over every finite code and c
+    near the products' sum."""
+    from fpforge.rtl.mx import MxDotSpec
+    from fpforge.sim.stimulus import accumulator_codes, group_scales, value_scale_codes
+    n, rows = 32, 96
+    spec = MxDotSpec(ea, eb, n=n, accum="fixed", frac_bits=F, sum_group=g, scale_fmt=sf,
+                     rounding=rounding, c_fmt="float32" if with_c else None)
+    rng = np.random.default_rng(F + g)
+    a, b, sa, sb = vectors(ea, eb, n, rows, seed=F)
+    fmt = resolve(sf)
+    if spec.value_scales:
+        finite = [c for c in range(256) if fmt.classify(c) not in ("nan", "snan")]
+        sa, sb = (rng.choice(finite, (rows, spec.groups)).astype(np.uint8) for _ in range(2))
+    else:
+        sa, sb = group_scales(sa, spec.groups, rng), group_scales(sb, spec.groups, rng)
+        sa, sb = np.minimum(sa, 254), np.minimum(sb, 254)
+    c = accumulator_codes(spec, a, b, sa, sb, rng) if with_c else None
+    y, f = golden.mx_dot(a, b, ea, eb, scales_a=sa, scales_b=sb, accum="fixed", frac_bits=F,
+                         rounding=rounding, scale_fmt=sf, c=c, sum_group=g)
+    y, f = np.asarray(y).astype(np.int64), np.asarray(f).astype(np.int64)
+    for i in range(rows):
+        want = grouped_dot_reference(a[i].tolist(), b[i].tolist(), ea, eb, sa[i].tolist(),
+                                     sb[i].tolist(), None if c is None else int(c[i]),
+                                     scale_fmt=fmt, group=g, out_fmt=CATALOG["float32"],
+                                     frac_bits=F, mode=rounding)
+        assert (int(y[i]), int(f[i])) == want, (i, a[i], b[i], sa[i], sb[i])

@@ -305,6 +305,50 @@ def dot_reference(a, b, elem_a, elem_b, scale_a=127, scale_b=127, *, out_fmt, ac
                 total += t if p > 0 else -t
     total *= Fraction(2) ** (scale_a - 127 + scale_b - 127) if scale_factor is None else \
         scale_factor
+    return _rounded(total, all(p == 0 for p in prods), neg, lost, out_fmt, mode)
+
+
+def grouped_dot_reference(a, b, elem_a, elem_b, scales_a, scales_b, c=None, *, scale_fmt,
+                          group, out_fmt, frac_bits, mode="rne", zero_exp=-139):
+    """One grouped dot product (MMA-Sim's gst_fdpa) on Fractions: (code, flags). Finite
+    elements, scales and float32 c only. Group j's exact sum times its two scale values stands
+    at E_j = e(scale_a_j) + e(scale_b_j), e the scale's exponent (1 <= s < 2, subnormals at the
+    format's smallest), or at ``zero_exp`` when its products are all zero or a scale is; c at
+    its own exponent (``zero_exp`` when zero or None). Every term is truncated toward zero to a
+    multiple of 2^(Emax - frac_bits); the sum rounded once."""
+    def scale(code):
+        v = Fraction(scale_fmt.code_value(code))
+        e = floor_log2(abs(v)) if v else None
+        return v, None if e is None else max(e, scale_fmt.emin)
+    terms, neg, nonzero_lane = [], [], []
+    for j in range(len(a) // group):
+        lanes = range(j * group, (j + 1) * group)
+        (va, ea), (vb, eb) = scale(scales_a[j]), scale(scales_b[j])
+        prods = [elem_value(a[i], elem_a) * elem_value(b[i], elem_b) for i in lanes]
+        nonzero_lane += [p != 0 for p in prods]
+        flip = (va < 0) != (vb < 0)
+        neg += [(elem_negative(a[i], elem_a) != elem_negative(b[i], elem_b)) != flip
+                for i in lanes]
+        active = any(p != 0 for p in prods) and va * vb != 0
+        terms.append((sum(prods, Fraction(0)) * va * vb, ea + eb if active else zero_exp))
+    if c is not None:
+        cv = Fraction(float(np.array([c], np.uint32).view(np.float32)[0]))
+        terms.append((cv, max(floor_log2(abs(cv)), -126) if cv else zero_exp))
+        neg.append(bool(c >> 31))
+    unit = Fraction(2) ** (max([e for _, e in terms] + [zero_exp]) - frac_bits)
+    total, lost = Fraction(0), False
+    for v, _ in terms:
+        t = abs(v) // unit * unit
+        lost |= t != abs(v)
+        total += t if v > 0 else -t
+    all_zero = not any(nonzero_lane) and (c is None or terms[-1][0] == 0)
+    return _rounded(total, all_zero, neg, lost, out_fmt, mode)
+
+
+def _rounded(total: Fraction, all_zero: bool, neg: list, lost: bool, out_fmt, mode):
+    """A dot product's exact (or truncated) sum rounded once: (code, flags). ``all_zero``:
+    every term was zero, ``neg`` their signs (the sign of a zero result), ``lost``: truncation
+    dropped a bit (inexact)."""
     value, inexact, overflow = round_to_grid(total, out_fmt, saturate=False, mode=mode)
     tiny = False
     if total != 0 and not overflow:
@@ -323,7 +367,7 @@ def dot_reference(a, b, elem_a, elem_b, scale_a=127, scale_b=127, *, out_fmt, ac
     elif value == 0:
         if total != 0:
             zneg = total < 0
-        elif all(p == 0 for p in prods):
+        elif all_zero:
             zneg = any(neg) if mode == "rdn" else all(neg)
         else:
             zneg = mode == "rdn"

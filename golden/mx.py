@@ -60,7 +60,7 @@ from fpforge.rtl.mx import (ACCUMULATORS, DOT_N_RANGE, E8M0_BIAS, E8M0_NAN, ELEM
 from fpforge.rtl.options import Flag, Rounding, UnitOptions
 
 from . import fp32
-from ._jax import I32, I64, U32, U64, any_below, jax, jnp, lax, shl, shr
+from ._jax import I32, I64, U32, U64, any_below, jax, jnp, lax, msb, shl, shr
 from .blockscale import value_dequantize_unit, value_quantize_unit
 from .decode import Unpacked, decode
 from .rounding import Mode, Raw, round_raw
@@ -313,7 +313,8 @@ def decode_elements(codes, elem: ElementFormat, sig_dtype=U64) -> Unpacked:
 
 def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scales_b=None,
            accum: str = "exact", frac_bits: int = 24, out_fmt="float32", rounding="rne",
-           scale_fmt="float8_e8m0fnu", c=None, c_fmt="float32", sum_group=None):
+           scale_fmt="float8_e8m0fnu", c=None, c_fmt="float32", sum_group=None,
+           frac_bits2=None):
     """Dot product of element vectors along the last axis (N <= 64), optionally scaled by one
     E8M0 scale per vector (OCP MX Dot: X_A * X_B * sum P_A,i * P_B,i), rounded once into
     ``out_fmt`` (a catalog format; non-saturating). Returns (codes, flags).
@@ -340,6 +341,9 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
     group times its own scales (``scales_a`` / ``scales_b`` (..., N / sum_group)) and aligned
     at their exponent: a grouped tensor-core step (Blackwell's kind::mxf4nvf4; docs/mx.md).
 
+    ``frac_bits2``: with ``accum="fixed"`` and ``c``, unscaled: a two-stage sum (AMD CDNA3's
+    step, F2 = 31; docs/mx.md).
+
     Specials follow docs/numerics.md: a NaN element or scale gives NaN, 0 x inf and inf - inf are
     invalid, an sNaN element raises invalid. A zero result is -0 only when every product is a
     negative zero (or, under rdn, when the products are not all +0).
@@ -353,7 +357,8 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
     spec = MxDotSpec(elem_fmt_a, elem_fmt_b, n=a.shape[-1], scaled=scaled, accum=accum,
                      frac_bits=frac_bits, out_fmt=out_fmt, rounding=rounding,
                      scale_fmt=scale_fmt if scaled else "float8_e8m0fnu",
-                     c_fmt=None if c is None else c_fmt, sum_group=sum_group)
+                     c_fmt=None if c is None else c_fmt, sum_group=sum_group,
+                     frac_bits2=frac_bits2)
     one = jnp.uint8(E8M0_BIAS)
     sa = one if scales_a is None else jnp.asarray(scales_a)
     sb = one if scales_b is None else jnp.asarray(scales_b)
@@ -481,6 +486,62 @@ def _grouped_sum(sign, sig, exp, sa, sb, frac_bits: int, spec: MxDotSpec, c=None
     return _truncated_sum(t_sign, t_sig, t_exp, emax, frac_bits), lane_sign
 
 
+def _two_stage_sum(sign, sig, exp, c, spec: MxDotSpec):
+    """The two-stage accumulator (MMA-Sim's gtr_fdpa, AMD CDNA3; ``MxDotSpec.frac_bits2``):
+
+    1. the even and the odd lanes' products each truncated toward zero to F bits below their
+       own largest exponent (``_fixed_sum``) and summed;
+    2. both sums floored to F bits below the larger exponent and added: t;
+    3. with E the larger of that and c's exponent (c = 0 at the format's emin; E is c's when
+       every product is zero), t floored to F2 + 1 bits below 2^E, c floored to F bits (or
+       dropped below 2^(E - F - 1)), their sum floored to F2 fraction bits below its own leading
+       bit (at least the output's emin).
+
+    Returns (sign, exponent, |sum|, lost): lost when any stage dropped a nonzero bit."""
+    ea, eb, F, F2 = spec.elem_a, spec.elem_b, spec.frac_bits, spec.frac_bits2
+    L = F2 + 1 - F
+    low = jnp.iinfo(I32).min // 4
+    halves, lost = [], False
+    for part in (slice(0, None, 2), slice(1, None, 2)):
+        h_sign, h_exp, h_mag, h_lost = _fixed_sum(sign[..., part], sig[..., part],
+                                                  exp[..., part], ea, eb, F)
+        nonzero = jnp.any(sig[..., part] != 0, axis=-1)
+        value = jnp.where(h_sign == 1, -h_mag.astype(I64), h_mag.astype(I64))
+        halves.append((value, jnp.where(nonzero, h_exp + F, low), nonzero))
+        lost = lost | h_lost
+    (s0, e0, nz0), (s1, e1, nz1) = halves
+    e_dot = jnp.maximum(e0, e1)
+    (f0, l0), (f1, l1) = _floor_shift(s0, e_dot - e0), _floor_shift(s1, e_dot - e1)
+    t = f0 + f1                                             # units 2^(e_dot - F)
+    c_sign, c_sig, c_exp, c_E = c
+    c_E = jnp.where(c_sig == 0, spec.c_fmt.emin, c_E)
+    big = jnp.where(nz0 | nz1, jnp.maximum(e_dot, c_E), c_E)
+    u, lu = _floor_shift(t << L, big - e_dot)               # units 2^(big - F2 - 1)
+    c_int = jnp.where(c_sign == 1, -c_sig.astype(I64), c_sig.astype(I64))
+    shift = big - F - c_exp                                 # > 0: right, < 0: left
+    v, lv = _floor_shift(c_int, shift)                      # units 2^(big - F)
+    dropped = c_E < big - F - 1
+    v = jnp.where(dropped, 0, v)
+    lv = jnp.where(dropped, c_sig != 0, lv)
+    total = u + (v << L)
+    mag = jnp.abs(total).astype(U64)
+    lead = jnp.maximum(msb(mag) + big - F2 - 1, spec.out_fmt.emin)
+    k = jnp.maximum(lead - big + 1, 0)                      # low bits the last floor drops
+    kept = shl(shr(mag, k), k)
+    lk = kept != mag
+    kept = jnp.where((total < 0) & lk, kept + shl(jnp.ones_like(mag), k), kept)
+    lost = lost | l0 | l1 | lu | lv | lk
+    return (total < 0).astype(U32), (big - F2 - 1).astype(I32), kept, lost
+
+
+def _floor_shift(x, shift):
+    """floor(x * 2^-shift) of int64 x (shift < 0: a left shift), and whether bits were
+    dropped. Shifts are capped at 63: beyond, the floor is 0 or -1."""
+    right = jnp.clip(shift, 0, 63)
+    out = jnp.where(shift >= 0, x >> right, x << jnp.clip(-shift, 0, 63))
+    return out, (shift > 0) & any_below(jnp.abs(x).astype(U64), right)
+
+
 def _truncated_sum(sign, sig, exp, emax, frac_bits: int):
     """Terms (-1)^sign * sig * 2^exp along the last axis, each truncated toward zero to a
     multiple of 2^(emax - F), summed: (sign, exponent, |sum|, whether a nonzero bit was
@@ -536,6 +597,9 @@ def _mx_dot(a, b, sa, sb, c=None, *, spec: MxDotSpec):
         (r_sign, r_exp, r_sig, lost), lane_sign = _grouped_sum(sign, sig, exp, sa, sb,
                                                                frac_bits, spec, c_term)
         sign_all = lane_sign if c is None else _append(lane_sign, uc.sign)
+        sticky = jnp.zeros(r_sign.shape, bool)
+    elif spec.frac_bits2 is not None:
+        r_sign, r_exp, r_sig, lost = _two_stage_sum(sign, sig, exp, c_term, spec)
         sticky = jnp.zeros(r_sign.shape, bool)
     else:
         r_sign, r_exp, r_sig, lost = _fixed_sum(sign, sig, exp, ea, eb, frac_bits, c_term)

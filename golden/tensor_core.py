@@ -34,7 +34,7 @@ import numpy as np
 
 from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
 from fpforge.rtl.mx import E8M0, GROUP_ZERO_EXP, MxDotSpec
-from fpforge.rtl.options import OptionError, Rounding, UnitOptions
+from fpforge.rtl.options import Rounding, UnitOptions
 
 from ._jax import jax, jnp
 from .rounding import Mode, raw_from_float64, round_raw
@@ -68,23 +68,17 @@ class FusedAccumulator:
     elements: tuple | None = None  # the element formats the instruction takes (None: any float)
     promote_every = None          # never: c is the whole running sum
 
-    @property
-    def has_rtl(self) -> bool:
-        """Whether fpforge's dot unit with c builds this step (CDNA3's two stages not yet)."""
-        return not self.frac_bits2
-
     def dot_spec(self, elem_a: str, elem_b: str | None = None,
                  scale_fmt: FloatFormat = E8M0) -> MxDotSpec:
         """The RTL dot unit of one step: ``group`` lanes, the fixed accumulator of F fraction
         bits with the float32 accumulator input c, rounded toward zero into the result format
         (block scales on its scale ports when they join the step: ``scale_fmt``, and one pair
-        per group of ``sum_group`` lanes for the grouped step)."""
-        if not self.has_rtl:
-            raise OptionError(f"{self.source} has no RTL unit yet (a two-level sum: "
-                              f"docs/codesign.md)")
+        per group of ``sum_group`` lanes for the grouped step); CDNA3's two stages round to
+        nearest even."""
         return MxDotSpec(elem_a, elem_b, n=self.group, scaled=self.scales_in_group,
                          accum="fixed", frac_bits=self.frac_bits, out_fmt=self.result,
-                         rounding=Rounding.RTZ, c_fmt=F32, sum_group=self.sum_group,
+                         rounding=Rounding.RNE if self.frac_bits2 else Rounding.RTZ, c_fmt=F32,
+                         sum_group=self.sum_group, frac_bits2=self.frac_bits2,
                          scale_fmt=scale_fmt if self.scales_in_group else E8M0)
 
     def describe(self) -> str:

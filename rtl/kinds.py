@@ -156,6 +156,10 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "G, each group times its own scale_a, scale_b at their exponent (a grouped "
                "tensor-core step, Blackwell's mxf4nvf4: G = 16); default: no groups", int, "G",
                make="SUM_GROUP"),
+    SpecOption("frac_bits2", "--frac-bits2", "dot --accum fixed with c: a two-stage sum (AMD "
+               "CDNA3's step, F2 = 31): even and odd lanes truncated to F bits apart, floored "
+               "together, added to c and floored to F2 bits, then rounded; default: one stage",
+               int, "F2", make="FRAC_BITS2"),
     SpecOption("scales", "--no-scales", "dot: no scale_a / scale_b inputs (unscaled vectors)",
                switch=True, default=True, make="SCALES=0"),
     SpecOption("rounding", "--rounding", "rounding mode (default rne); dynamic adds an rm input, "

@@ -20,7 +20,7 @@ from .spec import Spec, check_int, check_stages
 __all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", "VALUE_RULES",
            "ACCUMULATORS",
            "E8M0_BIAS", "E8M0_NAN", "SCALE_MIN", "SCALE_MAX", "IN_FORMATS", "OCP_FP_ELEMENTS",
-           "DOT_N_RANGE", "FRAC_BITS_RANGE", "GROUP_ZERO_EXP", "MAX_BLOCK", "MxQuantSpec",
+           "DOT_N_RANGE", "FRAC_BITS_RANGE", "GROUP_ZERO_EXP", "TWO_STAGE_F2_MAX", "MAX_BLOCK", "MxQuantSpec",
            "MxDequantSpec", "MxDotSpec"]
 
 E8M0_BIAS = 127
@@ -38,6 +38,9 @@ FRAC_BITS_RANGE = (1, 55)            # fixed accumulator: fraction bits below th
 # kind::mxf4nvf4 step (mmasim 2.1.1 nv_ptx/sim.py). A term whose scales sit far below it is
 # truncated away.
 GROUP_ZERO_EXP = -139
+# The two-stage accumulator (dot --frac-bits2): its second stage's F2 at most (the golden model
+# sums in int64: (F2 + 1)-bit terms shifted by up to 8 more, with carries).
+TWO_STAGE_F2_MAX = 48
 IN_FORMATS = ("float32", "bfloat16")  # what the quantizer reads
 DOT_N_RANGE = (1, 64)                # vector lengths of the dot unit
 
@@ -526,11 +529,13 @@ class MxDotSpec(Spec):
     scale_fmt: FloatFormat = E8M0
     c_fmt: FloatFormat | None = None
     sum_group: int | None = None
+    frac_bits2: int | None = None
 
     unit: ClassVar[str] = "dot"
     OPERATION = "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)"
     OPTIONS = ("format", "in_format", "a_format", "b_format", "c_format", "n", "accum",
-               "frac_bits", "sum_group", "scales", "scale_format", "rounding", "stages")
+               "frac_bits", "sum_group", "frac_bits2", "scales", "scale_format", "rounding",
+               "stages")
     OPTION_NOTES = {"saturate": "its result overflows to inf"}
     SEMANTICS = "docs/mx.md"
 
@@ -560,6 +565,8 @@ class MxDotSpec(Spec):
             object.__setattr__(self, "c_fmt", self._checked_c_format())
         if self.sum_group is not None:
             self._check_groups()
+        if self.frac_bits2 is not None:
+            self._check_two_stage()
 
     def _checked_c_format(self) -> FloatFormat:
         """The accumulator input c of one tensor-core step (d = a.b + c): aligned and truncated
@@ -626,6 +633,21 @@ class MxDotSpec(Spec):
                               f"{total}; at most 64 and 62 are supported (fewer --frac-bits, "
                               f"a smaller group or narrower elements)")
 
+    def _check_two_stage(self):
+        """The two-stage accumulator (MMA-Sim's gtr_fdpa, AMD CDNA3): the even and the odd
+        lanes' products each truncated to F bits below their own largest and summed, the two
+        sums floored to F bits below the larger, added to c in F2 + 1 bits (c floored to F),
+        floored to F2 bits below the result's leading bit, rounded once (docs/mx.md)."""
+        if self.accum != "fixed" or self.c_fmt is None or self.sum_group is not None or \
+                self.scaled:
+            raise OptionError("dot --frac-bits2 is the second stage of a two-stage sum with c "
+                              "(AMD CDNA3's step): it needs --accum fixed and --c-format, "
+                              "without --sum-group or scale inputs (--no-scales)")
+        if self.n % 2:
+            raise OptionError(f"dot --frac-bits2 sums the even and the odd lanes apart: n must "
+                              f"be even, not {self.n}")
+        check_int("frac_bits2", self.frac_bits2, self.frac_bits, TWO_STAGE_F2_MAX)
+
     @property
     def groups(self) -> int:
         """Scale pairs per vector: n / sum_group (1 without groups)."""
@@ -663,7 +685,7 @@ class MxDotSpec(Spec):
     @classmethod
     def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None,
                      c_format=None, n=32, accum="exact", frac_bits=None, sum_group=None,
-                     scales=True, scale_format=None, rounding="rne",
+                     frac_bits2=None, scales=True, scale_format=None, rounding="rne",
                      stages=0) -> "MxDotSpec":
         """``format`` is the output (default float32); ``in_format`` the element format of both
         vectors, ``a_format`` / ``b_format`` each vector's; ``c_format`` the accumulator
@@ -679,7 +701,7 @@ class MxDotSpec(Spec):
                    frac_bits=24 if frac_bits is None else frac_bits,
                    out_fmt="float32" if format is None else format, rounding=rounding,
                    stages=stages, scale_fmt=E8M0 if scale_format is None else scale_format,
-                   c_fmt=c_format, sum_group=sum_group)
+                   c_fmt=c_format, sum_group=sum_group, frac_bits2=frac_bits2)
 
     def option_values(self) -> dict:
         v = {"format": self.out_fmt.name}
@@ -694,6 +716,8 @@ class MxDotSpec(Spec):
             v["frac_bits"] = self.frac_bits
         if self.sum_group is not None:
             v["sum_group"] = self.sum_group
+        if self.frac_bits2 is not None:
+            v["frac_bits2"] = self.frac_bits2
         if not self.scaled:
             v["scales"] = False
         if self.value_scales:
@@ -712,6 +736,8 @@ class MxDotSpec(Spec):
         acc = "exact" if self.accum == "exact" else f"fixed{self.frac_bits}"
         if self.sum_group is not None:
             acc += f"g{self.sum_group}"
+        if self.frac_bits2 is not None:
+            acc += f"x{self.frac_bits2}"
         parts = ["mxdot", el, f"n{self.n}", acc, self.out_fmt.ident, self.rounding.value]
         if not self.scaled:
             parts.append("ns")
@@ -729,6 +755,10 @@ class MxDotSpec(Spec):
         if self.sum_group is not None:
             acc = (f"grouped: exact sums of {self.sum_group} at their scales' exponent, "
                    f"truncated to 2^(Emax - {self.frac_bits}), then one rounding")
+        if self.frac_bits2 is not None:
+            acc = (f"two-stage: even and odd products truncated to {self.frac_bits} bits, "
+                   f"floored together, added to c in {self.frac_bits2 + 1} bits, floored to "
+                   f"{self.frac_bits2}, then one rounding")
         sc = f"scale_a * scale_b ({self._scale_name}) * " if self.scaled else ""
         if self.sum_group is not None:
             sc = f"per group of {self.sum_group}: scale_a * scale_b ({self._scale_name}) * "
@@ -788,6 +818,8 @@ class MxDotSpec(Spec):
             v["c_format"] = self.c_fmt.name
         if self.sum_group is not None:
             v["sum_group"] = self.sum_group
+        if self.frac_bits2 is not None:
+            v["frac_bits2"] = self.frac_bits2
         return v
 
     def header_lines(self) -> list[str]:
@@ -798,6 +830,10 @@ class MxDotSpec(Spec):
             acc = (f"grouped, {self.frac_bits} fraction bits (groups of {self.sum_group} "
                    f"summed exactly, each times its scales at their exponent; terms truncated to "
                    f"2^(Emax - {self.frac_bits}), docs/mx.md)")
+        if self.frac_bits2 is not None:
+            acc = (f"two-stage, {self.frac_bits} and {self.frac_bits2} fraction bits (even and "
+                   f"odd products truncated apart, floored together, added to c and floored, "
+                   f"docs/mx.md)")
         return [f"a element   {self.elem_a.describe()}",
                 f"b element   {self.elem_b.describe()}",
                 f"n           {self.n}; block scales "

@@ -36,7 +36,9 @@ EXAMPLES = {
                  rounding="rtz", stages=1),
             dict(a_format="int4", b_format="fp4e2m1", n=2, stages=1),
             dict(in_format="fp4e2m1", n=4, accum="fixed", frac_bits=8, sum_group=2,
-                 c_format="float32", scale_format="fp8e4m3", rounding="rtz")],
+                 c_format="float32", scale_format="fp8e4m3", rounding="rtz"),
+            dict(in_format="fp8e4m3fnuz", n=2, accum="fixed", frac_bits=6, frac_bits2=8,
+                 c_format="float32", scales=False)],
 }
 
 SMALL = {

@@ -28,7 +28,7 @@ from amaranth.utils import bits_for, ceil_log2
 
 from ..mx import E8M0_BIAS, E8M0_NAN, GROUP_ZERO_EXP
 from ..options import FLAGS_WIDTH, Flag, Rounding
-from .common import Raw, register
+from .common import Raw, lzc, register
 from .decode import Decode
 from .mul import product
 from .mx_unit import MxUnit, decode_element, decode_operand
@@ -90,6 +90,8 @@ class MxDot(MxUnit):
         elif grouped:
             (sig, exp_off, sum_w, lost), lane_signs, group_nan, inf_times_zero = \
                 self._grouped(m, prods, nonzero, c)
+        elif spec.frac_bits2 is not None:
+            sig, exp_off, sum_w, lost = self._two_stage(m, prods, nonzero, c)
         elif c is None:
             sig, exp_off, sum_w, lost = self._fixed(m, prods, nonzero)
         else:
@@ -220,23 +222,26 @@ class MxDot(MxUnit):
         neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods], T, f"{prefix}exact")
         return (neg, mag, Const(0, 1), 0, 0), p0.off + f_lo, sw, Const(0, 1)
 
-    def _fixed(self, m, prods, nonzero):
+    def _fixed(self, m, prods, nonzero, prefix: str = ""):
         """The fixed-width accumulator of golden/mx.py ``_fixed_sum``. With f_i the exponent
         fields' sum, product i is below 2^(f_i + c + 2), c = off + Ma + Mb; Emax uses the
         largest f over the nonzero products; product i is truncated toward zero to a multiple of
         2^(Emax - F): term_i = sig_i >> (d_i + Ma + Mb - F), d_i = fmax - f_i (a left shift
-        where that is negative), below 2^(F + 3)."""
+        where that is negative), below 2^(F + 3). ``prefix`` names the signals of one of
+        several sums."""
         spec = self._spec
         F = spec.frac_bits
         p0 = prods[0]
         f_lo, f_hi = p0.exp_range
         Mab = spec.elem_a.grid.man_bits + spec.elem_b.grid.man_bits
-        fmax = self._fmax(m, prods, nonzero)
+        fmax = self._fmax(m, prods, nonzero, prefix)
         K0 = Mab - F + max(0, F - Mab)          # >= 0
         terms, lost = self._truncated(m, prods, [Mab] * len(prods), nonzero,
-                                      lambda i: fmax - prods[i].exp + K0, f_hi - f_lo + K0)
-        neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods], F + 3, "fixed")
-        lost_any = Signal(name="truncated")
+                                      lambda i: fmax - prods[i].exp + K0, f_hi - f_lo + K0,
+                                      prefix=prefix)
+        neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods], F + 3,
+                                        f"{prefix}fixed")
+        lost_any = Signal(name=f"{prefix}truncated")
         m.d.comb += lost_any.eq(_any(lost))
         # value = total * 2^(Emax - F) = total * 2^(fmax + c - F)
         return (neg, mag, fmax, 0, f_hi), p0.off + Mab - F, sw, lost_any
@@ -363,17 +368,113 @@ class MxDot(MxUnit):
         # value = total * 2^(E - F), E = emax + e_lo
         return ((neg, mag, emax, 0, g_hi), e_lo - F, sw, lost_any), lane_signs, nan, inf_zero
 
-    def _fmax(self, m, prods, nonzero):
+    def _two_stage(self, m, prods, nonzero, c):
+        """The two-stage accumulator (golden/mx.py ``_two_stage_sum``, MMA-Sim's gtr_fdpa): the
+        even and the odd lanes through ``_fixed`` apart; their sums floored (arithmetic right
+        shifts) to F bits below the larger exponent and added: t; with E the larger of that
+        and c's (c's alone when every product is zero), t floored to F2 + 1 bits below 2^E and
+        c to F (c dropped below 2^(E - F - 1)); their sum floored to F2 bits below its leading
+        bit (at least the output's emin). Exponents compare as one unsigned g, products'
+        fmax + Bp and c's field + Bc, as in ``_fixed_with_c``."""
+        spec = self._spec
+        F, F2 = spec.frac_bits, spec.frac_bits2
+        L = F2 + 1 - F
+        halves, lost = [], []
+        for k, name in ((0, "even"), (1, "odd")):
+            (neg, mag, fmax, _, f_hi), off, sw, h_lost = \
+                self._fixed(m, prods[k::2], nonzero[k::2], prefix=f"{name}_")
+            value = Signal(signed(sw + 1), name=f"{name}_sum")
+            nz = Signal(name=f"{name}_nonzero")
+            m.d.comb += [value.eq(Mux(neg, -mag, mag)), nz.eq(_any(nonzero[k::2]))]
+            halves.append((value, fmax, nz))
+            lost.append(h_lost)
+        (s0, f0, nz0), (s1, f1, nz1) = halves
+        fw = len(f0)
+        fd = Signal(fw, name="fmax_dot")
+        m.d.comb += fd.eq(Mux(f0 > f1, f0, f1))
+        (t0, l0), (t1, l1) = (self._floor_shift(m, s, fd - f, f_hi, f"{n}_floored")
+                              for s, f, n in ((s0, f0, "even"), (s1, f1, "odd")))
+        t = Signal(signed(len(s0) + 1), name="t")
+        m.d.comb += t.eq(t0 + t1)                          # units 2^(E_dot - F)
+        # The exponents: a half's E = fmax + Cp, c's = field - bias_c.
+        Cp = off + F
+        D = Cp + spec.c_fmt.bias
+        Bp, Bc = max(D, 0), max(-D, 0)
+        g_hi = max(f_hi + Bp, c.exp_range[1] + Bc)
+        gw = bits_for(g_hi)
+        g_p, g_c, g_big = (Signal(gw, name=n) for n in ("g_prod", "g_c", "g_big"))
+        any_p = nz0 | nz1
+        m.d.comb += [g_p.eq(fd + Bp), g_c.eq(c.exp + Bc),
+                     g_big.eq(Mux(any_p & (g_p >= g_c), g_p, g_c))]
+        d_u = Signal(gw, name="shift_u")
+        m.d.comb += d_u.eq(Mux(any_p & (g_c > g_p), g_c - g_p, 0))
+        t_wide = Signal(signed(len(t) + L), name="t_wide")
+        m.d.comb += t_wide.eq(t << L)
+        u, lu = self._floor_shift(m, t_wide, d_u, g_hi, "u")    # units 2^(E - F2 - 1)
+        # c: c.sig * 2^(c.exp + c.off) floored to 2^(E - F): a right shift by
+        # (g_big - g_c) + Mc - F after a left shift of max(0, F - Mc).
+        Mc = spec.c_fmt.man_bits
+        Lc = max(0, F - Mc)
+        c_int = Signal(signed(c.width + Lc + 1), name="c_int")
+        m.d.comb += c_int.eq(Mux(c.sign, -(c.sig << Lc), c.sig << Lc))
+        dc = Signal(gw, name="shift_c")
+        m.d.comb += dc.eq(g_big - g_c)
+        v, lv = self._floor_shift(m, c_int, dc + max(0, Mc - F), g_hi + max(0, Mc - F), "v")
+        dropped = Signal(name="c_dropped")
+        m.d.comb += dropped.eq(dc > F + 1)
+        total = Signal(signed(max(len(u), len(v) + L) + 1), name="total")
+        m.d.comb += total.eq(u + Mux(dropped, 0, v << L))
+        neg = Signal(name="total_neg")
+        W = len(total) - 1
+        mag = Signal(W, name="total_mag")
+        m.d.comb += [neg.eq(total[-1]), mag.eq(Mux(total[-1], -total, total))]
+        # The last floor: k = max(P - F2, emin_out - E + 1, 0) low bits, P the leading bit's
+        # position; E = g_big + Kb.
+        Kb = Cp - Bp
+        lz, _ = lzc(m, mag, "total_lzc")
+        kw = bits_for(max(W, g_hi, abs(spec.out_fmt.emin) + abs(Kb) + 2)) + 2
+        k1, k2, k = (Signal(signed(kw), name=n) for n in ("floor_lead", "floor_emin", "floor"))
+        m.d.comb += [k1.eq((W - 1 - F2) - lz), k2.eq((spec.out_fmt.emin + 1 - Kb) - g_big),
+                     k.eq(Mux(k1 > k2, k1, k2))]
+        kc = Signal(bits_for(W), name="floor_bits")
+        m.d.comb += kc.eq(Mux(k <= 0, 0, Mux(k > W, W, k[:len(kc)])))
+        kept = Signal(W, name="kept")
+        m.d.comb += kept.eq((mag >> kc) << kc)
+        lk = Signal(name="floor_lost")
+        m.d.comb += lk.eq(kept != mag)
+        floored = Signal(W + 1, name="floored")
+        m.d.comb += floored.eq(kept + Mux(neg & lk, (Const(1, W + 1) << kc)[:W + 1], 0))
+        lost_any = Signal(name="truncated")
+        m.d.comb += lost_any.eq(_any(lost + [l0, l1, lu, Mux(dropped, ~c.zero, lv), lk]))
+        # value = floored * 2^(E - F2 - 1), E = g_big + Kb
+        return (neg, floored, g_big, 0, g_hi), Kb - F2 - 1, W + 1, lost_any
+
+    @staticmethod
+    def _floor_shift(m, value, shift, shift_hi: int, name: str):
+        """floor(value * 2^-shift) of a signed value (an arithmetic right shift, at most
+        ``shift_hi``) and whether it dropped a nonzero bit."""
+        W = len(value)
+        cap = min(shift_hi, W)
+        sh = Signal(bits_for(cap), name=f"{name}_shift")
+        m.d.comb += sh.eq(Mux(shift > cap, cap, shift))
+        ext = Signal(signed(2 * W), name=f"{name}_ext")
+        m.d.comb += ext.eq(Cat(Const(0, W), value).as_signed() >> sh)
+        out = Signal(signed(W), name=name)
+        lost = Signal(name=f"{name}_lost")
+        m.d.comb += [out.eq(ext[W:]), lost.eq(ext[:W] != 0)]
+        return out, lost
+
+    def _fmax(self, m, prods, nonzero, prefix: str = ""):
         """The largest exponent-field sum over the nonzero products (0 when none is)."""
         fw = bits_for(prods[0].exp_range[1])
         fz = []
         for i, (p, nz) in enumerate(zip(prods, nonzero)):
-            f = Signal(fw, name=f"fexp{i}")
+            f = Signal(fw, name=f"{prefix}fexp{i}")
             m.d.comb += f.eq(Mux(nz, p.exp, 0))
             fz.append(f)
-        return _tree(m, fz, lambda x, y: Mux(x > y, x, y), unsigned(fw), "fmax")
+        return _tree(m, fz, lambda x, y: Mux(x > y, x, y), unsigned(fw), f"{prefix}fmax")
 
-    def _truncated(self, m, ops, fracs, nonzero, shift_of, d_hi, width=None):
+    def _truncated(self, m, ops, fracs, nonzero, shift_of, d_hi, width=None, prefix=""):
         """Each operand's significand (``fracs``: its fraction bits) truncated toward zero to the
         accumulator's ``width`` bits (F + 3 by default): shifted left by L = max(0, F -
         fraction bits) so that every shift is a right shift (``shift_of(i)``, at most ``d_hi``
@@ -385,13 +486,13 @@ class MxDot(MxUnit):
             L = max(0, F - frac)
             W = p.width + L
             cap = min(d_hi, W)
-            sh = Signal(bits_for(d_hi), name=f"tshift{i}")
+            sh = Signal(bits_for(d_hi), name=f"{prefix}tshift{i}")
             m.d.comb += sh.eq(shift_of(i))
-            shc = Signal(bits_for(cap), name=f"tshift_c{i}")
+            shc = Signal(bits_for(cap), name=f"{prefix}tshift_c{i}")
             m.d.comb += shc.eq(Mux(sh > cap, cap, sh))
-            ext = Signal(2 * W, name=f"trunc{i}")
+            ext = Signal(2 * W, name=f"{prefix}trunc{i}")
             m.d.comb += ext.eq(Cat(Const(0, W), p.sig << L) >> shc)
-            t = Signal(width, name=f"term{i}")
+            t = Signal(width, name=f"{prefix}term{i}")
             m.d.comb += t.eq(ext[W:])
             terms.append(t)
             lost.append(nonzero[i] & (ext[:W] != 0))

@@ -331,6 +331,18 @@ ERRORS = {
                               E + "dot --sum-group 5 must divide the vector length n = 32"),
     "dot sum group range": (D + ["--accum", "fixed", "--sum-group", "0"],
                             E + "sum_group must be an integer 1..32, not 0"),
+    "dot frac-bits2 without c": (D + ["--accum", "fixed", "--frac-bits2", "31", "--no-scales"],
+                                 E + "dot --frac-bits2 is the second stage of a two-stage sum "
+                                     "with c (AMD CDNA3's step): it needs --accum fixed and "
+                                     "--c-format, without --sum-group or scale inputs "
+                                     "(--no-scales)"),
+    "dot frac-bits2 odd n": (D + ["--accum", "fixed", "--frac-bits2", "31", "--no-scales",
+                                  "--c-format", "float32", "--n", "15"],
+                             E + "dot --frac-bits2 sums the even and the odd lanes apart: n "
+                                 "must be even, not 15"),
+    "dot frac-bits2 range": (D + ["--accum", "fixed", "--frac-bits2", "20", "--no-scales",
+                                  "--c-format", "float32"],
+                             E + "frac_bits2 must be an integer 24..48, not 20"),
     "dot sum group wide": (D + ["--accum", "fixed", "--sum-group", "16", "--frac-bits", "40"],
                            E + "dot --sum-group 16: a scaled group of fp8e4m3 x fp8e4m3 needs 43 "
                                "bits and the truncated sum 68; at most 64 and 62 are supported "

@@ -114,7 +114,7 @@ def wrapper_outputs(spec, inputs: dict) -> dict:
                              accum=spec.accum, frac_bits=spec.frac_bits, out_fmt=spec.out_fmt,
                              rounding=spec.rounding, scale_fmt=spec.scale_fmt,
                              c=inputs.get("c"), c_fmt=spec.c_fmt or "float32",
-                             sum_group=spec.sum_group)
+                             sum_group=spec.sum_group, frac_bits2=spec.frac_bits2)
     return {"y": y, "flags": flags}
 
 

@@ -178,6 +178,49 @@ def test_cdna3_matches_the_exact_rational_model(elem):
     assert (got != two_stage_reference(a, b, config, frac_bits=12).view(np.uint32)).any()
 
 
+def _one_cdna3_step(ea, eb, frac_bits, rng, rows=24):
+    """(the dot unit's golden y, the emulation's) for every pair of ``rows`` a and b vectors of
+    16 finite codes (a third built to cancel) and a c near each pair's sum (times 2^-30..2^30,
+    or minus it, zeros and any finite code: sim/stimulus.accumulator_codes)."""
+    import jax.numpy as jnp
+    from fpforge.golden.gemm import _values_f64
+    from fpforge.golden.mx import decode_elements, dot_unit
+    from fpforge.golden.tensor_core import exponents, two_stage_matmul
+    from fpforge.rtl.mx import MxDotSpec
+    from fpforge.sim.stimulus import accumulator_codes, finite_codes
+    acc = FUSED_PRESETS["cdna3_fp8"]
+    fa, fb = element_format(ea), element_format(eb)
+    A = rng.choice(finite_codes(ea), (rows, 16)).astype(np.uint8)
+    B = rng.choice(finite_codes(eb), (rows, 16)).astype(np.uint8)
+    A[:rows // 3, 8:] = np.where(A[:rows // 3, :8] == 0, 0, A[:rows // 3, :8] ^ 0x80)
+    B[:, 8:] = B[:, :8]
+    spec = MxDotSpec(ea, eb, n=16, scaled=False, accum="fixed", frac_bits=frac_bits,
+                     frac_bits2=acc.frac_bits2, c_fmt="float32")
+    a, b = np.repeat(A, rows, axis=0), np.tile(B, (rows, 1))
+    c = accumulator_codes(spec, a, b, None, None, rng).astype(np.uint32)
+    got = np.asarray(dot_unit(spec, {"a": a, "b": b, "c": c}, want=("y",))["y"])
+
+    def operand(codes, f):
+        u = decode_elements(jnp.arange(1 << f.width, dtype=jnp.uint32), f)
+        i = codes.astype(np.int32)
+        return _values_f64(f)[i][None], exponents(u, f.grid.man_bits)[i][None]
+    (va, xa), (vb, xb) = operand(A, fa), operand(B, fb)
+    want = two_stage_matmul(va, xa, None, vb, xb, None, acc, c=c.reshape(rows, rows))
+    return got.astype(np.uint32), np.asarray(want).view(np.uint32).reshape(-1)
+
+
+@pytest.mark.parametrize("ea,eb", [("fp8e4m3fnuz", "fp8e4m3fnuz"),
+                                   ("fp8e5m2fnuz", "fp8e4m3fnuz")])
+def test_the_two_stage_dot_unit_is_one_cdna3_step(ea, eb):
+    """golden/mx.py's two-stage dot unit (whose RTL the benches compare with it) against the
+    emulation's step, itself the exact-rational model's and MMA-Sim's: any c, one step."""
+    rng = np.random.default_rng(len(ea + eb))
+    got, want = _one_cdna3_step(ea, eb, 24, rng)
+    np.testing.assert_array_equal(got, want)
+    got, want = _one_cdna3_step(ea, eb, 23, rng)            # F - 1 in the unit
+    assert (got != want).any()
+
+
 def grouped_reference(a, b, config: GemmConfig, frac_bits: int | None = None):
     """kind::mxf4nvf4 (MMA-Sim's gst_fdpa) in exact rationals: per step of 64, each group of 16
     products summed exactly, times its two scales' values, at the scales' exponents alone (E4M3

@@ -85,11 +85,14 @@ QUICK_SIMS = [pytest.param(s, marks=pytest.mark.slow) if s == "verilator" else s
                c_fmt="float32", scale_fmt="float8_e4m3fn"), DOT),
     (MxDotSpec("fp8e4m3", "fp8e5m2", n=8, accum="fixed", frac_bits=12, sum_group=2,
                c_fmt="bfloat16"), DOT),
+    # AMD CDNA3's two-stage step (F = 24, F2 = 31, rounded to nearest even)
+    (MxDotSpec("fp8e5m2fnuz", "fp8e4m3fnuz", n=16, accum="fixed", frac_bits=24,
+               frac_bits2=31, c_fmt="float32", scaled=False), DOT),
 ], ids=[
     "mxq_fp8e4m3_k32_floor", "mxdq_fp8e4m3_k4", "mxdot_fp8e4m3_n8_exact",
     "mxdot_fp8e4m3_n8_fixed8", "mxdot_hopper_step", "mxdot_blackwell_step",
     "mxdot_e5m2xe2m1_bf16_c", "mxq_int4_k8_rceil", "mxdot_int4_n8", "mxdot_mxf4nvf4_step",
-    "mxdot_e4m3xe5m2_g2"])
+    "mxdot_e4m3xe5m2_g2", "mxdot_cdna3_step"])
 def test_combinational(spec, stimulus, sim):
     check(spec, stimulus, sim, seed=5)
 
@@ -114,6 +117,14 @@ def test_dot_step_with_one_fraction_bit_fewer_is_reported():
     """The tensor-core step built with F - 1: the truncation of products and c differs."""
     spec = MxDotSpec("fp8e4m3", n=8, accum="fixed", frac_bits=13, out_fmt="e8m13",
                      rounding="rtz", c_fmt="float32", scaled=False)
+    result = run_fault(spec, DOT, "frac-bits-fewer")
+    assert 0 < result["mismatches"] < result["vectors"]
+
+
+def test_two_stage_step_with_one_fraction_bit_fewer_is_reported():
+    """CDNA3's step built with F = 23 (its halves' truncation)."""
+    spec = MxDotSpec("fp8e4m3fnuz", n=16, accum="fixed", frac_bits=24, frac_bits2=31,
+                     c_fmt="float32", scaled=False)
     result = run_fault(spec, DOT, "frac-bits-fewer")
     assert 0 < result["mismatches"] < result["vectors"]
 

@@ -242,8 +242,6 @@ def hardware_cases(c: GemmConfig) -> list:
     from fpforge.synth.sweep import Case
     acc = c.accum
     elem = element_format(c.elem_a).name
-    if isinstance(acc, FusedAccumulator) and not acc.has_rtl:
-        return []       # CDNA3's two-stage step has no RTL unit yet: no cost
     if isinstance(acc, FusedAccumulator):
         # One tensor-core step is one dot unit with its accumulator input c (the running sum
         # is c: no adder). Hopper's per-channel scales multiply once per output, not per MAC;
@@ -388,11 +386,10 @@ def markdown(rows: list[Row], meta: dict) -> str:
            "tensor; float32 scales multiply once per output and are left out). A value-scale "
            "recipe's dot unit takes its scale format on the scale inputs (NVFP4: E4M3); its "
            "per-tensor factor, once per output, is left out. A tensor-core accumulator "
-           "(hopper_fp8, ada_fp8, blackwell_mxf8f6f4, blackwell_mxf4nvf4) is its one step "
-           "unit: the dot unit with the accumulator input c (no adder; Hopper's per-channel "
-           "scales, once per output, are left out; mxf4nvf4's 64 lanes sum in groups of 16, "
-           "each group at its own scale inputs). CDNA3's two-stage step (cdna3_fp8) has no RTL "
-           "unit yet: no cost, never on the front.",
+           "(hopper_fp8, ada_fp8, blackwell_mxf8f6f4, blackwell_mxf4nvf4, cdna3_fp8) is its one "
+           "step unit: the dot unit with the accumulator input c (no adder; per-channel scales, "
+           "once per output, are left out; mxf4nvf4's 64 lanes sum in groups of 16, each group "
+           "at its own scale inputs; CDNA3's 16 sum in two stages).",
            f"- **front** (bold): no other configuration has at most the GE per MAC and at "
            f"least the {FRONT_METRIC} (K = 4096).", "",
            "![pareto](pareto.png)", "",

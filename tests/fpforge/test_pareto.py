@@ -92,8 +92,8 @@ def test_a_tensor_core_preset_is_costed_as_its_one_step_unit(preset):
 
 def test_a_list_of_axes_joins_its_sweeps_and_costs_nvfp4_with_its_scale_format(tmp_path):
     """``--config`` with a list of objects: their configurations in order, once each; the NVFP4
-    row's dot unit takes E4M3 scales, its bits count one E4M3 scale per 16; the grouped
-    tensor-core step is costed as its unit, CDNA3's two-stage one has no unit to cost."""
+    row's dot unit takes E4M3 scales, its bits count one E4M3 scale per 16; the grouped and
+    the two-stage tensor-core steps are costed as their units."""
     config = tmp_path / "axes.json"
     config.write_text(json.dumps([{"elements": ["fp4e2m1"], "block": [16], "scaling": ["block"],
                                    "accum": ["fp32"]},
@@ -115,4 +115,5 @@ def test_a_list_of_axes_joins_its_sweeps_and_costs_nvfp4_with_its_scale_format(t
     assert role == "dot" and (values["n"], values["sum_group"], values["scale_format"],
                               values["frac_bits"]) == (64, 16, "float8_e4m3fn", 35)
     cdna3 = pareto.GemmConfig("fp8e4m3fnuz", block=16, accum="cdna3_fp8", scaling="channel")
-    assert pareto.hardware_cases(cdna3) == []
+    [(role, step)] = pareto.hardware_cases(cdna3)
+    assert role == "dot" and dict(step.values)["frac_bits2"] == 31

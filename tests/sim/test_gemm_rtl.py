@@ -15,7 +15,7 @@ import pytest
 from fpforge.golden.gemm import Accumulator, GemmConfig, _matmul_codes, _quantized, emulated_matmul
 from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator, chained_steps
 from fpforge.rtl.scalar import AddSpec
-from fpforge.rtl.options import OptionError, UnitOptions
+from fpforge.rtl.options import UnitOptions
 from fpforge.sim.design import Design
 from fpforge.sim.engines.cocotb import CocotbEngine
 from fpforge.sim.faults import faulty_design
@@ -91,7 +91,10 @@ FUSED_CASES = [GemmConfig("fp8e4m3", accum="hopper_fp8", scaling="channel"),
                # kind::mxf4nvf4's grouped step: MXFP4, and NVFP4 under TransformerEngine's recipe
                GemmConfig("fp4e2m1", block=32, accum="blackwell_mxf4nvf4"),
                GemmConfig("fp4e2m1", block=16, accum="blackwell_mxf4nvf4",
-                          scale_rule="nvfp4_te")]
+                          scale_rule="nvfp4_te"),
+               # CDNA3's two-stage step on its FNUZ formats
+               GemmConfig("fp8e5m2fnuz", "fp8e4m3fnuz", block=16, accum="cdna3_fp8",
+                          scaling="channel")]
 
 
 def _operands(config, k_blocks, seed):
@@ -133,18 +136,12 @@ def test_one_fraction_bit_fewer_in_the_unit_is_caught():
     assert np.count_nonzero(got.astype(np.uint32) != want) > 0
 
 
-def test_every_one_level_tensor_core_preset_has_its_rtl_unit():
+def test_every_tensor_core_preset_has_its_rtl_unit():
     for name, acc in FUSED_PRESETS.items():
-        elem = (acc.elements or ("fp8e4m3",))[0]
-        if not acc.has_rtl:         # the two-stage step says so in one line
-            with pytest.raises(OptionError, match="has no RTL unit yet"):
-                acc.dot_spec(elem)
-            continue
-        spec = acc.dot_spec(elem)
+        spec = acc.dot_spec((acc.elements or ("fp8e4m3",))[0])
         assert (spec.n, spec.frac_bits, spec.accum, spec.out_fmt, spec.scaled) == \
             (acc.group, acc.frac_bits, "fixed", acc.result, acc.scales_in_group), name
-        assert spec.c_fmt.name == "float32" and spec.rounding.value == "rtz"
-        assert spec.sum_group == acc.sum_group and spec.groups == acc.group // (acc.sum_group
-                                                                              or acc.group)
-    assert [n for n, a in FUSED_PRESETS.items() if not a.has_rtl] == ["cdna3_fp8"]
+        assert spec.c_fmt.name == "float32"
+        assert spec.rounding.value == ("rne" if acc.frac_bits2 else "rtz"), name
+        assert (spec.sum_group, spec.frac_bits2) == (acc.sum_group, acc.frac_bits2), name
     assert isinstance(FUSED_PRESETS["hopper_fp8"], FusedAccumulator)

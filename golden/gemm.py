@@ -36,7 +36,7 @@ from .mx import (E8M0_BIAS, E8M0_NAN, _mx_dot, channel_quantize, decode_elements
                  float_scaled_quantize, mx_dequantize, mx_quantize)
 from .rounding import Mode, raw_from_float64, round_raw
 from .tensor_core import (FUSED_PRESETS, FusedAccumulator, exponents, float32_exactly,
-                          fused_matmul, grouped_fused_matmul, two_stage_matmul)
+                          fused_matmul, grouped_fused_matmul, step_dtype, two_stage_matmul)
 from .ops import add_unit, cvt_unit
 
 __all__ = ["Accumulator", "GemmConfig", "emulated_matmul", "ACCUMULATOR_PRESETS"]
@@ -429,8 +429,9 @@ def _fused(ea, sa, eb, sb, config: GemmConfig):
     ua, ub = (decode_elements(jnp.arange(1 << e.width, dtype=jnp.uint32), e) for e in (fa, fb))
     xa = exponents(ua, fa.grid.man_bits)[ea.astype(jnp.int32)]
     xb = exponents(ub, fb.grid.man_bits)[eb.astype(jnp.int32)]
-    va = _values_f64(fa)[ea.astype(jnp.int32)]
-    vb = _values_f64(fb)[eb.astype(jnp.int32)]
+    dtype = jnp.float64 if acc.frac_bits2 else step_dtype(acc, fa, fb)
+    va = _values_f64(fa).astype(dtype)[ea.astype(jnp.int32)]
+    vb = _values_f64(fb).astype(dtype)[eb.astype(jnp.int32)]
     steps = two_stage_matmul if acc.frac_bits2 else fused_matmul
     c = steps(va, xa, sa, vb, xb, sb, acc)
     if acc.scales_in_group:

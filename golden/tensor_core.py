@@ -36,11 +36,11 @@ from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
 from fpforge.rtl.mx import E8M0, GROUP_ZERO_EXP, MxDotSpec
 from fpforge.rtl.options import Rounding, UnitOptions
 
-from ._jax import jax, jnp
+from ._jax import jax, jnp, shr
 from .rounding import Mode, raw_from_float64, round_raw
 
 __all__ = ["FusedAccumulator", "FUSED_PRESETS", "fused_matmul", "grouped_fused_matmul",
-           "two_stage_matmul", "chained_steps", "exponents", "float32_exactly"]
+           "two_stage_matmul", "chained_steps", "exponents", "float32_exactly", "step_dtype"]
 
 F32 = CATALOG["float32"]
 E_ZERO = -133
@@ -160,11 +160,34 @@ def exponents(u, man_bits: int):
     return jnp.where(u.is_zero, E_ZERO, u.exp + man_bits)
 
 
+def step_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat):
+    """The float dtype ``fused_matmul`` can form the step's products and truncated sums in,
+    exactly, for elements of ``fmt_a`` and ``fmt_b``: float32 where the proof below holds
+    (Hopper's and Ada's F = 13 on FP8 and narrower), else float64.
+
+    With float32 element values: each product has at most p_a + p_b <= 24 significant bits and
+    lies in [2^(lsb_a + lsb_b), 2^(emax_a + emax_b + 2)), inside float32's normal range, so it is
+    exact; times 2^(F - E), a power of two, it stays exact or falls below 2^-126 < 1, where
+    truncation gives 0 (flushed or not). Each truncated term is an integer below 2^(F + 2) (a
+    product's significand is below 4 at an exponent <= E) and c's below 2^(F + 1), so all of
+    them, in any order, sum exactly below (4 * group + 2) * 2^F <= 2^24. Nonzero products sit
+    at or above 2^(F - 127), so clamping 2^(F - E) at 2^127 (a finite scale: 0 * inf would be
+    NaN) changes no term. Block scales in the step would put products outside float32's
+    range."""
+    exact = (not acc.scales_in_group
+             and (4 * acc.group + 2) << acc.frac_bits <= 1 << 24
+             and fmt_a.grid.man_bits + fmt_b.grid.man_bits + 2 <= 24
+             and fmt_a.lsb_min + fmt_b.lsb_min >= acc.frac_bits - 127
+             and fmt_a.emax + fmt_b.emax + 2 <= 128)
+    return jnp.float32 if exact else jnp.float64
+
+
 def fused_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
-    """(blocks, M, k) and (blocks, N, k) element values (float64, exact) with their exponents
-    ``xa``/``xb`` (int32; E_ZERO for zeros) and E8M0 scale codes (blocks, M) / (blocks, N):
-    the step-by-step fused accumulation over the blocks, from ``c`` (float32 (M, N) bit
-    patterns; default +0), float32 (M, N) out."""
+    """(blocks, M, k) and (blocks, N, k) element values (exact: float64, or float32 where
+    ``step_dtype`` allows; the products and their truncated sums are formed in that dtype) with
+    their exponents ``xa``/``xb`` (int32; E_ZERO for zeros) and E8M0 scale codes (blocks, M) /
+    (blocks, N): the step-by-step fused accumulation over the blocks, from ``c`` (float32
+    (M, N) bit patterns; default +0), float32 (M, N) out."""
     blocks, m, k = va.shape
     n = vb.shape[1]
     if acc.scales_in_group:
@@ -174,24 +197,66 @@ def fused_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
         vb = vb * jnp.ldexp(jnp.ones_like(vb), eb) * jnp.where(sb == 255, jnp.nan, 1.0)[..., None]
         xa = jnp.where(xa == E_ZERO, E_ZERO, xa + ea)
         xb = jnp.where(xb == E_ZERO, E_ZERO, xb + eb)
-    opts = UnitOptions(rounding=Rounding.RTZ)
     F = acc.frac_bits
 
     def step(c, block):
-        a, b, x, y = block                                  # (M, k), (N, k), exponents
-        p = a[:, None, :] * b[None, :, :]                   # (M, N, k): exact products
-        e = jnp.where((x[:, None, :] == E_ZERO) | (y[None, :, :] == E_ZERO), E_ZERO,
-                      x[:, None, :] + y[None, :, :])
-        c64, e_c = float32_exactly(c)
-        big = jnp.maximum(jnp.max(e, axis=-1), e_c)         # E
-        scale = jnp.ldexp(jnp.ones(big.shape, jnp.float64), F - big)
-        total = jnp.sum(jnp.trunc(p * scale[..., None]), axis=-1) + jnp.trunc(c64 * scale)
-        value = jnp.ldexp(total, big - F)                   # exact: |total| < 2^(F + 8)
-        return _round_toward_zero(value, acc.result, opts), None
+        a, b, x, y = block                                  # (k, M), (k, N): values, exponents
+        big = jnp.maximum(_largest_product_exponent(x, y).astype(jnp.int32),
+                          float32_exactly(c)[1])            # E
+        # every term in units of 2^(E - F), exact in the values' dtype (step_dtype)
+        total = _truncated_product_sum(a, b, F - big) + _truncated_c(c, F - big, a.dtype)
+        return _round_toward_zero(total, big - F, acc.result), None
 
+    def k_major(x):                 # (blocks, R, k) -> (blocks, k, R): each product a row
+        return jnp.swapaxes(x, 1, 2)
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
-    c, _ = jax.lax.scan(step, c0, (va, vb, xa, xb))
+    c, _ = jax.lax.scan(step, c0, (k_major(va), k_major(vb), k_major(_below_any(xa)),
+                                   k_major(_below_any(xb))))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
+
+
+def _below_any(x):
+    """Exponents as int16 (twice int32's lanes in the (M, N) loop; with block scales they stay
+    within +-2^10), E_ZERO moved down to -2^13: a sum with any exponent stays below E_ZERO (and
+    above int16's -2^15), so a product with a zero never sets E above c's, E_ZERO or more."""
+    return jnp.where(x == E_ZERO, -(1 << 13), x).astype(jnp.int16)
+
+
+def _largest_product_exponent(x, y):
+    """(k, M) and (k, N) exponents -> (M, N): the largest sum over k. One (M, N) loop over the
+    k rows, not a (M, N, k) array: XLA vectorises it along N."""
+    big = x[0][:, None] + y[0][None, :]
+    for i in range(1, x.shape[0]):
+        big = jnp.maximum(big, x[i][:, None] + y[i][None, :])
+    return big
+
+
+def _truncated_c(c, shift, dtype):
+    """trunc(c * 2^shift) in ``dtype``, exactly, for float32 bit patterns c and int32 ``shift``
+    <= F - (c's exponent) with F <= 21 for float32 (so below 2^(F + 1)); NaN and infinities as
+    they are. On c's significand in integers: float32 arithmetic would flush a subnormal c, and
+    staying in the dtype's width keeps XLA's fused loop at its vector width."""
+    ints = jnp.int64 if dtype == jnp.float64 else jnp.int32
+    up = 32 if ints == jnp.int64 else 0         # room for a left shift by F - 23 <= 32
+    field = ((c >> 23) & 0xFF).astype(jnp.int32)
+    sig = ((c & 0x7F_FFFF) | jnp.where(field == 0, 0, 0x80_0000)).astype(ints)
+    # c = sig * 2^(max(field, 1) - 150); a shift outside the width (c = 0 only) gives 0
+    magnitude = shr(sig << up, 150 + up - jnp.maximum(field, 1) - shift).astype(dtype)
+    finite = jnp.where((c >> 31) == 1, -magnitude, magnitude)
+    as_float = jax.lax.bitcast_convert_type(c, jnp.float32).astype(dtype)   # NaN, +-inf
+    return jnp.where(field == 0xFF, as_float, finite)
+
+
+def _truncated_product_sum(a, b, shift):
+    """(k, M) and (k, N) element values, (M, N) int32 ``shift``: the sum over k of each product
+    times 2^shift, truncated toward zero, in the values' dtype (``step_dtype``: exact). One
+    (M, N) loop, as ``_largest_product_exponent``."""
+    # a finite scale: the clamp acts only where every product is zero (step_dtype)
+    scale = _pow2(jnp.minimum(shift, jnp.finfo(a.dtype).maxexp - 1), a.dtype)
+    total = jnp.trunc(a[0][:, None] * b[0][None, :] * scale)
+    for i in range(1, a.shape[0]):
+        total = total + jnp.trunc(a[i][:, None] * b[i][None, :] * scale)
+    return total
 
 
 def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int, c=None):
@@ -224,7 +289,6 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
                       for x in (sig_a, exp_a))
     sb_sig, sb_exp = (jnp.repeat(by_step(x[..., None]), rep, axis=-1)
                       for x in (sig_b, exp_b))
-    opts = UnitOptions(rounding=Rounding.RTZ)
     F = acc.frac_bits
     hi = jax.lax.Precision.HIGHEST
 
@@ -242,7 +306,7 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
         big = jnp.maximum(jnp.max(e, axis=-1), e_c)
         scale = jnp.ldexp(jnp.ones(big.shape, jnp.float64), F - big)
         total = jnp.sum(jnp.trunc(value * scale[..., None]), axis=-1) + jnp.trunc(c64 * scale)
-        return _round_toward_zero(jnp.ldexp(total, big - F), acc.result, opts), None
+        return _round_toward_zero(total, big - F, acc.result), None
 
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
     c, _ = jax.lax.scan(step, c0, (xa, xb, sa_sig, sa_exp, sb_sig, sb_exp))
@@ -310,20 +374,40 @@ def float32_exactly(bits):
     field = ((bits >> 23) & 0xFF).astype(jnp.int32)
     mantissa = (bits & 0x7F_FFFF).astype(jnp.float64)
     sign = jnp.where((bits >> 31) == 1, -1.0, 1.0)
-    finite = jnp.ldexp(jnp.where(field == 0, mantissa, mantissa + 2.0 ** 23),
-                       jnp.where(field == 0, -149, field - 150)) * sign
+    finite = jnp.where(field == 0, mantissa, mantissa + 2.0 ** 23) * \
+        _pow2(jnp.where(field == 0, -149, field - 150)) * sign
     special = jnp.where((bits & 0x7F_FFFF) == 0, sign * jnp.inf, jnp.nan)
     value = jnp.where(field == 0xFF, special, finite)
     zero = (bits & 0x7FFF_FFFF) == 0
     return value, jnp.where(zero, E_ZERO, jnp.where(field == 0, -126, field - 127))
 
 
-def _round_toward_zero(value, fmt: FloatFormat, opts: UnitOptions):
-    """float64 ``value`` (exact, normal or zero) rounded toward zero into ``fmt`` (float32's
-    exponent range), as float32 bit patterns; beyond it an infinity; zero is +0."""
-    raw = raw_from_float64(value)
-    codes, _ = round_raw(raw, fmt, opts, Mode(Rounding.RTZ))
-    codes = codes.astype(jnp.uint32) << (F32.man_bits - fmt.man_bits)   # e8m13: float32's top
-    overflow = (jnp.abs(value) >= 2.0 ** 128) & ~jnp.isnan(value)
-    codes = jnp.where(overflow, jnp.where(value > 0, 0x7F80_0000, 0xFF80_0000), codes)
-    return jnp.where(codes == 0x8000_0000, 0, codes).astype(jnp.uint32)   # -0 -> +0
+def _pow2(e, dtype=jnp.float64):
+    """2^e, e an integer array inside ``dtype``'s normal exponents, built from the exponent
+    field alone (``jnp.ldexp`` handles every edge case, at many times the cost)."""
+    info = jnp.finfo(dtype)
+    unsigned = jnp.uint64 if info.bits == 64 else jnp.uint32
+    field = (e + (info.maxexp - 1)).astype(unsigned) << info.nmant
+    return jax.lax.bitcast_convert_type(field, dtype)
+
+
+def _round_toward_zero(total, exp_offset, fmt: FloatFormat):
+    """total * 2^exp_offset (``total`` an integer-valued float32 or float64, exact; int32
+    offsets) rounded toward zero into ``fmt`` (float32's exponent range, at most its fraction
+    bits), as float32 bit patterns; beyond it an infinity; zero is +0; NaN is 0x7FC00000. On
+    total's bits: the significand moved to float32's place (further right for a subnormal) and
+    cut to the format's fraction bits."""
+    info = jnp.finfo(total.dtype)
+    unsigned = jnp.uint64 if info.bits == 64 else jnp.uint32
+    bits = jax.lax.bitcast_convert_type(total, unsigned)
+    exp = ((bits >> info.nmant) & (2 * info.maxexp - 1)).astype(jnp.int32) - \
+        (info.maxexp - 1) + exp_offset
+    sig = (bits & ((1 << info.nmant) - 1)) | (1 << info.nmant)   # 2^nmant <= sig < 2^(nmant+1)
+    # a normal's leading one lands on bit 23 and carries into the field of exp + 126
+    magnitude = shr(sig, info.nmant - 23 + jnp.maximum(-126 - exp, 0)) + \
+        (jnp.maximum(exp + 126, 0).astype(unsigned) << 23)
+    magnitude = (magnitude & ~((1 << (F32.man_bits - fmt.man_bits)) - 1)).astype(jnp.uint32)
+    sign = (bits >> (info.bits - 1)).astype(jnp.uint32) << 31
+    codes = jnp.where((magnitude == 0) | (total == 0), 0, sign | magnitude)     # -0 -> +0
+    codes = jnp.where((exp >= 128) | jnp.isinf(total), sign | 0x7F80_0000, codes)
+    return jnp.where(jnp.isnan(total), 0x7FC0_0000, codes).astype(jnp.uint32)

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from fpforge.golden import mx_quantize
-from fpforge.golden.gemm import GemmConfig, emulated_matmul
-from fpforge.golden.mx import channel_quantize
-from fpforge.golden.tensor_core import FUSED_PRESETS
+from fpforge.golden._jax import jnp
+from fpforge.golden.gemm import GemmConfig, _values_f64, emulated_matmul
+from fpforge.golden.mx import channel_quantize, decode_elements
+from fpforge.golden.tensor_core import FUSED_PRESETS, exponents, fused_matmul, step_dtype
 from fpforge.rtl.mx import MxQuantSpec, element_format
 from fpforge.rtl.options import OptionError
 
@@ -309,3 +310,99 @@ def test_mxf4nvf4_matches_the_exact_rational_model(config):
 def test_tensor_core_presets_refuse_what_the_instruction_cannot_do(kwargs, says):
     with pytest.raises(OptionError, match=says):
         GemmConfig(**kwargs)
+
+
+# ----- fused_matmul itself on edge cases: NaN and infinite elements and scales, zeros, ---------
+# subnormal and overflowing results, every kind of c, and each value dtype step_dtype picks
+
+def _step_reference(va, xa, sa, vb, xb, sb, acc, c, frac_bits=None):
+    """MMA-Sim's steps on the (M, N, k) products in numpy float64 (products, truncated terms and
+    their sums are exact there; numpy keeps subnormals), the result rounded toward zero in
+    exact rationals; NaN as 0x7FC00000."""
+    F = acc.frac_bits if frac_bits is None else frac_bits
+    c = c.view(np.float32).astype(np.float64)
+    for j in range(va.shape[0]):
+        a, b, x, y = va[j], vb[j], xa[j], xb[j]
+        zero = (x[:, None, :] == E_ZERO) | (y[None, :, :] == E_ZERO)
+        if acc.scales_in_group:
+            ea, eb = sa[j].astype(int) - 127, sb[j].astype(int) - 127
+            a = a * np.where(sa[j] == 255, np.nan, np.ldexp(1.0, ea))[:, None]
+            b = b * np.where(sb[j] == 255, np.nan, np.ldexp(1.0, eb))[:, None]
+            x, y = x + ea[:, None], y + eb[:, None]
+        e = np.where(zero, E_ZERO, x[:, None, :] + y[None, :, :])
+        e_c = np.where(c == 0, E_ZERO, np.where(np.isfinite(c),
+                                                np.maximum(np.frexp(c)[1] - 1, -126), 128))
+        big = np.maximum(e.max(axis=-1), e_c)
+        with np.errstate(invalid="ignore"):
+            p = a[:, None, :] * b[None, :, :]
+            total = np.trunc(p * np.ldexp(1.0, F - big)[..., None]).sum(axis=-1) + \
+                np.trunc(c * np.ldexp(1.0, F - big))
+        value = np.ldexp(total, big - F)
+        c = np.array([v if not np.isfinite(v) else
+                      float(_toward_zero(Fraction(v), acc.result.man_bits))
+                      for v in value.ravel()]).reshape(value.shape)
+    bits = c.astype(np.float32).view(np.uint32)
+    return np.where(np.isnan(c), 0x7FC0_0000, np.where(c == 0, 0, bits)).astype(np.uint32)
+
+
+def _edge_operands(acc, elem: str, seed: int, m=16, n=24, blocks=5):
+    """Element codes with rows of zeros, of the smallest and of the largest magnitudes, a few
+    NaN (and E5M2 infinite) codes; E8M0 scales with extremes and NaN; c of every kind."""
+    rng = np.random.default_rng(seed)
+    e = element_format(elem)
+    u = decode_elements(jnp.arange(1 << e.width, dtype=jnp.uint32), e)
+    x, v = np.asarray(exponents(u, e.grid.man_bits)), np.asarray(_values_f64(e))
+    codes = np.arange(1 << e.width)
+    finite, special = codes[np.isfinite(v)], codes[~np.isfinite(v)]
+    by_size = finite[np.argsort(np.abs(v[finite]))]
+    by_size = by_size[v[by_size] != 0]
+
+    def draw(rows):
+        cd = rng.choice(finite, (blocks, rows, acc.group))
+        cd[rng.random(cd.shape) < 0.1] = codes[v == 0][0]
+        # whole rows (every block) of zeros (1), the smallest (2), the largest (3) magnitudes
+        kind = np.broadcast_to(rng.integers(0, 6, rows)[None, :], (blocks, rows))
+        cd[kind == 1] = codes[v == 0][0]
+        cd[kind == 2] = rng.choice(by_size[:4], cd[kind == 2].shape)
+        cd[kind == 3] = rng.choice(by_size[-4:], cd[kind == 3].shape)
+        if len(special):
+            odd = rng.random(cd.shape) < 0.0005
+            cd[odd] = rng.choice(special, odd.sum())
+        return cd
+
+    def scales(rows):
+        if not acc.scales_in_group:
+            return np.full((blocks, rows), 127, np.uint8)
+        s = rng.integers(100, 155, (blocks, rows))
+        s[rng.random(s.shape) < 0.1] = rng.choice([0, 1, 240, 254])
+        s[rng.random(s.shape) < 0.02] = 255
+        return s.astype(np.uint8)
+    ca, cb = draw(m), draw(n)
+    c = (rng.standard_normal((m, n)) * 2.0 ** rng.integers(-140, 100, (m, n)))
+    c = c.astype(np.float32).view(np.uint32)
+    odd = rng.random(c.shape) < 0.3
+    c[odd] = rng.choice(np.array([0, 0x8000_0000, 1, 0x8000_0001, 0x007F_FFFF, 0x0080_0000,
+                                  0x7F7F_FFFF, 0xFF7F_FFFF, 0x7F80_0000, 0xFF80_0000,
+                                  0x7FC0_0000, 0x0000_0400], np.uint32), odd.sum())
+    return v[ca], x[ca], scales(m), v[cb], x[cb], scales(n), c
+
+
+@pytest.mark.parametrize("preset, elem", [
+    ("hopper_fp8", "fp8e4m3"), ("hopper_fp8", "fp8e5m2"), ("hopper_fp8", "fp4e2m1"),
+    ("ada_fp8", "fp8e5m2"), ("blackwell_mxf8f6f4", "fp8e4m3"),
+    ("blackwell_mxf8f6f4", "fp8e5m2"), ("blackwell_mxf8f6f4", "fp6e3m2")])
+def test_fused_matmul_matches_the_steps_on_edge_cases(preset, elem):
+    acc = FUSED_PRESETS[preset]
+    va, xa, sa, vb, xb, sb, c = _edge_operands(acc, elem, seed=11)
+    want = _step_reference(va, xa, sa, vb, xb, sb, acc, c)
+    fmt = element_format(elem)
+    for dtype in {np.dtype(step_dtype(acc, fmt, fmt)), np.dtype(np.float64)}:   # fast, float64
+        got = np.asarray(fused_matmul(va.astype(dtype), xa, sa, vb.astype(dtype), xb, sb, acc,
+                                      c=c)).view(np.uint32)
+        np.testing.assert_array_equal(got, want, err_msg=f"values in {dtype}")
+    # the data reach every kind of result, and one fraction bit more changes some
+    magnitude = want & 0x7FFF_FFFF
+    assert (want == 0x7FC0_0000).any() and (magnitude == 0x7F80_0000).any()
+    assert (want == 0).any() and ((magnitude > 0) & (magnitude < 0x0080_0000)).any()
+    assert (want != _step_reference(va, xa, sa, vb, xb, sb, acc, c, frac_bits=acc.frac_bits
+                                    + 1)).any()

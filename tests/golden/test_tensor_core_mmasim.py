@@ -19,7 +19,8 @@ pytest.importorskip("mmasim", reason="mmasim (the mxref extra) is not installed"
 from fpforge.golden._jax import jnp  # noqa: E402
 from fpforge.golden.gemm import _values_f64  # noqa: E402
 from fpforge.golden.mx import decode_elements  # noqa: E402
-from fpforge.golden.tensor_core import FUSED_PRESETS, exponents, fused_matmul  # noqa: E402
+from fpforge.golden.tensor_core import (FUSED_PRESETS, exponents, fused_matmul,  # noqa: E402
+                                        step_dtype)
 from fpforge.rtl.mx import element_format  # noqa: E402
 
 TORCH = {"fp8e4m3": torch.float8_e4m3fn, "fp8e5m2": torch.float8_e5m2}
@@ -47,15 +48,16 @@ def _chain(op, ea, eb, c, type_a, type_b, scales=lambda step: ()):
 def _ours(ea, eb, sa, sb, c, elem, preset):
     e = element_format(elem)
     u = decode_elements(jnp.arange(256, dtype=jnp.uint32), e)
-    x, v = exponents(u, e.grid.man_bits), _values_f64(e)
-    k = FUSED_PRESETS[preset].group
+    acc = FUSED_PRESETS[preset]
+    # the element values in the dtype the emulation forms products in (golden/gemm.py's _fused)
+    x, v = exponents(u, e.grid.man_bits), _values_f64(e).astype(step_dtype(acc, e, e))
+    k = acc.group
     blocks = ea.shape[1] // k
 
     def split(codes):
         return codes.reshape(codes.shape[0], blocks, k).transpose(1, 0, 2).astype(np.int32)
     a, b = split(ea), split(eb)
-    out = fused_matmul(v[a], x[a], sa.T, v[b], x[b], sb.T, FUSED_PRESETS[preset],
-                       c=c.view(np.uint32))
+    out = fused_matmul(v[a], x[a], sa.T, v[b], x[b], sb.T, acc, c=c.view(np.uint32))
     return np.asarray(out).view(np.uint32)
 
 

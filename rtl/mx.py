@@ -20,8 +20,8 @@ from .spec import Spec, check_int, check_stages
 __all__ = ["ElementFormat", "ELEMENT_FORMATS", "element_format", "SCALE_RULES", "VALUE_RULES",
            "ACCUMULATORS",
            "E8M0_BIAS", "E8M0_NAN", "SCALE_MIN", "SCALE_MAX", "IN_FORMATS", "OCP_FP_ELEMENTS",
-           "DOT_N_RANGE", "FRAC_BITS_RANGE", "GROUP_ZERO_EXP", "TWO_STAGE_F2_MAX", "MAX_BLOCK", "MxQuantSpec",
-           "MxDequantSpec", "MxDotSpec"]
+           "DOT_N_RANGE", "FRAC_BITS_RANGE", "GROUP_ZERO_EXP", "TWO_STAGE_F2_MAX", "MAX_BLOCK",
+           "MxQuantSpec", "MxDequantSpec", "MxDotSpec"]
 
 E8M0_BIAS = 127
 E8M0_NAN = 0xFF
@@ -762,7 +762,7 @@ class MxDotSpec(Spec):
         sc = f"scale_a * scale_b ({self._scale_name}) * " if self.scaled else ""
         if self.sum_group is not None:
             sc = f"per group of {self.sum_group}: scale_a * scale_b ({self._scale_name}) * "
-        c = "" if self.c_fmt is None else f" + c ({self.c_fmt.name}, truncated like a product)"
+        c = "" if self.c_fmt is None else f" + c ({self.c_fmt.name}, {self._c_rule})"
         return (f"dot [a: {self.n} x {self.elem_a.name}, b: {self.n} x {self.elem_b.name}] -> y: "
                 f"{self.out_fmt.name} = {sc}sum a_i b_i{c}; accumulator {acc}; rounding "
                 f"{self.rounding.value}; latency {self.latency}")
@@ -797,6 +797,10 @@ class MxDotSpec(Spec):
         v_in, v_out = valid_ports(self.stages, names)
         out += v_in
         return out + result_ports(self.out_fmt) + v_out
+
+    @property
+    def _c_rule(self) -> str:
+        return "floored to 2^(E - F)" if self.frac_bits2 else "truncated like a product"
 
     @property
     def _scale_name(self) -> str:
@@ -842,6 +846,6 @@ class MxDotSpec(Spec):
                 f"{f' ({self._scale_name})' if self.value_scales else ''}",
                 f"accumulator {acc}",
                 *([] if self.c_fmt is None else
-                  [f"c format    {self.c_fmt.describe()}; c is truncated like a product"]),
+                  [f"c format    {self.c_fmt.describe()}; c is {self._c_rule}"]),
                 f"y format    {self.out_fmt.describe()}",
                 f"rounding    {self.rounding.value} ({self.rounding.meaning}), non-saturating"]

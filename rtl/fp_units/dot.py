@@ -3,17 +3,21 @@ exact sum in one frame here, in radix-2^32 limbs there).
 
     a_i, b_i (element codes) -> decode -> exact products (sig_a * sig_b, exponent fields added)
         -> accumulate (``exact``: every product aligned in one fixed-point frame and summed;
-           ``fixed``: every product truncated to 2^(Emax - F), then summed)
+           ``fixed``: every product truncated to 2^(Emax - F), then summed, with c beside
+           them when it is given; its grouped and two-stage variants, a tensor core's step:
+           ``_grouped`` and ``_two_stage``)
         -> X_A * X_B moves the exponent -> the one Rounder -> y, flags
 
 Ports (element i of a packed bus at bits [i*w +: w]):
 
     a        in   n * width(A)   vector a, element i at a[i*wa +: wa]
     b        in   n * width(B)   vector b
-    scale_a  in   8              E8M0 scale of a (``scaled`` only); 0xFF is NaN
-    scale_b  in   8              E8M0 scale of b (``scaled`` only)
+    scale_a  in   G * width(S)   scale of a (``scaled`` only): E8M0 (0xFF is NaN) or a value
+                                 format; G = n / sum_group scales when grouped, else one
+    scale_b  in   G * width(S)   scale of b (``scaled`` only)
+    c        in   width(C)       accumulator input (``c_fmt`` only): y = the sum + c
     y        out  width(out)     the rounded result
-    flags    out  5              {NV, DZ, OF, UF, NX}; NX also when ``fixed`` truncated a bit
+    flags    out  5              {NV, DZ, OF, UF, NX}; NX also when ``fixed`` dropped a bit
 
 Pipeline placement for ``stages`` = N, as the scalar units: cut 1 after the accumulator (the raw
 result), cut 2 inside the rounder, cuts 3.. on the outputs.

@@ -464,13 +464,14 @@ def _grouped_sum(sign, sig, exp, sa, sb, frac_bits: int, spec: MxDotSpec, c=None
     smallest exponent), or at GROUP_ZERO_EXP when all its products or a scale are zero; c at
     its own exponent (GROUP_ZERO_EXP when zero, or absent). Emax is the largest; every term is
     truncated toward zero to 2^(Emax - F) and summed. A scaled group sum fits 64 bits and the
-    truncated sum int64 (MxDotSpec._check_groups). Returns (sign, exponent, |sum|, lost) and
-    each lane's sign with its group's scale signs (for the zero and infinity rules)."""
+    truncated sum int64 (MxDotSpec._check_groups). Returns (sign, exponent, |sum|, lost), each
+    lane's sign with its group's scale signs and whether its group's scale is zero (for the
+    zero and infinity rules), and whether any scale is NaN."""
     g, groups = spec.sum_group, spec.groups
     shape = sig.shape[:-1] + (groups, g)
     lanes = [x.reshape(shape) for x in (sign, sig, exp)]
     p_sign, p_exp, p_sig, _ = _exact_sum(*lanes, spec.elem_a, spec.elem_b)
-    s_exp, s_sig, _, s_zero, s_sign = _value_scales(sa, sb, spec.scale_fmt)
+    s_exp, s_sig, s_nan, s_zero, s_sign = _value_scales(sa, sb, spec.scale_fmt)
     active = jnp.any(lanes[1] != 0, axis=-1) & ~s_zero
     E = jnp.where(active, s_exp + 2 * spec.scale_fmt.man_bits, GROUP_ZERO_EXP)
     t_sign, t_sig, t_exp = p_sign ^ s_sign, p_sig * s_sig, p_exp + s_exp
@@ -483,7 +484,9 @@ def _grouped_sum(sign, sig, exp, sa, sb, frac_bits: int, spec: MxDotSpec, c=None
                                                                  (c_sign, c_sig, c_exp, c_E)))
         emax = jnp.max(E, axis=-1)
     lane_sign = (lanes[0] ^ s_sign[..., None]).reshape(sign.shape)
-    return _truncated_sum(t_sign, t_sig, t_exp, emax, frac_bits), lane_sign
+    lane_zero = jnp.repeat(s_zero, g, axis=-1)
+    return _truncated_sum(t_sign, t_sig, t_exp, emax, frac_bits), lane_sign, lane_zero, \
+        jnp.any(s_nan, axis=-1)
 
 
 def _two_stage_sum(sign, sig, exp, c, spec: MxDotSpec):
@@ -594,8 +597,8 @@ def _mx_dot(a, b, sa, sb, c=None, *, spec: MxDotSpec):
         r_sign, r_exp, r_sig, sticky = _exact_sum(sign, sig, exp, ea, eb)
         lost = jnp.zeros(r_sign.shape, bool)
     elif grouped:
-        (r_sign, r_exp, r_sig, lost), lane_sign = _grouped_sum(sign, sig, exp, sa, sb,
-                                                               frac_bits, spec, c_term)
+        (r_sign, r_exp, r_sig, lost), lane_sign, lane_zero, scale_nan = \
+            _grouped_sum(sign, sig, exp, sa, sb, frac_bits, spec, c_term)
         sign_all = lane_sign if c is None else _append(lane_sign, uc.sign)
         sticky = jnp.zeros(r_sign.shape, bool)
     elif spec.frac_bits2 is not None:
@@ -618,10 +621,8 @@ def _mx_dot(a, b, sa, sb, c=None, *, spec: MxDotSpec):
     pos_inf = jnp.any(p_inf & (sign == 0), axis=-1)
     neg_inf = jnp.any(p_inf & (sign == 1), axis=-1)
     if grouped:
-        # Per group: a NaN scale makes the result NaN, a zero one times an infinity too.
-        _, _, g_nan, g_zero, _ = _value_scales(sa, sb, spec.scale_fmt)
-        lane_zero = jnp.repeat(g_zero, spec.sum_group, axis=-1)
-        scale_nan = jnp.any(g_nan, axis=-1)
+        # Per group: a NaN scale makes the result NaN (scale_nan), a zero one times an
+        # infinity too.
         scale_zero = jnp.any(p_inf[..., :spec.n] & lane_zero, axis=-1)   # inf x a zero scale
         s_exp, s_sign = 0, jnp.zeros(scale_nan.shape, U32)
     elif spec.value_scales:

@@ -49,7 +49,7 @@ E_ZERO = -133
 @dataclass(frozen=True)
 class FusedAccumulator:
     """A tensor core's step: ``group`` products and c, truncated to ``frac_bits`` below the
-    largest exponent, summed, rounded toward zero into ``result`` (float32's exponent range);
+    largest exponent, summed, rounded (``rounding``) into ``result`` (float32's exponent range);
     ``scales_in_group``: block scales join the products' exponents (else, per-channel scales
     multiply the float32 result after the last step, in float32)."""
 
@@ -66,6 +66,7 @@ class FusedAccumulator:
     # c in a second stage of ``frac_bits2`` bits, floored, then rounded to nearest even
     frac_bits2: int | None = None
     elements: tuple | None = None  # the element formats the instruction takes (None: any float)
+    rounding: Rounding = Rounding.RTZ   # into ``result`` (CDNA3: to nearest even)
     promote_every = None          # never: c is the whole running sum
 
     def dot_spec(self, elem_a: str, elem_b: str | None = None,
@@ -77,7 +78,7 @@ class FusedAccumulator:
         nearest even."""
         return MxDotSpec(elem_a, elem_b, n=self.group, scaled=self.scales_in_group,
                          accum="fixed", frac_bits=self.frac_bits, out_fmt=self.result,
-                         rounding=Rounding.RNE if self.frac_bits2 else Rounding.RTZ, c_fmt=F32,
+                         rounding=self.rounding, c_fmt=F32,
                          sum_group=self.sum_group, frac_bits2=self.frac_bits2,
                          scale_fmt=scale_fmt if self.scales_in_group else E8M0)
 
@@ -116,7 +117,8 @@ FUSED_PRESETS = {
     # MI300's v_mfma_f32_*_fp8/bf8: 16 products per step (MMA-Sim's L_max), FNUZ elements
     "cdna3_fp8": FusedAccumulator(24, 16, F32, False,
                                   "MMA-Sim: AMD CDNA3 MFMA FP8/BF8, halves F = 24, F2 = 31",
-                                  frac_bits2=31, elements=("fp8e4m3fnuz", "fp8e5m2fnuz")),
+                                  frac_bits2=31, elements=("fp8e4m3fnuz", "fp8e5m2fnuz"),
+                                  rounding=Rounding.RNE),
 }
 
 
@@ -351,7 +353,7 @@ def two_stage_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
         total = jnp.ldexp(u + v * 2.0 ** (F2 + 1 - F), big - F2 - 1)
         lead = jnp.maximum(jnp.frexp(total)[1] - 1, -126)
         total = jnp.floor(total * one(F2 - lead)) * one(lead - F2)
-        y_bits, _ = round_raw(raw_from_float64(total), F32, UnitOptions(), Mode(Rounding.RNE))
+        y_bits, _ = round_raw(raw_from_float64(total), F32, UnitOptions(), Mode(acc.rounding))
         return y_bits.astype(jnp.uint32), None
 
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)

@@ -387,8 +387,8 @@ def flow_version() -> str:
 
 
 def job_key(job: "Job") -> str:
-    """The content key of a job (fpforge.infra.executor): the same designs, library, options and flow
-    give the same figures, wherever and whenever the job runs."""
+    """The content key of a job (fpforge.infra.executor): the same designs, library, options and
+    flow give the same figures, wherever and whenever the job runs."""
     return digest(job.target, [(s.top, hashlib.sha256(s.path.read_bytes()).hexdigest(),
                                 [(p.name, p.direction, p.width) for p in s.ports])
                                for s in job.designs],

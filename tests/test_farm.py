@@ -10,7 +10,8 @@ import os
 
 import pytest
 
-from fpforge.infra.executor import ArrayExecutor, LocalExecutor, ResultStore, Task, TaskFailed, digest
+from fpforge.infra.executor import (ArrayExecutor, LocalExecutor, ResultStore, Task, TaskFailed,
+                                    digest)
 from fpforge.rtl.kinds import make_spec
 from fpforge.sim.design import Design
 from fpforge.sim.verify import verify_exhaustive, verify_matrix

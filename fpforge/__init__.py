@@ -1,10 +1,12 @@
 """fpforge: a hardware-numerics RTL generator and verifier.
 
-Its parts are ``fpforge.rtl`` (formats, specs, the units), ``fpforge.golden`` (the JAX golden
-model), ``fpforge.sim`` (verification), ``fpforge.synth`` (synthesis) and ``fpforge.cli`` (the
-command line). Installed, they are this package's subpackages. In a checkout they are the
-repository's top-level folders (rtl/, golden/, sim/, synth/: the layout the project keeps), which
-this package reaches by adding the repository root to its own path.
+Its parts, floor by floor: ``fpforge.infra`` (the executor, the tool lookup), ``fpforge.rtl``
+(formats, specs, the units), ``fpforge.golden`` (the JAX golden model), ``fpforge.sim``
+(verification), ``fpforge.synth`` (synthesis), ``fpforge.codesign`` (the Pareto and roofline
+studies, the model workloads) and, on top, ``fpforge.cli`` (the command line). Installed, they are
+this package's subpackages. In a checkout they are the repository's top-level folders (infra/,
+rtl/, golden/, sim/, synth/, codesign/: the layout the project keeps), which this package reaches
+by adding the repository root to its own path.
 """
 
 from pathlib import Path

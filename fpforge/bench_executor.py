@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 
-from fpforge.executor import DaskExecutor, LocalExecutor
+from fpforge.infra.executor import DaskExecutor, LocalExecutor
 from fpforge.rtl.kinds import BASIC_UNITS
 
 from fpforge.synth import run_designs

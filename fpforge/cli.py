@@ -26,11 +26,12 @@ import os
 import sys
 from pathlib import Path
 
+from fpforge.infra.executor import ExecutorError
+from fpforge.infra.toolchain import ToolMissing
 from fpforge.rtl.formats import CATALOG, SHORT_NAMES, FormatError, resolve
 from fpforge.rtl.kinds import BASIC_UNITS, KINDS, SPEC_OPTIONS, UNITS, make_spec, units_phrase
 from fpforge.rtl.mx import OCP_FP_ELEMENTS, SCALE_RULES
 from fpforge.rtl.options import OptionError
-from fpforge.rtl.toolchain import ToolMissing
 
 __all__ = ["main", "EXIT_USAGE"]
 
@@ -286,7 +287,7 @@ def _cmd_sweep(args) -> int:
 def _executor(args, processes: bool = False):
     """The executor --executor, --scheduler or --cluster names (at most one; local by default:
     --jobs threads, or processes)."""
-    from fpforge.executor import executor_from
+    from fpforge.infra.executor import executor_from
     given = [(flag, getattr(args, dest, None)) for flag, dest in
              (("--executor", "executor"), ("--scheduler", "scheduler"), ("--cluster", "cluster"))
              if getattr(args, dest, None)]
@@ -311,13 +312,13 @@ def _executor(args, processes: bool = False):
 
 def _store(args, what: str):
     """With --resume, the result store of ``what`` (build/results/<what>), else None."""
-    from fpforge.executor import ResultStore
+    from fpforge.infra.executor import ResultStore
     return ResultStore(Path("build") / "results" / what) if getattr(args, "resume", False) \
         else None
 
 
 def _executor_options(p, what: str):
-    from fpforge.executor import EXECUTOR_HELP
+    from fpforge.infra.executor import EXECUTOR_HELP
     p.add_argument("--executor", metavar="WHERE", help=EXECUTOR_HELP)
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run on this Dask scheduler's workers (= --executor dask:tcp://...; "
@@ -422,8 +423,8 @@ def _cmd_bench_ppa(args) -> int:
 
 
 def _cmd_bench_golden(args) -> int:
-    from fpforge.golden import bench
-    return bench.run_bench(log2n=args.log2n, repeats=args.repeats)
+    from fpforge.golden import bench_golden
+    return bench_golden.run_bench(log2n=args.log2n, repeats=args.repeats)
 
 
 def _cmd_bench_mx(args) -> int:
@@ -433,22 +434,22 @@ def _cmd_bench_mx(args) -> int:
     except ImportError:
         raise ToolMissing("bench-mx needs torch and torchao: .venv/bin/pip install -e "
                           "'.[mxref]'") from None
-    from fpforge.golden import mx_bench
-    return mx_bench.run_bench(n=args.n, repeat=args.repeat, elems=args.elem, rules=args.rule)
+    from fpforge.golden import bench_mx
+    return bench_mx.run_bench(n=args.n, repeat=args.repeat, elems=args.elem, rules=args.rule)
 
 
 def _cmd_bench_gemm(args) -> int:
-    from fpforge.golden import gemm_bench
+    from fpforge.golden import bench_gemm
     if args.size < 32 or args.size % 32:
         raise OptionError(f"--size must be a positive multiple of 32 (the MX block), not "
                           f"{args.size}")
     if args.repeat < 1:
         raise OptionError(f"--repeat must be at least 1, not {args.repeat}")
-    return gemm_bench.run_bench(size=args.size, repeat=args.repeat)
+    return bench_gemm.run_bench(size=args.size, repeat=args.repeat)
 
 
 def _cmd_pareto(args) -> int:
-    from fpforge import pareto
+    from fpforge.codesign import pareto
     if args.quick and args.config:
         raise OptionError("--quick runs the quick axes; --config FILE gives others, not both")
     axes = pareto.Axes.from_json(args.config) if args.config else \
@@ -458,12 +459,12 @@ def _cmd_pareto(args) -> int:
 
 
 def _machine(args):
-    from fpforge.roofline import Machine
+    from fpforge.codesign.roofline import Machine
     return Machine(args.area_mm2, args.bandwidth_gbs, args.clock_mhz)
 
 
 def _cmd_roofline(args) -> int:
-    from fpforge.roofline import write_roofline
+    from fpforge.codesign.roofline import write_roofline
     path = Path(args.pareto)
     try:
         rows = json.loads(path.read_text())["rows"]
@@ -728,7 +729,7 @@ def main(argv=None) -> int:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     try:
         return args.run(args)
-    except (FormatError, OptionError, ToolMissing) as err:
+    except (FormatError, OptionError, ExecutorError, ToolMissing) as err:
         message = str(err).replace("\n", " ")   # one line, whatever raised it
         print(f"fpforge {args.command}: error: {message}", file=sys.stderr)
         return EXIT_USAGE

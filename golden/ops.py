@@ -18,6 +18,7 @@ from fpforge.rtl.scalar import AddSpec, CvtSpec, FmaSpec, MulSpec, ScalarSpec, S
 
 from ._jax import I32, U32, U64, any_below, jax, jnp, lax, msb, shl, shr
 from .decode import Unpacked, decode
+from .model import evaluate
 from .rounding import Mode, Raw, round_raw
 
 
@@ -200,7 +201,6 @@ def _scalar(cls, fmts, fmt_out, rounding, saturate: dict, sr_bits, a, rm, rbits,
         inputs["rm"] = rm
     if rbits is not None:
         inputs["rbits"] = rbits
-    from . import evaluate
     out = evaluate(spec, **inputs)
     return out["y"], out["flags"]
 

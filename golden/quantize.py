@@ -15,6 +15,7 @@ from fpforge.rtl.options import UnitOptions
 from fpforge.rtl.scalar import CvtSpec
 
 from ._jax import jax, jnp
+from .model import evaluate
 from .ops import cvt_unit
 
 _FLOAT_INPUTS = {jnp.dtype(jnp.float32): "float32", jnp.dtype(jnp.bfloat16): "bfloat16",
@@ -37,7 +38,6 @@ def quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, sat
     spec = CvtSpec(resolve(fmt), (src,),
                    UnitOptions(rounding=rounding, saturate=saturate, saturation=saturation,
                                sr_bits=sr_bits))
-    from . import evaluate
     inputs = {"x": x} if rbits is None else {"x": x, "rbits": rbits}
     out = evaluate(spec, want=("y", "flags") if return_flags else ("y",), **inputs)
     return (out["y"], out["flags"]) if return_flags else out["y"]

@@ -3,7 +3,8 @@ core file. This is a contract external benches depend on; docs/verilog-export.md
 
 Every kind exports the same way: the Verilog comes from the one emitter (rtl/emit.py), the port
 table from ``spec.ports()``, the formats and options from ``spec.formats()`` /
-``spec.parameters()`` / ``spec.header_lines()``, the regenerating command from ``spec.argv()``.
+``spec.parameters()`` / ``spec.header_lines()``, the regenerating command from
+``kinds.spec_argv(spec)``.
 
 The three texts are produced in memory first (``export_verilog``) and only then written, each to a
 temporary file in the target folder that is moved into place (``write_export``): a failed export
@@ -25,6 +26,7 @@ from pathlib import Path
 from . import emit
 from .emit import ContractError, check_module_name
 from .formats import FloatFormat
+from .kinds import spec_argv
 from .lint import waived_rules
 from .options import FLAG_ORDER, OptionError
 from .spec import Spec
@@ -61,7 +63,7 @@ def core_path(out_path) -> Path:
 
 def command_line(spec: Spec, name: str) -> str:
     """The ``fpforge verilog`` command that regenerates this export."""
-    args = ["fpforge", "verilog", *spec.argv()]
+    args = ["fpforge", "verilog", *spec_argv(spec)]
     if name != spec.default_name:
         args += ["--name", name]
     return " ".join(args + ["-o", f"{name}.v"])

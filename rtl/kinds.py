@@ -28,7 +28,7 @@ from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
 from .spec import Spec
 
 __all__ = ["Kind", "KINDS", "UNITS", "BASIC_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
-           "make_spec", "spec_from_dict", "render_options", "build", "golden_function",
+           "make_spec", "spec_from_dict", "spec_argv", "build", "golden_function",
            "units_phrase", "option_flag"]
 
 
@@ -223,13 +223,14 @@ def make_spec(unit: str, **values) -> Spec:
 
 
 def spec_from_dict(data: dict) -> Spec:
-    """The spec ``Spec.to_dict`` wrote."""
+    """The spec ``Spec.to_dict`` wrote, of whichever kind it names."""
     data = dict(data)
     return make_spec(data.pop("unit", None), **data)
 
 
-def render_options(values: dict) -> list[str]:
-    """Option values as command-line arguments, in SPEC_OPTIONS order."""
+def spec_argv(spec: Spec) -> list[str]:
+    """The spec as command-line options (``--unit mul --format ...``), in SPEC_OPTIONS order."""
+    values = spec.to_dict()
     out = []
     for opt in SPEC_OPTIONS:
         if opt.dest not in values:

@@ -9,7 +9,8 @@ all take a Spec and ask it the same questions:
 - ``formats()``: the number format of each role (operands and result), ``parameters()``: the
   options as data (the export sidecar's ``options`` / ``parameters``);
 - ``option_values()`` / ``from_options()``: the spec as the command line's option values (one
-  spelling: rtl/kinds.py ``SPEC_OPTIONS``), hence ``to_dict()`` / ``from_dict()`` and ``argv()``.
+  spelling: rtl/kinds.py ``SPEC_OPTIONS``), hence ``to_dict()``; back from it and to
+  command-line arguments through the registry: ``kinds.spec_from_dict``, ``kinds.spec_argv``.
 
 Plain Python: no Amaranth, no JAX.
 """
@@ -109,14 +110,3 @@ class Spec:
     def to_dict(self) -> dict:
         """The spec as JSON-ready data: its unit and option values."""
         return {"unit": self.unit, **self.option_values()}
-
-    @staticmethod
-    def from_dict(data: dict) -> "Spec":
-        """The spec ``to_dict`` wrote, of whichever kind it names."""
-        from .kinds import spec_from_dict
-        return spec_from_dict(data)
-
-    def argv(self) -> list[str]:
-        """The spec as command-line options (``--unit mul --format ...``)."""
-        from .kinds import render_options
-        return render_options(self.to_dict())

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from fpforge.rtl import toolchain
+from fpforge.infra import toolchain
 from fpforge.rtl.lint import WAIVER_FILE
 
 __all__ = ["verilator_lint", "iverilog_read", "yosys_read", "module_ports"]

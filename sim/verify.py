@@ -21,7 +21,8 @@ from pathlib import Path
 from fpforge.rtl.spec import Spec
 
 from .design import Design
-from .engines import BUILD_ROOT, engine as get_engine
+from .engines import engine as get_engine
+from .engines.base import BUILD_ROOT
 from .stimulus import space_size
 from .stream import Plan
 from .tiers import case_id, matrix_simulator, stimulus_for
@@ -130,9 +131,9 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
     want = sum(shard_range(total, i, nshards)[1] - shard_range(total, i, nshards)[0]
                for i in mine)
     t0, cpu0 = time.perf_counter(), _cpu_seconds()
-    # Each shard is an executor task (fpforge.executor; default: one local thread per shard,
+    # Each shard is an executor task (fpforge.infra.executor; default: one local thread per shard,
     # each driving its simulator process), keyed by the built model, the range and the seed.
-    from fpforge.executor import LocalExecutor, Task, digest
+    from fpforge.infra.executor import LocalExecutor, Task, digest
     model = hashlib.sha256(Path(exe).read_bytes()).hexdigest()
     tasks = [Task(digest("exhaustive", model, plans[i].to_dict(), seed),
                   "fpforge.sim.verify:_exhaustive_shard",
@@ -222,7 +223,7 @@ def _matrix_case(spec_dict: dict, sim: str | None, seed: int) -> tuple[str, dict
 def matrix_tasks(specs: list[Spec], sim: str | None, seed: int) -> list:
     """One executor task per matrix case, keyed by what its verdict depends on: the spec, the
     simulator, the seed, the RTL and the bench sources."""
-    from fpforge.executor import Task, digest
+    from fpforge.infra.executor import Task, digest
     from fpforge.rtl.emit import source_digest
     here = Path(__file__).parent
     benches = digest(*[f.read_text() for f in sorted(here.rglob("*.py"))])
@@ -235,10 +236,10 @@ def verify_matrix(specs: list[Spec], *, sim: str | None = None, jobs: int = 2, s
                   junit: str | None = None, log=print, executor=None,
                   store=None) -> list[Verdict]:
     """Every spec's unit through its tiers (cocotb; each on the faster simulator for its kind
-    unless ``sim`` names one), through ``executor`` (fpforge.executor; default: ``jobs`` local
+    unless ``sim`` names one), through ``executor`` (fpforge.infra.executor; default: ``jobs`` local
     threads, each case its own simulator process); ``store`` keeps verdicts by content key;
     JUnit XML to ``junit``."""
-    from fpforge.executor import LocalExecutor
+    from fpforge.infra.executor import LocalExecutor
     tasks = matrix_tasks(specs, sim, seed)
     done = []
 

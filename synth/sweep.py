@@ -184,7 +184,7 @@ def _design(case_: Case) -> tuple:
 def designs_for(cases_: list[Case], jobs: int, executor=None) -> list[tuple]:
     """Generate every case's Verilog through ``executor`` (default: ``jobs`` local Python
     processes: Amaranth's own Yosys makes each conversion take seconds)."""
-    from fpforge.executor import LocalExecutor, Task, digest
+    from fpforge.infra.executor import LocalExecutor, Task, digest
     from fpforge.rtl.emit import source_digest
     tasks = [Task(digest("verilog", repr(c), source_digest()), "fpforge.synth.sweep:_design",
                   (c,), repr(c)) for c in dict.fromkeys(cases_)]
@@ -646,10 +646,10 @@ def run_sweep(*, formats=None, units=None, max_width: int = 16,
     """``make sweep``: plan the cases (:func:`plan`, whose errors are raised before any work),
     synthesise them into a fresh run directory under ``out``, write sweep.csv, sweep.md and
     the plots there (and copy them to ``publish``, if given), print the main table. Returns 0,
-    or 1 when a Yosys run failed (its error printed). ``executor`` (fpforge.executor) runs the
+    or 1 when a Yosys run failed (its error printed). ``executor`` (fpforge.infra.executor) runs the
     Yosys jobs; ``resume``: keep every job's result by content key under ``out/results`` and
     take the ones already there (an interrupted sweep, run again, does only what is missing)."""
-    from fpforge.executor import ProgressBar, ResultStore
+    from fpforge.infra.executor import ProgressBar, ResultStore
     todo = plan(formats=formats, units=units, max_width=max_width,
                 variant_formats=variant_formats, variant_units=variant_units, variants=variants,
                 mx=mx, mx_elements=mx_elements, mx_units=mx_units, mx_block=mx_block, mx_n=mx_n)

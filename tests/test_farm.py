@@ -1,6 +1,6 @@
 """The farm path for real: a one-node SLURM cluster (tests/slurm_cluster.py) runs a small
 synthesis set, a few verification cases and two exhaustive shards of an 8-bit unit as job
-arrays (fpforge.executor.ArrayExecutor), and the results equal the local ones.
+arrays (fpforge.infra.executor.ArrayExecutor), and the results equal the local ones.
 
 Slow (``make test-farm``, or ``pytest -m slow tests/test_farm.py``); skipped where Debian's
 slurm-wlm and munge are not installed.
@@ -10,7 +10,8 @@ import os
 
 import pytest
 
-from fpforge.executor import ArrayExecutor, LocalExecutor, ResultStore, Task, TaskFailed, digest
+from fpforge.infra.executor import (ArrayExecutor, LocalExecutor, ResultStore, Task, TaskFailed,
+                                    digest)
 from fpforge.rtl.kinds import make_spec
 from fpforge.sim.design import Design
 from fpforge.sim.verify import verify_exhaustive, verify_matrix
@@ -86,7 +87,7 @@ def test_dask_jobqueue_workers_as_slurm_jobs(slurm, tmp_path):
     """The Dask path onto a farm: dask-jobqueue submits the workers as SLURM jobs."""
     import json
 
-    from fpforge.executor import executor_from
+    from fpforge.infra.executor import executor_from
     config = tmp_path / "slurm-dask.json"
     config.write_text(json.dumps({"system": "slurm", "jobs": 1, "cores": 1, "processes": 1,
                                   "memory": "2GB", "walltime": "00:10:00", "queue": "debug",

@@ -8,6 +8,7 @@ tests/test_wheel.py``. The wheel's contents are checked in the quick tier withou
 import os
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -35,6 +36,11 @@ def test_wheel_holds_every_runtime_file_and_no_top_level_parts(wheel):
     tops = {n.split("/")[0] for n in names if not n.startswith("fpforge-")}
     assert tops == {"fpforge"}, tops
     assert any(n.startswith("fpforge/rtl/fp_units/") for n in names)
+    # every floor, the ground (infra) and the codesign studies included
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    for package in setuptools["packages"]:
+        assert f"{package.replace('.', '/')}/__init__.py" in names, package
+    assert {"fpforge/infra/executor.py", "fpforge/codesign/pareto.py"} <= set(names)
 
 
 @pytest.mark.slow

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from fpforge.rtl import toolchain
+from fpforge.infra import toolchain
 
 from ..design import Design
 from ..packing import from_binstr, to_binstr
 from ..stream import Plan, Session, check_stream
-from . import BUILD_ROOT, SimulationError, check_inputs
+from .base import BUILD_ROOT, SimulationError, check_inputs
 
 __all__ = ["BatchEngine"]
 

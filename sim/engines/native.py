@@ -32,12 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
-from fpforge.rtl import toolchain
+from fpforge.infra import toolchain
 
 from ..check import write_json
 from ..design import Design
 from ..stream import Plan, Session, check_stream
-from . import BUILD_ROOT, SimulationError, check_inputs
+from .base import BUILD_ROOT, SimulationError, check_inputs
 from .cocotb import VERILATED_MK_FIXES, bench_env
 
 __all__ = ["NativeTop", "NativeEngine", "container_bytes", "LANES"]

@@ -231,7 +231,7 @@ def test_float32_hardware_sum_equals_the_shared_rounder(elem, promote):
 
 def test_bench_gemm_checks_its_bits_and_refuses_bad_sizes(capsys):
     from fpforge.cli import main
-    from fpforge.golden.gemm_bench import run_bench
+    from fpforge.golden.bench_gemm import run_bench
     assert run_bench(size=64, repeat=1) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("emulated: ")]

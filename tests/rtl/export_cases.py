@@ -16,7 +16,7 @@ from fpforge.rtl.scalar import CvtSpec, ScalarSpec
 from fpforge.rtl.spec import Spec
 from kind_examples import EXAMPLES
 from kind_examples import specs as kind_specs
-from fpforge.rtl.toolchain import verilator
+from fpforge.infra.toolchain import verilator
 from fpforge.sim.lint import iverilog_read, verilator_lint, yosys_read
 
 ROUNDINGS = [r.value for r in Rounding]          # rne rtz rdn rup rna rod stochastic dynamic

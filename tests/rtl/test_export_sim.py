@@ -10,7 +10,7 @@ import pytest
 
 from fpforge import golden
 from fpforge import cli
-from fpforge.rtl import toolchain
+from fpforge.infra import toolchain
 from fpforge.rtl.kinds import make_spec
 
 CASES = {

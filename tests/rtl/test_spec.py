@@ -8,7 +8,8 @@ import pytest
 from fpforge.cli import _parser, _values
 from kind_examples import EXAMPLES
 from kind_examples import specs as kind_specs
-from fpforge.rtl.kinds import KINDS, SPEC_OPTIONS, UNITS, make_spec, spec_from_dict, units_phrase
+from fpforge.rtl.kinds import (KINDS, SPEC_OPTIONS, UNITS, make_spec, spec_argv, spec_from_dict,
+                               units_phrase)
 from fpforge.rtl.options import FLAG_ORDER, FLAGS_WIDTH, RM_CODES, OptionError, Rounding, rm_name
 from fpforge.rtl.ports import CONTROL, Port
 from fpforge.rtl.spec import Spec
@@ -41,9 +42,9 @@ def test_every_kind_is_covered():
 def test_round_trips(spec):
     assert isinstance(spec, Spec) and hash(spec) == hash(spec_from_dict(spec.to_dict()))
     assert make_spec(spec.unit, **spec.option_values()) == spec
-    assert Spec.from_dict(spec.to_dict()) == spec
-    # argv() is the command line's own spelling: parsed by the real parser, it builds the spec
-    args = _parser().parse_args(["verilog", *spec.argv(), "-o", "x.v"])
+    assert spec_from_dict(spec.to_dict()) == spec
+    # spec_argv() is the command line's own spelling: parsed by the real parser, it builds the spec
+    args = _parser().parse_args(["verilog", *spec_argv(spec), "-o", "x.v"])
     assert make_spec(args.unit, **_values(args)) == spec
 
 

@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from fpforge.executor import DaskExecutor, ResultStore
+from fpforge.infra.executor import DaskExecutor, ResultStore
 from fpforge.rtl.kinds import make_spec
 from fpforge.synth import run_designs
 from fpforge.synth.records import core_design, design_for

@@ -25,9 +25,10 @@ from pathlib import Path
 
 from fpforge.golden.gemm import ACCUMULATOR_PRESETS, SCALINGS, Accumulator, GemmConfig
 from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator
-from fpforge.roofline import Machine, write_roofline
 from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES, element_format
 from fpforge.rtl.options import OptionError
+
+from .roofline import Machine, write_roofline
 
 __all__ = ["Axes", "QUICK", "FULL", "configurations", "run_pareto", "front"]
 
@@ -203,8 +204,8 @@ def measure(config: GemmConfig, jax_cache: str | None = None) -> dict:
         import jax
         jax.config.update("jax_compilation_cache_dir", jax_cache)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.1)
-    from fpforge.golden import digits, minilm
-    from fpforge.golden.quality import dot_qsnr_db, gauss_qsnr_db
+    from . import digits, minilm
+    from .quality import dot_qsnr_db, gauss_qsnr_db
     out = {"qsnr_gauss_db": gauss_qsnr_db(config)}
     out["qsnr_dot256_db"], out["qsnr_dot_db"] = (dot_qsnr_db(config, k) for k in DOT_LENGTHS)
     d = digits.evaluate(config)
@@ -219,8 +220,8 @@ def measure(config: GemmConfig, jax_cache: str | None = None) -> dict:
 
 
 def quality(configs, rows, out: Path, jobs: int) -> None:
-    from fpforge.executor import LocalExecutor, ProgressBar, Task, digest
-    tasks = [Task(digest("pareto quality", repr(c)), "fpforge.pareto:measure",
+    from fpforge.infra.executor import LocalExecutor, ProgressBar, Task, digest
+    tasks = [Task(digest("pareto quality", repr(c)), "fpforge.codesign.pareto:measure",
                   (c, str((out / "jax-cache").resolve())), label(c)) for c in configs]
     executor = LocalExecutor(jobs, processes=True)
     try:
@@ -268,7 +269,7 @@ def hardware_cases(c: GemmConfig) -> list:
 def cost(configs, rows, out: Path, jobs: int) -> dict:
     """Synthesise every configuration's units (stored by content key under out/results) and
     fill in GE per MAC and delay. Returns the sweep's run metadata."""
-    from fpforge.executor import ProgressBar, ResultStore
+    from fpforge.infra.executor import ProgressBar, ResultStore
     from fpforge.synth.sweep import sweep
     plans = [hardware_cases(c) for c in configs]
     cases = list(dict.fromkeys(case for plan in plans for _, case in plan))

@@ -7,9 +7,8 @@ import signal
 
 import pytest
 
-from fpforge.executor import (DaskExecutor, LocalExecutor, ResultStore, Task, TaskFailed, digest,
-                              executor_from)
-from fpforge.rtl.options import OptionError
+from fpforge.infra.executor import (DaskExecutor, ExecutorError, LocalExecutor, ResultStore, Task,
+                                    TaskFailed, digest, executor_from)
 
 
 def factorials(n):
@@ -58,7 +57,7 @@ def test_executor_names():
     assert isinstance(executor_from("local", 3), LocalExecutor)
     for bad, message in (("dask:local:0", "needs N >= 1"), ("slurm:x", "slurm:N needs N >= 1"),
                          ("farm", "must be local")):
-        with pytest.raises(OptionError, match=message):
+        with pytest.raises(ExecutorError, match=message):
             executor_from(bad)
 
 

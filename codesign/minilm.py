@@ -16,10 +16,12 @@ import functools
 import importlib.resources
 from dataclasses import dataclass
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-from ._jax import jax, jnp
-from .gemm import GemmConfig, emulated_matmul
+from fpforge.golden.gemm import GemmConfig, emulated_matmul
+
 from .quality import qsnr_db, quantize_dequantize
 
 __all__ = ["CORPUS", "QUERIES", "PUBLISHED_SCORES", "embed", "similarities", "MiniLMResult",

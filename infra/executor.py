@@ -10,7 +10,7 @@ task order:
   Yosys, the simulators) or processes; no dependency.
 - :class:`ArrayExecutor`: a farm's job array (SLURM ``sbatch --array``, LSF ``bsub -J
   name[1-N]``): the tasks go to a manifest on the shared filesystem, each array element runs a
-  chunk of them (``python -m fpforge.executor chunk DIR I``) into the result store, and the
+  chunk of them (``python -m fpforge.infra.executor chunk DIR I``) into the result store, and the
   collect step reads them back; a chunk lost with its node is submitted again, once. Nothing
   but the shared filesystem crosses between nodes: what locked-down farms allow.
 - :class:`DaskExecutor` (the ``dask`` extra): a ``distributed`` client of an existing scheduler
@@ -42,13 +42,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["Task", "TaskFailed", "ResultStore", "LocalExecutor", "DaskExecutor",
-           "ArrayExecutor", "ProgressBar", "run_chunk", "digest", "executor_from", "EXECUTOR_HELP"]
+           "ArrayExecutor", "ProgressBar", "run_chunk", "digest", "executor_from", "ExecutorError",
+           "EXECUTOR_HELP"]
 
 EXECUTOR_HELP = ("where tasks run: local (default: this machine's cores), dask:local:N (a Dask "
                  "LocalCluster of N workers), dask:tcp://HOST:PORT (a running Dask scheduler; "
                  "also DASK_SCHEDULER_ADDRESS), dask:jobqueue:FILE (a dask-jobqueue cluster "
                  "from a JSON file), slurm:N or lsf:N (a job array of N elements; "
                  "docs/scale-out.md)")
+
+
+class ExecutorError(ValueError):
+    """An executor's name that says no executor (EXECUTOR_HELP lists the valid ones)."""
 
 
 def digest(*parts: Any) -> str:
@@ -184,7 +189,7 @@ class DaskExecutor(_Executor):
         try:
             from distributed import Client, LocalCluster
         except ImportError:
-            from fpforge.rtl.toolchain import ToolMissing
+            from .toolchain import ToolMissing
             raise ToolMissing("the dask executor needs the dask extra: pip install -e "
                               "'.[dask]' (make setup installs it)") from None
         self.cluster = None
@@ -265,7 +270,7 @@ class ArrayExecutor(_Executor):
         script.write_text("#!/bin/bash\n# fpforge job array: each element runs one chunk of "
                           "manifest.pickle into the result store\nset -e\n"
                           f"cd {shlex.quote(os.getcwd())}\n"
-                          f"exec {shlex.quote(sys.executable)} -m fpforge.executor chunk "
+                          f"exec {shlex.quote(sys.executable)} -m fpforge.infra.executor chunk "
                           f"{shlex.quote(str(run_dir))} $(( ${var} - {first} ))\n")
         script.chmod(0o755)
         return script
@@ -347,7 +352,6 @@ def executor_from(text: str | None, jobs: int = 2, folder: Path | None = None,
                   processes: bool = False) -> _Executor:
     """The executor a command-line value names (EXECUTOR_HELP); None: local, unless
     DASK_SCHEDULER_ADDRESS names a scheduler. ``folder``: where a job array's manifests go."""
-    from fpforge.rtl.options import OptionError
     text = text or ("dask:" + os.environ["DASK_SCHEDULER_ADDRESS"]
                     if os.environ.get("DASK_SCHEDULER_ADDRESS") else "local")
     if text == "local":
@@ -355,7 +359,7 @@ def executor_from(text: str | None, jobs: int = 2, folder: Path | None = None,
     if text.startswith("dask:local:"):
         n = text.removeprefix("dask:local:")
         if not n.isdigit() or int(n) < 1:
-            raise OptionError(f"--executor dask:local:N needs N >= 1 workers, not {n!r}")
+            raise ExecutorError(f"--executor dask:local:N needs N >= 1 workers, not {n!r}")
         return DaskExecutor(workers=int(n))
     if text.startswith("dask:tcp://"):
         return DaskExecutor(address=text.removeprefix("dask:"))
@@ -364,18 +368,18 @@ def executor_from(text: str | None, jobs: int = 2, folder: Path | None = None,
         try:
             options = json.loads(path.read_text())
         except (OSError, ValueError) as err:
-            raise OptionError(f"--executor dask:jobqueue:FILE needs a JSON file of "
+            raise ExecutorError(f"--executor dask:jobqueue:FILE needs a JSON file of "
                               f"dask-jobqueue options: {err}") from None
         if options.get("system") not in DaskExecutor.JOBQUEUE:
-            raise OptionError(f"{path}: \"system\" must be one of "
+            raise ExecutorError(f"{path}: \"system\" must be one of "
                               f"{', '.join(DaskExecutor.JOBQUEUE)}")
         return DaskExecutor(jobqueue=options)
     system, _, n = text.partition(":")
     if system in ARRAY_SYSTEMS:
         if not n.isdigit() or int(n) < 1:
-            raise OptionError(f"--executor {system}:N needs N >= 1 array elements, not {n!r}")
+            raise ExecutorError(f"--executor {system}:N needs N >= 1 array elements, not {n!r}")
         return ArrayExecutor(system, int(n), Path(folder or "build/farm"))
-    raise OptionError(f"--executor must be local, dask:local:N, dask:tcp://HOST:PORT, "
+    raise ExecutorError(f"--executor must be local, dask:local:N, dask:tcp://HOST:PORT, "
                       f"slurm:N or lsf:N, not {text!r}")
 
 
@@ -383,4 +387,4 @@ if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "chunk":
         run_chunk(Path(sys.argv[2]), int(sys.argv[3]))
     else:
-        sys.exit("usage: python -m fpforge.executor chunk RUN_DIR INDEX")
+        sys.exit("usage: python -m fpforge.infra.executor chunk RUN_DIR INDEX")

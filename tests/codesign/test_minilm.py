@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 in JAX (golden/minilm.py): its float32 forward must reproduce the scores
+"""all-MiniLM-L6-v2 in JAX (codesign/minilm.py): its float32 forward must reproduce the scores
 sentence-transformers' documentation prints for its semantic-search example, to 4 decimals."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from fpforge.golden import minilm
+from fpforge.codesign import minilm
 from fpforge.golden.gemm import GemmConfig
 
 

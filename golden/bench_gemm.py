@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bench import timed
+from .bench_golden import timed
 from .gemm import Accumulator, GemmConfig, _matmul_codes, _quantized, emulated_matmul
 from .mx import dot_unit, mx_dequantize, mx_quantize
 from .tensor_core import FusedAccumulator, chained_steps

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gemm import GemmConfig, emulated_matmul, quantized_operand
+from fpforge.golden.gemm import GemmConfig, emulated_matmul, quantized_operand
 
 __all__ = ["qsnr_db", "tensor_qsnr_db", "gauss_qsnr_db", "dot_qsnr_db", "GAUSS_SAMPLES"]
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-from ._jax import jax, jnp
-from .gemm import GemmConfig, emulated_matmul
+from fpforge.golden.gemm import GemmConfig, emulated_matmul
+
 from .quality import qsnr_db
 
 __all__ = ["DigitsResult", "evaluate", "SEEDS"]

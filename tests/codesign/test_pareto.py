@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from fpforge import pareto
+from fpforge.codesign import pareto
 from fpforge.cli import main
 
 ISSUE_COLUMNS = ("config", "elem_a", "elem_b", "scaling", "block", "scale_rule", "rounding",

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from fpforge import roofline
+from fpforge.codesign import roofline
 from fpforge.cli import main
 from fpforge.synth.cells import NAND2_AREA
 

@@ -1,0 +1,37 @@
+"""What every engine shares: where builds go, the simulators, the engines' error and the check
+of an input batch against a design's ports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["BUILD_ROOT", "SimulationError", "check_inputs", "SIMULATORS"]
+
+BUILD_ROOT = Path(__file__).resolve().parents[2] / "build" / "sim"
+SIMULATORS = ("icarus", "verilator")
+
+
+class SimulationError(RuntimeError):
+    """A simulator failed, or produced fewer outputs than inputs."""
+
+
+def check_inputs(design, inputs: dict) -> int:
+    """The number of vectors in ``inputs``, after checking they are exactly the design's input
+    ports, of equal length and of the ports' lane counts."""
+    names = [p.name for p in design.inputs]
+    missing, extra = sorted(set(names) - set(inputs)), sorted(set(inputs) - set(names))
+    if missing or extra:
+        raise ValueError(f"inputs must be exactly the ports {names}; missing {missing}, "
+                         f"unknown {extra}")
+    lengths = {p: len(np.asarray(v)) for p, v in inputs.items()}
+    n = lengths[names[0]]
+    if len(set(lengths.values())) != 1 or n == 0:
+        raise ValueError(f"input arrays must be non-empty and of equal length, not {lengths}")
+    for p in design.inputs:
+        v = np.asarray(inputs[p.name])
+        if v.shape[1:] != ((p.lanes,) if p.lanes > 1 else ()):
+            raise ValueError(f"input {p.name} has {p.lanes} lane(s): arrays of shape "
+                             f"{(n, p.lanes) if p.lanes > 1 else (n,)}, not {v.shape}")
+    return n

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fpforge.cli import _parser, main
+from fpforge.cli import main, parser
 from fpforge.rtl.kinds import KINDS, SPEC_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,8 +18,7 @@ SPEC_COMMANDS = ("verilog", "synth", "verify", "verify-exhaustive")
 
 
 def _subparsers():
-    parser = _parser()
-    action = next(a for a in parser._actions if a.dest == "command")
+    action = next(a for a in parser()._actions if a.dest == "command")
     return action.choices
 
 

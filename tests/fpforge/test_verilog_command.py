@@ -1,4 +1,4 @@
-"""``fpforge verilog`` (fpforge/cli.py): round trips for every kind, and every kind of bad
+"""``fpforge verilog`` (fpforge/cli/export.py): round trips for every kind, and every kind of bad
 parameter: exit status 2, one line on stderr naming what is valid, nothing on stdout, no file
 written, an earlier export left as it was."""
 

@@ -144,11 +144,11 @@ def add_sweep(sub):
 
 
 def _sweep(args) -> int:
-    from fpforge.synth import sweep
+    from fpforge.synth import sweep_report
     out = existing_dir(args.out, "--out") if args.out else None
     kw = {"out": out} if out else {}
     with executor_of(args) as executor:
-        return sweep.run_sweep(formats=args.formats, units=args.unit, max_width=args.max_width,
-                               liberty=args.liberty, jobs=args.jobs, fpga=args.fpga,
-                               publish=args.publish, executor=executor, resume=args.resume,
-                               **kw)
+        return sweep_report.run_sweep(formats=args.formats, units=args.unit,
+                                      max_width=args.max_width, liberty=args.liberty,
+                                      jobs=args.jobs, fpga=args.fpga, publish=args.publish,
+                                      executor=executor, resume=args.resume, **kw)

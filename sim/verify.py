@@ -22,7 +22,7 @@ from fpforge.rtl.spec import Spec
 
 from .design import Design
 from .engines import BUILD_ROOT, engine as get_engine
-from .stimulus import space_size
+from .stimulus.base import space_size
 from .stream import Plan
 from .tiers import case_id, matrix_simulator, stimulus_for
 

@@ -182,13 +182,13 @@ def test_cdna3_matches_the_exact_rational_model(elem):
 def _one_cdna3_step(ea, eb, frac_bits, rng, rows=24):
     """(the dot unit's golden y, the emulation's) for every pair of ``rows`` a and b vectors of
     16 finite codes (a third built to cancel) and a c near each pair's sum (times 2^-30..2^30,
-    or minus it, zeros and any finite code: sim/stimulus.accumulator_codes)."""
+    or minus it, zeros and any finite code: sim/stimulus/dot.py's accumulator_codes)."""
     import jax.numpy as jnp
     from fpforge.golden.gemm import _values_f64
     from fpforge.golden.mx import decode_elements, dot_unit
     from fpforge.golden.tensor_core import exponents, two_stage_matmul
     from fpforge.rtl.mx import MxDotSpec
-    from fpforge.sim.stimulus import accumulator_codes, finite_codes
+    from fpforge.sim.stimulus.dot import accumulator_codes, finite_codes
     acc = FUSED_PRESETS["cdna3_fp8"]
     fa, fb = element_format(ea), element_format(eb)
     A = rng.choice(finite_codes(ea), (rows, 16)).astype(np.uint8)

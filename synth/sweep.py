@@ -24,7 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, catalog_formats, resolve
+from fpforge.rtl.formats import (CATALOG, P3109_CONFORMANCE, FloatFormat, FormatError,
+                                 catalog_formats, resolve)
 from fpforge.rtl.kinds import BASIC_UNITS, KINDS, make_spec
 from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, VALUE_RULES, element_format
 from fpforge.rtl.options import OptionError
@@ -35,7 +36,7 @@ from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, new_run_dir, run_designs
 from .records import core_design, core_formats, design_for
 
 __all__ = ["Case", "Row", "SCALAR_UNITS", "MX_UNITS", "SWEEP_UNITS", "VARIANTS", "MX_VARIANTS",
-           "P3109_FORMATS", "case", "mx_case", "cases", "mx_cases", "mx_variants", "plan",
+           "case", "mx_case", "cases", "mx_cases", "mx_variants", "plan",
            "sweep", "split_names"]
 
 CVT_FROM = "float32"
@@ -54,10 +55,6 @@ VARIANTS = {
     "stochastic": {"rounding": "stochastic"},
 }
 VARIANT_FORMATS = ("fp8e4m3", "fp16", "bf16")
-# Beside the catalog formats, P3109's minimum conformance set (docs/p3109.md), filed after them:
-# Binary8p4se and Binary8p3se against OCP E4M3 / E5M2, Binary4p2sf against E2M1, the scale
-# format Binary8p1uf against E8M0 (Binary8p4sf and Binary8p3sf are the catalog's fnuz formats).
-P3109_FORMATS = ("binary8p4se", "binary8p3se", "binary4p2sf", "binary8p1uf")
 VARIANT_UNITS = ("mul", "add")
 # The files that decide the generated hardware (the CLI and export do not).
 HARDWARE_SOURCES = ("rtl/fp_units", "rtl/formats.py", "rtl/options.py", "rtl/spec.py",
@@ -309,13 +306,13 @@ def plan(*, formats=None, units=None, max_width: int = 16, variant_formats=VARIA
     or FormatError in one line naming what is valid, before any work.
 
     ``formats``: default every catalog format of at most ``max_width`` bits and the P3109
-    conformance set (``P3109_FORMATS``); ``units``: default
+    conformance set (``P3109_CONFORMANCE``), filed after them; ``units``: default
     mul, add, fma, cvt; the ``variants`` (default all) on ``variant_formats`` x
     ``variant_units``; with ``mx``, the MX units ``mx_units`` (default all) on ``mx_elements``
     (default all) at block ``mx_block`` and dot length ``mx_n``."""
     fmts = split_names(formats) if formats is not None else \
         [f.name for f in catalog_formats(max_width)] + \
-        [resolve(f).name for f in P3109_FORMATS if resolve(f).width <= max_width]
+        [resolve(f).name for f in P3109_CONFORMANCE if resolve(f).width <= max_width]
     units = split_names(units) if units is not None else list(SWEEP_UNITS)
     bad = [u for u in units + split_names(variant_units) if u not in SCALAR_UNITS]
     if bad:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fpforge.rtl.formats import CATALOG, SHORT_NAMES
+from fpforge.rtl.formats import CATALOG, P3109_CONFORMANCE, SHORT_NAMES, resolve
 from fpforge.rtl.kinds import KINDS, SPEC_OPTIONS, make_spec
 from fpforge.rtl.options import OptionError
 
 from .common import add_clock_ps, add_spec_options, existing_dir, pipelined_for_clock, spec_values
 
-__all__ = ["add_verilog", "add_ports", "add_formats", "add_units", "port_table"]
+__all__ = ["add_verilog", "add_ports", "add_formats", "add_units", "port_table", "p3109_rows"]
 
 
 def add_verilog(sub):
@@ -86,7 +86,25 @@ def _formats(args) -> int:
     for name, fmt in CATALOG.items():
         aliases = ", ".join(short.get(name, [])) or "-"
         print(f"{name:<20} {aliases:<14} {fmt.describe()}")
+    print("\nP3109 (IEEE P3109 Interim Report v4.0, a draft; docs/p3109.md): every "
+          "binary<K>p<P><s|u><e|f> is a --format:\nK bits, precision P (the hidden bit "
+          "counted), s|u signed or unsigned, e|f extended (with infinities) or finite.\n"
+          "The conformance set, and the P3109 formats that equal a catalog format (= it):")
+    for name, equal, fmt in p3109_rows():
+        print(f"{name:<20} {'= ' + ', '.join(equal) if equal else '-':<20} {fmt.describe()}")
     return 0
+
+
+def p3109_rows() -> list[tuple[str, list[str], object]]:
+    """(P3109 name, the catalog formats equal to it, its format) for the conformance set and
+    every catalog format that is a P3109 format, code for code."""
+    names = [*P3109_CONFORMANCE, *(f.p3109_name.lower() for f in CATALOG.values()
+                                   if f.p3109_name)]
+    rows = []
+    for name in dict.fromkeys(names):
+        fmt = resolve(name)
+        rows.append((name, [c for c, f in CATALOG.items() if f == fmt], fmt))
+    return rows
 
 
 def add_units(sub):

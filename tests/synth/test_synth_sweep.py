@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fpforge.rtl.formats import CATALOG, FormatError, resolve
+from fpforge.rtl.formats import CATALOG, P3109_CONFORMANCE, FormatError, resolve
 from fpforge.rtl.kinds import KINDS, make_spec
 from fpforge.rtl.options import OptionError
 from fpforge.rtl.scalar import ScalarSpec
@@ -214,7 +214,7 @@ def test_committed_report_covers_every_catalog_format():
     with open(ROOT / "docs" / "synth" / "sweep.csv") as fh:
         rows = {(r["format"], r["unit"]): r for r in csv.DictReader(fh)
                 if r["variant"] == "default"}
-    for name in [*CATALOG, *(resolve(f).name for f in sw.P3109_FORMATS)]:
+    for name in [*CATALOG, *(resolve(f).name for f in P3109_CONFORMANCE)]:
         for unit in sw.SWEEP_UNITS:
             row = rows[(name, unit)]
             assert row["status"] == "ok" and float(row["ge"]) > 0 and \

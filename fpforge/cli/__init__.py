@@ -9,7 +9,7 @@
     fpforge bench-ppa | bench-golden | bench-mx | bench-gemm     the benchmarks
     fpforge pareto [--quick] [--config FILE] [--out DIR]   cost against quality
     fpforge roofline      tokens/s per configuration from a pareto.json, stated assumptions
-    fpforge formats | units                          the format catalog, the unit kinds
+    fpforge formats | units          the format catalog and the P3109 family, the unit kinds
 
 The spec options (``--unit --format --in-format ... --stages``) are rtl/kinds.py's
 ``SPEC_OPTIONS``: one spelling and one meaning in every subcommand; a subcommand turns them into

@@ -178,8 +178,9 @@ def top_folders() -> set[str]:
 def test_every_cited_repository_path_exists():
     tops = top_folders()
     assert {"rtl", "docs", "tests"} <= tops
+    # this file's own can-fail example cites missing paths on purpose
     missing = [f"{p.relative_to(ROOT)}:{line}: {cited}" for p in tracked("*.md", "*.py")
-               for line, cited in missing_paths(p, tops)]
+               if p != Path(__file__).resolve() for line, cited in missing_paths(p, tops)]
     assert missing == []
 
 

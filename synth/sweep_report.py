@@ -82,7 +82,8 @@ def markdown(rows: list[Row], meta: dict) -> str:
            f"processes at a time; load average {la[0]:.1f} before, {lb[0]:.1f} after (2-core "
            f"machine shared with other work: wall time is inflated)", "",
            "Each cell: **area in GE** (NAND2_X1 = 1) **/ critical path in ps** (OpenSTA, "
-           "load-aware over the NanGate45 cells' NLDM tables; boundary in docs/synth/timing.md). Default options: "
+           "load-aware over the NanGate45 cells' NLDM tables; boundary in docs/synth/timing.md). "
+           "Default options: "
            "round to nearest even, subnormals kept, non-saturating, combinational, exception "
            f"flags computed. mul, add and fma take and give the row's format; cvt converts "
            f"from {CVT_FROM}. *core*: the bare integer core of mul (significand product + "

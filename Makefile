@@ -37,6 +37,8 @@ SCALE_RULE ?=
 N          ?=
 ACCUM      ?=
 FRAC_BITS  ?=
+SUM_GROUP  ?=
+FRAC_BITS2 ?=
 SCALES     ?= 1
 SCALE_FORMAT ?=
 NAME       ?=
@@ -65,6 +67,7 @@ SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) 
             $(if $(filter 0,$(SUBNORMALS)),--no-subnormals) $(call opt,--stages,$(STAGES)) \
             $(call opt,--cuts,$(CUTS)) $(call opt,--block,$(BLOCK)) $(call opt,--scale-rule,$(SCALE_RULE)) \
             $(call opt,--n,$(N)) $(call opt,--accum,$(ACCUM)) $(call opt,--frac-bits,$(FRAC_BITS)) \
+            $(call opt,--sum-group,$(SUM_GROUP)) $(call opt,--frac-bits2,$(FRAC_BITS2)) \
             $(if $(filter 0,$(SCALES)),--no-scales) $(call opt,--scale-format,$(SCALE_FORMAT))
 
 tool-versions:
@@ -84,7 +87,7 @@ help:
 	@echo "make verilog UNIT=mul FORMAT=fp8e4m3 [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SATURATION= SUBNORMALS=0 IN_FORMAT= NAME=]"
 	@echo "                    -> build/verilog/<name>.v + .json + .core (fpforge verilog)"
 	@echo "make synth [FORMAT=fp8e4m3] [UNIT=mul,add] [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0 GATE_LEVEL=1]"
-	@echo "make synth UNIT=mxq|mxdq|dot FORMAT=/IN_FORMAT= [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS= SCALE_FORMAT=]   block units"
+	@echo "make synth UNIT=mxq|mxdq|dot FORMAT=/IN_FORMAT= [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS= SUM_GROUP= FRAC_BITS2= SCALE_FORMAT=]   block units"
 	@echo "make slurm-up / slurm-down   a one-node SLURM cluster here; make test-farm: sweep, verify and exhaustive shards through it"
 	@echo "make bench-executor  the Dask path's overhead against the local pool on one small sweep"
 	@echo "EXECUTOR=dask:local:N|dask:tcp://HOST:PORT|slurm:N|lsf:N RESUME=1 for sweep / verify / verify-exhaustive (docs/scale-out.md)"
@@ -100,8 +103,9 @@ help:
 	@echo "make bench-mx       golden MX quantization throughput against torchao (needs pip install -e '.[mxref]')"
 	@echo "make bench-gemm     the emulated MXFP8 matrix multiply against fake-quantize + float32 matmul"
 	@echo "make pareto         cost (synthesis) against quality (emulated hardware), quick axes (docs/codesign.md)"
-	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SUBNORMALS=0"
-	@echo "                 STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SCALES=0 SCALE_FORMAT (fpforge units lists who takes what)"
+	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SATURATION"
+	@echo "                 SUBNORMALS=0 STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SUM_GROUP FRAC_BITS2 SCALES=0"
+	@echo "                 SCALE_FORMAT (fpforge units lists who takes what)"
 
 setup:
 	@# Debian packages: Icarus Verilog (benches) and OpenSTA (load-aware timing, command sta).

@@ -337,7 +337,7 @@ def run_pareto(*, axes: "Axes | tuple[Axes, ...]" = QUICK, out: Path = DEFAULT_O
             "yosys": synth_meta.get("yosys", ""),
             "rtl": synth_meta.get("rtl", ""),
             "axes": [asdict(a) for a in axes] if isinstance(axes, tuple) else asdict(axes)}
-    from fpforge.synth.sweep import write_csv
+    from fpforge.synth.sweep_report import write_csv
     write_csv(rows, out / "pareto.csv")
     (out / "pareto.json").write_text(json.dumps({"meta": meta,
                                                  "rows": [asdict(r) for r in rows]}, indent=1))

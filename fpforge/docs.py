@@ -26,9 +26,11 @@ BLOCK = re.compile(r"(<!-- fpforge ports (?P<args>[^>]*?) -->\n)(?P<body>.*?)(<!
 def _table(args: str) -> str:
     from fpforge.rtl.kinds import make_spec
 
-    from .cli import _parser, _values, port_table
-    parsed = _parser().parse_args(["ports", *shlex.split(args)])
-    return port_table(make_spec(parsed.unit, **_values(parsed))) + "\n"
+    from .cli import parser
+    from .cli.common import spec_values
+    from .cli.export import port_table
+    parsed = parser().parse_args(["ports", *shlex.split(args)])
+    return port_table(make_spec(parsed.unit, **spec_values(parsed))) + "\n"
 
 
 def refresh(text: str) -> str:

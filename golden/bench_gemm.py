@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .bench_golden import timed
-from .gemm import Accumulator, GemmConfig, _matmul_codes, _quantized, emulated_matmul
+from .gemm import Accumulator, GemmConfig, emulated_matmul, matmul_codes, quantized_codes
 from .mx import dot_unit, mx_dequantize, mx_quantize
 from .tensor_core import FusedAccumulator, chained_steps
 
@@ -56,14 +56,14 @@ def run_bench(*, size: int = 1024, repeat: int = 5) -> int:
         accum = config.accum
         t = timed(lambda: emulated_matmul(a, b, config), repeat)[0]
         y = np.asarray(emulated_matmul(a, b, config))
-        ea, sa, eb, sb = _quantized(config, a[:CHECK_ROWS], b, (None, None))
+        ea, sa, eb, sb = quantized_codes(config, a[:CHECK_ROWS], b, (None, None))
         if isinstance(accum, FusedAccumulator):
             spec = accum.dot_spec(config.elem_a)
             want = chained_steps(accum, ea, sa, eb, sb,
                                  lambda inputs: dot_unit(spec, inputs, want=("y",))["y"])
             want = want.view(np.float32).reshape(CHECK_ROWS, -1)
         else:
-            want = np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=False))
+            want = np.asarray(matmul_codes(ea, sa, eb, sb, config=config, via_float64=False))
         equal = np.array_equal(y[:CHECK_ROWS].view(np.uint32), want.view(np.uint32))
         ratio = t / base
         if accum == Accumulator():

@@ -39,7 +39,8 @@ from .tensor_core import (FUSED_PRESETS, FusedAccumulator, exponents, float32_ex
                           fused_matmul, grouped_fused_matmul, step_dtype, two_stage_matmul)
 from .ops import add_unit, cvt_unit
 
-__all__ = ["Accumulator", "GemmConfig", "emulated_matmul", "ACCUMULATOR_PRESETS"]
+__all__ = ["Accumulator", "GemmConfig", "emulated_matmul", "ACCUMULATOR_PRESETS", "matmul_codes",
+           "quantized_codes", "code_values_f64", "scale_values_f64"]
 
 F32, E8M0 = CATALOG["float32"], CATALOG["float8_e8m0fnu"]
 
@@ -226,7 +227,7 @@ def seeded_bits(seed: int, shape_a, shape_b):
                  for i, shape in enumerate((tuple(shape_a), tuple(shape_b))))
 
 
-def _quantized(config: GemmConfig, a, b, rbits):
+def quantized_codes(config: GemmConfig, a, b, rbits):
     """(element codes, scales per block) of a along K and of b.T along K."""
     qa = quantized_operand(a, config.elem_a, config, rbits[0])
     qb = quantized_operand(b.T, config.elem_b or config.elem_a, config, rbits[1])
@@ -302,7 +303,7 @@ def _emulated(config: GemmConfig, a, b, rbits):
 def _emulated_fwd(config, a, b, rbits):
     qa = quantized_operand(a, config.elem_a, config, rbits[0])
     qb = quantized_operand(b.T, config.elem_b or config.elem_a, config, rbits[1])
-    y = _matmul_codes(qa.elements, qa.scales, qb.elements, qb.scales, config=config)
+    y = matmul_codes(qa.elements, qa.scales, qb.elements, qb.scales, config=config)
     if config.scaling in FLOAT_SCALINGS:
         y = scaled_epilogue(y, *float_scales(config, a, b))
     elif config.value_scaled:
@@ -350,7 +351,7 @@ _emulated.defvjp(_emulated_fwd, _emulated_bwd)
 
 
 @functools.partial(jax.jit, static_argnames=("config", "via_float64"))
-def _matmul_codes(ea, sa, eb, sb, *, config: GemmConfig, via_float64: bool | None = None):
+def matmul_codes(ea, sa, eb, sb, *, config: GemmConfig, via_float64: bool | None = None):
     """(M, K) and (N, K) element codes with their (M, K/k) and (N, K/k) scales -> (M, N).
     The block results come from float64 sums where that is exact (``exact_in_float64``),
     else from the dot unit's integer model; ``via_float64`` forces one (the tests compare
@@ -423,21 +424,21 @@ def _fused(ea, sa, eb, sb, config: GemmConfig):
     fa, fb = element_format(config.elem_a), element_format(config.elem_b or config.elem_a)
     if acc.sum_group:
         return grouped_fused_matmul(
-            _values_f64(fa)[ea.astype(jnp.int32)], _scale_f64(sa, config.scale_fmt),
-            _values_f64(fb)[eb.astype(jnp.int32)], _scale_f64(sb, config.scale_fmt), acc,
+            code_values_f64(fa)[ea.astype(jnp.int32)], scale_values_f64(sa, config.scale_fmt),
+            code_values_f64(fb)[eb.astype(jnp.int32)], scale_values_f64(sb, config.scale_fmt), acc,
             config.scale_fmt.emin)
     ua, ub = (decode_elements(jnp.arange(1 << e.width, dtype=jnp.uint32), e) for e in (fa, fb))
     xa = exponents(ua, fa.grid.man_bits)[ea.astype(jnp.int32)]
     xb = exponents(ub, fb.grid.man_bits)[eb.astype(jnp.int32)]
     dtype = jnp.float64 if acc.frac_bits2 else step_dtype(acc, fa, fb)
-    va = _values_f64(fa).astype(dtype)[ea.astype(jnp.int32)]
-    vb = _values_f64(fb).astype(dtype)[eb.astype(jnp.int32)]
+    va = code_values_f64(fa).astype(dtype)[ea.astype(jnp.int32)]
+    vb = code_values_f64(fb).astype(dtype)[eb.astype(jnp.int32)]
     steps = two_stage_matmul if acc.frac_bits2 else fused_matmul
     c = steps(va, xa, sa, vb, xb, sb, acc)
     if acc.scales_in_group:
         return c
     value = float32_exactly(jax.lax.bitcast_convert_type(c, jnp.uint32))[0] * \
-        _scale_f64(sa[0])[:, None] * _scale_f64(sb[0])[None, :]
+        scale_values_f64(sa[0])[:, None] * scale_values_f64(sb[0])[None, :]
     y, _ = round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(Rounding.RNE))
     return jax.lax.bitcast_convert_type(y.astype(jnp.uint32), jnp.float32)
 
@@ -452,7 +453,7 @@ def exact_in_float64(config: GemmConfig) -> bool:
         config.accum.rounding is not Rounding.RDN
 
 
-def _values_f64(elem):
+def code_values_f64(elem):
     """Every code's value as float64 (NaN for NaN codes): the decoder's own sig * 2^exp."""
     u = decode_elements(jnp.arange(1 << elem.width, dtype=jnp.uint32), elem)
     v = jnp.where(u.is_inf, jnp.inf, jnp.ldexp(u.sig.astype(jnp.float64), u.exp))
@@ -464,14 +465,14 @@ def _scaled_block_sums(ea, sa, eb, sb, config: GemmConfig):
     element or a scale is NaN. Each operand's scale multiplies its elements before the sum (a
     power of two: exact, and every block's products share it, so the span argument holds)."""
     spec = config.dot_spec
-    va = _values_f64(spec.elem_a)[ea.astype(jnp.int32)] * \
-        _scale_f64(sa, spec.scale_fmt)[:, :, None]
-    vb = _values_f64(spec.elem_b)[eb.astype(jnp.int32)] * \
-        _scale_f64(sb, spec.scale_fmt)[:, :, None]
+    va = code_values_f64(spec.elem_a)[ea.astype(jnp.int32)] * \
+        scale_values_f64(sa, spec.scale_fmt)[:, :, None]
+    vb = code_values_f64(spec.elem_b)[eb.astype(jnp.int32)] * \
+        scale_values_f64(sb, spec.scale_fmt)[:, :, None]
     return jnp.einsum("bmk,bnk->bmn", va, vb, precision=jax.lax.Precision.HIGHEST)
 
 
-def _scale_f64(codes, fmt: FloatFormat = E8M0):
+def scale_values_f64(codes, fmt: FloatFormat = E8M0):
     """Scale codes as float64 values: E8M0's powers of two (2^-127 .. 2^127; NaN for 0xFF), or
     the values of a value scale's format (NaN for its NaNs)."""
     if fmt == E8M0:

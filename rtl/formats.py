@@ -46,7 +46,7 @@ from fractions import Fraction
 __all__ = [
     "Specials", "FloatFormat", "FormatError", "resolve", "CATALOG", "SHORT_NAMES",
     "catalog_formats", "catalog_selection", "MAX_EXP_BITS", "MAX_MAN_BITS", "MAX_WIDTH",
-    "p3109", "P3109_SOURCE",
+    "p3109", "P3109_SOURCE", "P3109_CONFORMANCE",
 ]
 
 # Sizes the units and the golden model support: up to binary32.
@@ -78,6 +78,11 @@ _SUFFIX = {None: Specials.IEEE, "fn": Specials.FN, "fnuz": Specials.FNUZ,
            "fin": Specials.FINITE, "fnu": Specials.FNU, "ext": Specials.EXT}
 _P3109 = re.compile(r"^(?:binary|p3109_k)(\d+)p(\d+)([su])([ef])$")
 P3109_SOURCE = "IEEE P3109 Interim Report v4.0 (a draft; fpforge follows it, no conformance claim)"
+# P3109's minimum conformance set (docs/p3109.md), which the sweep and the benches take beside the
+# catalog: Binary8p4se and Binary8p3se against OCP E4M3 / E5M2, Binary4p2sf against E2M1, the
+# scale format Binary8p1uf against E8M0 (Binary8p4sf and Binary8p3sf are the catalog's fnuz
+# formats).
+P3109_CONFORMANCE = ("binary8p4se", "binary8p3se", "binary4p2sf", "binary8p1uf")
 
 # The trap in ml_dtypes' names: "fn" means "NaN at the all-ones code" in float8_e4m3fn but
 # "finite, no NaN" in float6_e3m2fn, float6_e2m3fn and float4_e2m1fn. The grammar's fn is the

@@ -7,8 +7,8 @@ imported on first use, so this module (like every spec) stays plain Python and r
 imports golden/.
 
 ``SPEC_OPTIONS`` is the one set of options over every kind, in one spelling: the command line
-adds them as ``--format``, ``--rounding``, ... (fpforge/cli.py), :func:`make_spec` takes them as
-keywords, a spec gives them back as ``option_values()``, and the Makefile passes them as
+adds them as ``--format``, ``--rounding``, ... (fpforge/cli/common.py), :func:`make_spec` takes
+them as keywords, a spec gives them back as ``option_values()``, and the Makefile passes them as
 variables. An option a kind does not take is an error that names the kinds that do.
 
 Adding a kind: its spec class, its component, its golden function, one entry below, and tests

@@ -1,7 +1,7 @@
 """Verification: designs (fpforge's units or any Verilog) against the golden model, bit for bit.
 
 - design.py: what is simulated (a module, its port map onto a spec, its clocking);
-- stimulus.py, tiers.py: what it is fed, per kind and per tier;
+- stimulus/, tiers.py: what it is fed, per kind and per tier;
 - check.py: the golden reference and the one checker with decoded mismatch reports;
 - engines/: batch Icarus, cocotb (Icarus, Verilator), native Verilator; one interface;
 - stream.py: the one verification loop every engine runs;

@@ -1,7 +1,7 @@
 """The one verification loop every engine runs: stimulus -> golden model -> the design -> checker.
 
 An engine provides a *session* on a built design: ``await session.run(inputs) -> outputs`` maps
-a chunk of input arrays (``{port: array}``, sim/stimulus.py's shapes) to the design's output
+a chunk of input arrays (``{port: array}``, sim/stimulus/'s shapes) to the design's output
 arrays, and may offer ``submit(inputs)`` / ``await collect()`` to keep one chunk in flight while
 the next is prepared. :func:`check_stream` draws the stimulus and evaluates the golden model in
 a background thread (XLA releases the GIL, so the next chunk's golden evaluation overlaps this
@@ -29,7 +29,7 @@ __all__ = ["Plan", "check_stream", "Session"]
 
 @dataclass(frozen=True)
 class Plan:
-    """What a run checks: ``stimulus`` parts (sim/stimulus.py) in order, drawn from ``seed``;
+    """What a run checks: ``stimulus`` parts (sim/stimulus/) in order, drawn from ``seed``;
     ``bubbles``: the chance that a cycle carries no operation (pipelined designs, cocotb);
     ``batch``: vectors per golden-model call (one compiled shape); ``max_report``: decoded
     mismatches kept."""

@@ -52,7 +52,7 @@ def stimulus_for(spec: Spec, *, sample: int = SAMPLE) -> list:
     return [["corners", {}], ["relations", {"count": 4096}], ["random", {"count": sample}]]
 
 
-# The block units' tiers: their input spaces are far beyond exhaustive (sim/stimulus.py).
+# The block units' tiers: their input spaces are far beyond exhaustive (sim/stimulus/).
 MX_STIMULUS = {
     "mxq": [["adversarial", {}], ["nonfinite", {"count": 64}], ["random", {"count": 512}]],
     "mxdq": [["pairs", {}]],

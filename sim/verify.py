@@ -23,7 +23,7 @@ from fpforge.rtl.spec import Spec
 from .design import Design
 from .engines import engine as get_engine
 from .engines.base import BUILD_ROOT
-from .stimulus import space_size
+from .stimulus.base import space_size
 from .stream import Plan
 from .tiers import case_id, matrix_simulator, stimulus_for
 

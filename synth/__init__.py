@@ -4,8 +4,9 @@ Entry point: :func:`run` takes specs of any kind (rtl.spec.Spec) and returns one
 :class:`SynthRecord` per unit and per reference core, written under ``build/synth/<run>/`` (JSON
 per record, ``report.md``); :func:`synth.report.print_table` shows them. Nothing here imports
 ``golden`` or JAX, and nothing here reads a command line: ``fpforge synth`` (``make synth``)
-calls :func:`run`, ``fpforge sweep`` (``make sweep``) :func:`synth.sweep.run_sweep`, ``make
-bench-ppa`` :func:`synth.bench_ppa.run_bench` and ``make verify-equiv`` :func:`synth.equiv.run`.
+calls :func:`run`, ``fpforge sweep`` (``make sweep``) :func:`synth.sweep_report.run_sweep`,
+``make bench-ppa`` :func:`synth.bench_ppa.run_bench` and ``make verify-equiv``
+:func:`synth.equiv.run`.
 """
 
 from __future__ import annotations

@@ -189,9 +189,9 @@ def timing_sense(cell: Cell, pin: str) -> str:
         (ups, downs), "non_unate")
 
 
-# The stated boundary of every timed design (synth/sta.py, docs/synth.md): each input is driven
-# with the output slew of an INV_X1 that drives four NAND2_X1 inputs, each output drives four
-# NAND2_X1 inputs.
+# The stated boundary of every timed design (synth/sta.py, docs/synth/timing.md): each input is
+# driven with the output slew of an INV_X1 that drives four NAND2_X1 inputs, each output drives
+# four NAND2_X1 inputs.
 OUTPUT_LOAD_FF = 4 * 1.6642
 
 
@@ -206,7 +206,7 @@ INPUT_SLEW_NS = round(_x1_driver_slew(), 5)
 
 
 # Reference points of shared/CELLS.md measured with exactly these cells: design -> (GE, ps).
-# The bare-core rows validate the flow (tests/synth/test_reference.py).
+# The bare-core rows validate the flow (tests/synth/test_synth_reference.py).
 REFERENCE_POINTS = {
     "core_e4m3": (116, 445),     # 4x4 significand product + exponent add
     "core_bf16": (508, 811),     # 8x8 product + exponent add

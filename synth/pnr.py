@@ -25,7 +25,7 @@ from pathlib import Path
 from fpforge.rtl.ports import CLOCK, Port
 from fpforge.infra.toolchain import ToolMissing, tool
 
-from .flow import _q, declared, port_range, run_yosys, script_command
+from .flow import declared, port_range, quoted_path, run_yosys, script_command
 
 __all__ = ["PNR_TARGETS", "PnrError", "PnrToolMissing", "PnrFigures", "wrapper_verilog", "run_pnr",
            "nextpnr_command", "check_tools"]
@@ -131,7 +131,7 @@ def run_pnr(top: str, verilog_path: Path, ports: list[Port], target: str,
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "pnr_top.v").write_text(wrapper_verilog(top, ports))
     start = time.monotonic()
-    synth = run_yosys(directory, f"read_verilog {_q(verilog_path, directory)}\n"
+    synth = run_yosys(directory, f"read_verilog {quoted_path(verilog_path, directory)}\n"
                                  f"read_verilog pnr_top.v\nhierarchy -check -top {WRAPPER_TOP}\n"
                                  f"{spec['synth']} -top {WRAPPER_TOP} -json netlist.json\n",
                       "pnr.ys")

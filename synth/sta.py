@@ -2,9 +2,9 @@
 
 OpenSTA reads fpforge's liberty (NLDM tables, synth/liberty.py) and the netlist ABC mapped, and
 propagates slews and loads: a select that drives twenty multiplexers is slower than one that drives
-one. The boundary is stated once (cells.py, docs/synth.md): every input is driven with the slew of
-an X1 inverter that drives four NAND2 inputs (``INPUT_SLEW_NS``), every output drives four NAND2
-inputs (``OUTPUT_LOAD_FF``), input and output delays are 0, the clock is ideal.
+one. The boundary is stated once (cells.py, docs/synth/timing.md): every input is driven with the
+slew of an X1 inverter that drives four NAND2 inputs (``INPUT_SLEW_NS``), every output drives four
+NAND2 inputs (``OUTPUT_LOAD_FF``), input and output delays are 0, the clock is ideal.
 
 A combinational design is timed against a virtual clock: its delay is the worst input-to-output
 arrival. A registered design (a ``clk`` port) is timed in four path groups -- input to register,

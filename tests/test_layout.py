@@ -14,6 +14,8 @@ import subprocess
 import sys
 import tomllib
 
+from fpforge.rtl.kinds import KINDS
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # The repository's folders, fpforge.<part> installed; the command line (fpforge/) is "cli" here.
 PARTS = {"infra", "rtl", "golden", "sim", "synth", "codesign"}
@@ -199,7 +201,7 @@ def test_the_cycle_finder_can_fail(tmp_path):
 
 # ----- one list of units, one name per part, no JAX below golden ---------------------------------
 
-KIND_NAMES = {"mul", "add", "sub", "fma", "cvt", "mxq", "mxdq", "dot"}
+KIND_NAMES = set(KINDS)
 
 
 def unit_lists(path: pathlib.Path) -> list[int]:
@@ -268,9 +270,9 @@ def test_the_checker_sees_a_forbidden_import(tmp_path):
 def test_every_benchmark_is_the_module_of_its_subcommand():
     """``fpforge bench-X`` runs the module bench_X.py (in the part it measures), and every
     bench_*.py is a subcommand's."""
-    from fpforge.cli import _parser
-    sub, = (a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    from fpforge.cli import parser
+    sub, = (a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
     commands = {c.replace("-", "_") for c in sub.choices if c.startswith("bench-")}
     modules = {path.stem for folder in FLOORS
-               for path in (ROOT / folder).rglob("bench*.py")}
+               for path in (ROOT / folder).rglob("bench_*.py")}
     assert commands and commands == modules

@@ -4,7 +4,7 @@ Every engine offers the same three calls on a :class:`~sim.design.Design` (fpfor
 user's Verilog with a port map):
 
 - ``simulate(design, inputs) -> outputs``: ``{port: array}`` in, ``{port: array}`` out (the
-  shapes of sim/stimulus.py: (N,) for one lane, (N, lanes) for a bus);
+  shapes of sim/stimulus/: (N,) for one lane, (N, lanes) for a bus);
 - ``session(design)``: a built design to run chunk after chunk (sim/stream.py);
 - ``verify(design, plan) -> summary``: the plan's stimulus through the one verification loop
   (sim/stream.py) against the golden model, with the one checker (sim/check.py).

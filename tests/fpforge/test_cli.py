@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fpforge.cli import _parser, main
+from fpforge.cli import main, parser
 from fpforge.rtl.kinds import KINDS, SPEC_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,8 +18,7 @@ SPEC_COMMANDS = ("verilog", "synth", "verify", "verify-exhaustive")
 
 
 def _subparsers():
-    parser = _parser()
-    action = next(a for a in parser._actions if a.dest == "command")
+    action = next(a for a in parser()._actions if a.dest == "command")
     return action.choices
 
 
@@ -38,7 +37,9 @@ def test_every_spec_command_takes_the_one_option_set(command):
 def test_formats_and_units_list_the_catalog_and_the_registry(capsys):
     assert main(["formats"]) == 0
     out = capsys.readouterr().out
-    assert "float8_e4m3fn        fp8e4m3" in out and len(out.splitlines()) == 14
+    catalog, p3109 = out.split("\n\n")        # the catalog, then the P3109 family
+    assert "float8_e4m3fn        fp8e4m3" in catalog and len(catalog.splitlines()) == 14
+    assert "binary8p3se" in p3109
     assert main(["units"]) == 0
     out = capsys.readouterr().out
     assert [line.split()[0] for line in out.splitlines() if not line.startswith(" ")] == \

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from fpforge.golden import mx_quantize
-from fpforge.golden.gemm import (Accumulator, GemmConfig, _quantized, emulated_matmul,
-                                 float_scales, seeded_bits)
+from fpforge.golden.gemm import (Accumulator, GemmConfig, emulated_matmul, float_scales,
+                                 quantized_codes, seeded_bits)
 from fpforge.golden.mx import mx_dequantize
 from fpforge.rtl.formats import resolve
 from fpforge.rtl.mx import element_format
@@ -177,7 +177,7 @@ def test_fake_quantize_passes_gradients_straight_through_in_the_input_dtype(dtyp
 def test_float64_block_sums_equal_the_dot_units_integer_model(elem, accum):
     """Every code (NaN elements, +-0, subnormals), zero blocks, and every scale from 0 to the
     E8M0 NaN: the float64 path and the dot unit's integer model give the same bits."""
-    from fpforge.golden.gemm import _matmul_codes, exact_in_float64
+    from fpforge.golden.gemm import matmul_codes, exact_in_float64
     config = GemmConfig(elem, block=16, accum=accum)
     assert exact_in_float64(config)
     rng = np.random.default_rng(9)
@@ -191,7 +191,7 @@ def test_float64_block_sums_equal_the_dot_units_integer_model(elem, accum):
     sb = rng.integers(100, 155, (n, 6)).astype(np.uint8)
     sa[2] = 127
     sb[3, 2] = 255                                  # the NaN scale
-    both = [np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=f))
+    both = [np.asarray(matmul_codes(ea, sa, eb, sb, config=config, via_float64=f))
             for f in (True, False)]
     np.testing.assert_array_equal(both[0].view(np.uint32), both[1].view(np.uint32))
 
@@ -209,7 +209,7 @@ def test_float32_hardware_sum_equals_the_shared_rounder(elem, promote):
     """The float32 accumulator's fast path (XLA's float32 where it is IEEE's) against the dot
     unit's integer model and the shared rounder; then a subnormal block result, which XLA
     would flush, must send it to the shared rounder and still agree."""
-    from fpforge.golden.gemm import _matmul_codes
+    from fpforge.golden.gemm import matmul_codes
     config = GemmConfig(elem, block=16, accum=Accumulator(promote_every=promote))
     rng = np.random.default_rng(11)
     width = element_format(elem).width
@@ -222,7 +222,7 @@ def test_float32_hardware_sum_equals_the_shared_rounder(elem, promote):
     sa = rng.integers(110, 140, (m, 7)).astype(np.uint8)
     sb = rng.integers(110, 140, (n, 7)).astype(np.uint8)
     for _ in range(2):
-        fast, slow = (np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=f))
+        fast, slow = (np.asarray(matmul_codes(ea, sa, eb, sb, config=config, via_float64=f))
                       for f in (True, False))
         np.testing.assert_array_equal(fast.view(np.uint32), slow.view(np.uint32))
         sa[0, :], sb[:, :] = 1, 103      # 2^-126 x 2^-24: subnormal block results in row 0
@@ -356,7 +356,7 @@ def test_float32_tensor_scale_maps_amax_to_the_largest_element(elem):
     rng = np.random.default_rng(4)
     a = (rng.standard_normal((8, 64)) * 1e-3).astype(np.float32)
     config = GemmConfig(elem, scaling="tensor_f32")
-    ea, sa, _, _ = _quantized(config, a, a.T, (None, None))
+    ea, sa, _, _ = quantized_codes(config, a, a.T, (None, None))
     grid = element_format(elem).grid
     values = np.abs(np.asarray(mx_dequantize(sa, ea, elem, 32)))
     assert np.all(np.asarray(sa) == 127) and values.max() == float(grid.max_finite)
@@ -417,7 +417,7 @@ def test_nvfp4_gemm_is_the_recipe_written_out(rule):
 def test_value_scaled_blocks_float64_path_is_the_dot_unit(elem, rule, block):
     """The float64 block sums (with the scales' values) agree with the dot unit's integer model
     (scale_format = the recipe's scale format) on codes and scales of the recipe."""
-    from fpforge.golden.gemm import _matmul_codes, quantized_operand
+    from fpforge.golden.gemm import matmul_codes, quantized_operand
     config = GemmConfig(elem, block=block, scale_rule=rule, accum="bf16")
     rng = np.random.default_rng(22)
     a = (rng.standard_normal((5, 4 * block)) * 2.0 ** rng.integers(-8, 8, (5, 4))
@@ -426,7 +426,7 @@ def test_value_scaled_blocks_float64_path_is_the_dot_unit(elem, rule, block):
     sa, ea, _ = quantized_operand(a, elem, config)
     sb, eb, _ = quantized_operand(np.ascontiguousarray(b.T), elem, config)
     assert config.dot_spec.value_scales
-    fast, slow = (np.asarray(_matmul_codes(ea, sa, eb, sb, config=config, via_float64=f))
+    fast, slow = (np.asarray(matmul_codes(ea, sa, eb, sb, config=config, via_float64=f))
                   for f in (True, False))
     np.testing.assert_array_equal(fast.view(np.uint32), slow.view(np.uint32))
     assert np.count_nonzero(fast) > 10

@@ -20,8 +20,8 @@ from oracles.mx_refs import (ELEMS, EMAX, FP_ELEMS, GRID, OCP_ELEMS, RULES, code
                              gfloat_quantize_block, needs, quantize_block_exact, round_to_grid,
                              torchao_dequantize, torchao_quantize)
 from fpforge.rtl.mx import ELEMENT_FORMATS, element_format
-from fpforge.sim import stimulus
-from fpforge.sim.stimulus import adversarial_blocks
+from fpforge.sim.stimulus import mx as mx_stimulus
+from fpforge.sim.stimulus.mx import adversarial_blocks
 
 TORCHAO = needs("torch", "torchao")
 TORCHAO_RULES = ("floor", "ceil", "rceil", "even")    # its ScaleCalculationMode (no vllm)
@@ -40,7 +40,7 @@ def golden_q(x, elem, rule, **kw):
 
 def random_blocks(seed, rows, n=256):
     """Seeded float32 rows of ``n`` values, each row's magnitudes around its own binade."""
-    return stimulus.random_blocks(np.random.default_rng(seed), rows, n)
+    return mx_stimulus.random_blocks(np.random.default_rng(seed), rows, n)
 
 
 def rceil_log2_rounding(x_blocks, elem, g_scale, t_scale):
@@ -78,7 +78,7 @@ def _tiers(elems, rules=RULES):
 
 
 def _quantized_case(elem, rule, per_class):
-    """Seeded random blocks and every adversarial class (sim.stimulus.adversarial_blocks) in
+    """Seeded random blocks and every adversarial class (sim.stimulus.mx.adversarial_blocks) in
     float32, and their golden quantization: (x, class names of the adversarial rows, scale
     codes, element codes)."""
     rng = np.random.default_rng(zlib.crc32(f"{elem} {rule}".encode()))

@@ -14,7 +14,7 @@ import pytest
 
 from fpforge.golden import mx_quantize
 from fpforge.golden._jax import jnp
-from fpforge.golden.gemm import GemmConfig, _values_f64, emulated_matmul
+from fpforge.golden.gemm import GemmConfig, code_values_f64, emulated_matmul
 from fpforge.golden.mx import channel_quantize, decode_elements
 from fpforge.golden.tensor_core import FUSED_PRESETS, exponents, fused_matmul, step_dtype
 from fpforge.rtl.mx import MxQuantSpec, element_format
@@ -182,13 +182,13 @@ def test_cdna3_matches_the_exact_rational_model(elem):
 def _one_cdna3_step(ea, eb, frac_bits, rng, rows=24):
     """(the dot unit's golden y, the emulation's) for every pair of ``rows`` a and b vectors of
     16 finite codes (a third built to cancel) and a c near each pair's sum (times 2^-30..2^30,
-    or minus it, zeros and any finite code: sim/stimulus.accumulator_codes)."""
+    or minus it, zeros and any finite code: sim/stimulus/dot.py's accumulator_codes)."""
     import jax.numpy as jnp
-    from fpforge.golden.gemm import _values_f64
+    from fpforge.golden.gemm import code_values_f64
     from fpforge.golden.mx import decode_elements, dot_unit
     from fpforge.golden.tensor_core import exponents, two_stage_matmul
     from fpforge.rtl.mx import MxDotSpec
-    from fpforge.sim.stimulus import accumulator_codes, finite_codes
+    from fpforge.sim.stimulus.dot import accumulator_codes, finite_codes
     acc = FUSED_PRESETS["cdna3_fp8"]
     fa, fb = element_format(ea), element_format(eb)
     A = rng.choice(finite_codes(ea), (rows, 16)).astype(np.uint8)
@@ -204,7 +204,7 @@ def _one_cdna3_step(ea, eb, frac_bits, rng, rows=24):
     def operand(codes, f):
         u = decode_elements(jnp.arange(1 << f.width, dtype=jnp.uint32), f)
         i = codes.astype(np.int32)
-        return _values_f64(f)[i][None], exponents(u, f.grid.man_bits)[i][None]
+        return code_values_f64(f)[i][None], exponents(u, f.grid.man_bits)[i][None]
     (va, xa), (vb, xb) = operand(A, fa), operand(B, fb)
     want = two_stage_matmul(va, xa, None, vb, xb, None, acc, c=c.reshape(rows, rows))
     return got.astype(np.uint32), np.asarray(want).view(np.uint32).reshape(-1)
@@ -351,7 +351,7 @@ def _edge_operands(acc, elem: str, seed: int, m=16, n=24, blocks=5):
     rng = np.random.default_rng(seed)
     e = element_format(elem)
     u = decode_elements(jnp.arange(1 << e.width, dtype=jnp.uint32), e)
-    x, v = np.asarray(exponents(u, e.grid.man_bits)), np.asarray(_values_f64(e))
+    x, v = np.asarray(exponents(u, e.grid.man_bits)), np.asarray(code_values_f64(e))
     codes = np.arange(1 << e.width)
     finite, special = codes[np.isfinite(v)], codes[~np.isfinite(v)]
     by_size = finite[np.argsort(np.abs(v[finite]))]

@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch", reason="torch (the mxref extra) is not inst
 pytest.importorskip("mmasim", reason="mmasim (the mxref extra) is not installed")
 
 from fpforge.golden._jax import jnp  # noqa: E402
-from fpforge.golden.gemm import _values_f64  # noqa: E402
+from fpforge.golden.gemm import code_values_f64  # noqa: E402
 from fpforge.golden.mx import decode_elements  # noqa: E402
 from fpforge.golden.tensor_core import (FUSED_PRESETS, exponents, fused_matmul,  # noqa: E402
                                         step_dtype)
@@ -50,7 +50,7 @@ def _ours(ea, eb, sa, sb, c, elem, preset):
     u = decode_elements(jnp.arange(256, dtype=jnp.uint32), e)
     acc = FUSED_PRESETS[preset]
     # the element values in the dtype the emulation forms products in (golden/gemm.py's _fused)
-    x, v = exponents(u, e.grid.man_bits), _values_f64(e).astype(step_dtype(acc, e, e))
+    x, v = exponents(u, e.grid.man_bits), code_values_f64(e).astype(step_dtype(acc, e, e))
     k = acc.group
     blocks = ea.shape[1] // k
 
@@ -103,7 +103,7 @@ def test_mxf4nvf4_equals_mmasim_bit_for_bit(block, stype):
     """Blackwell tcgen05.mma kind::mxf4nvf4 m128n8k64 (blackwell_mxf4nvf4), three chained
     instructions: every E2M1 code, all-zero groups and rows (their terms at e_zero = -139),
     E8M0 scales down to 2^-127 and E4M3 scales with subnormals and zeros."""
-    from fpforge.golden.gemm import _scale_f64
+    from fpforge.golden.gemm import scale_values_f64
     from fpforge.golden.tensor_core import grouped_fused_matmul
     from fpforge.rtl.formats import CATALOG
     from mmasim.nv_ptx import TCGen05MMABlockScale
@@ -137,15 +137,16 @@ def test_mxf4nvf4_equals_mmasim_bit_for_bit(block, stype):
         beta = torch.from_numpy(np.ascontiguousarray(sb[:, s].T)).view(tdt)
         D = op(A[:, cols].contiguous(), B[:, cols].T.contiguous(), D, alpha, beta)
     theirs = D.numpy().view(np.uint32)
-    v = np.asarray(_values_f64(element_format("fp4e2m1")))
+    v = np.asarray(code_values_f64(element_format("fp4e2m1")))
 
     def blocks(e):
         return v[e].reshape(e.shape[0], -1, block).transpose(1, 0, 2)
 
     def ours(acc):
         return np.asarray(grouped_fused_matmul(
-            blocks(ea), _scale_f64(jnp.asarray(sa.T), fmt), blocks(eb),
-            _scale_f64(jnp.asarray(sb.T), fmt), acc, fmt.emin, c=c.view(np.uint32))).view(np.uint32)
+            blocks(ea), scale_values_f64(jnp.asarray(sa.T), fmt), blocks(eb),
+            scale_values_f64(jnp.asarray(sb.T), fmt), acc, fmt.emin,
+            c=c.view(np.uint32))).view(np.uint32)
     preset = FUSED_PRESETS["blackwell_mxf4nvf4"]
     assert (theirs != 0).sum() > m * n // 2
     np.testing.assert_array_equal(ours(preset), theirs)
@@ -174,7 +175,7 @@ def test_cdna3_fp8_equals_mmasim_bit_for_bit(ta, tb):
     def split(codes, name):
         e = element_format(name)
         u = decode_elements(jnp.arange(256, dtype=jnp.uint32), e)
-        x, v = np.asarray(exponents(u, e.grid.man_bits)), np.asarray(_values_f64(e))
+        x, v = np.asarray(exponents(u, e.grid.man_bits)), np.asarray(code_values_f64(e))
         idx = codes.reshape(codes.shape[0], k // 16, 16).transpose(1, 0, 2).astype(np.int32)
         return v[idx], x[idx]
     (va, xa), (vb, xb) = split(ea, elem[ta]), split(eb, elem[tb])

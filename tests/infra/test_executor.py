@@ -117,7 +117,7 @@ def test_bad_executor_options_exit_2_in_one_line(tmp_path, argv, message):
     import subprocess
     import sys
     from pathlib import Path
-    done = subprocess.run([sys.executable, "-m", "fpforge.cli", "verify-exhaustive", "--unit",
+    done = subprocess.run([sys.executable, "-m", "fpforge", "verify-exhaustive", "--unit",
                            "mul", "--format", "fp4e2m1", *argv], capture_output=True, text=True,
                           cwd=Path(__file__).parents[2])
     assert done.returncode == 2 and message in done.stderr, done.stderr
@@ -130,7 +130,7 @@ def test_cluster_option_runs_a_local_cluster(tmp_path):
     import subprocess
     import sys
     from pathlib import Path
-    done = subprocess.run([sys.executable, "-m", "fpforge.cli", "verify-exhaustive", "--unit",
+    done = subprocess.run([sys.executable, "-m", "fpforge", "verify-exhaustive", "--unit",
                            "mul", "--format", "fp4e2m1", "--shards", "2", "--cluster", "local:2"],
                           capture_output=True, text=True, cwd=Path(__file__).parents[2])
     assert done.returncode == 0, done.stderr[-2000:]

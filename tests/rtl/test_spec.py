@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from fpforge.cli import _parser, _values
+from fpforge.cli import parser
+from fpforge.cli.common import spec_values
 from kind_examples import EXAMPLES
 from kind_examples import specs as kind_specs
 from fpforge.rtl.kinds import (KINDS, SPEC_OPTIONS, UNITS, make_spec, spec_argv, spec_from_dict,
@@ -44,8 +45,8 @@ def test_round_trips(spec):
     assert make_spec(spec.unit, **spec.option_values()) == spec
     assert spec_from_dict(spec.to_dict()) == spec
     # spec_argv() is the command line's own spelling: parsed by the real parser, it builds the spec
-    args = _parser().parse_args(["verilog", *spec_argv(spec), "-o", "x.v"])
-    assert make_spec(args.unit, **_values(args)) == spec
+    args = parser().parse_args(["verilog", *spec_argv(spec), "-o", "x.v"])
+    assert make_spec(args.unit, **spec_values(args)) == spec
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)

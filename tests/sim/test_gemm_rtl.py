@@ -12,7 +12,8 @@ fraction bit short (F - 1) they must not.
 import numpy as np
 import pytest
 
-from fpforge.golden.gemm import Accumulator, GemmConfig, _matmul_codes, _quantized, emulated_matmul
+from fpforge.golden.gemm import (Accumulator, GemmConfig, emulated_matmul, matmul_codes,
+                                 quantized_codes)
 from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator, chained_steps
 from fpforge.rtl.scalar import AddSpec
 from fpforge.rtl.options import UnitOptions
@@ -100,7 +101,7 @@ FUSED_CASES = [GemmConfig("fp8e4m3", accum="hopper_fp8", scaling="channel"),
 def _operands(config, k_blocks, seed):
     k = config.accum.group if isinstance(config.accum, FusedAccumulator) else config.block
     a, b = _data((M, k_blocks * k), seed), _data((k_blocks * k, N), seed + 1)
-    return a, b, [np.asarray(x) for x in _quantized(config, a, b, (None, None))]
+    return a, b, [np.asarray(x) for x in quantized_codes(config, a, b, (None, None))]
 
 
 @pytest.mark.parametrize("config", FLOAT_CASES, ids=["fp8e4m3-fp32", "fp4xfp6-bf16-promote"])
@@ -120,7 +121,7 @@ def _fused_ids(c):
 def test_emulated_matmul_is_the_simulated_tensor_core_step(config):
     a, b, (ea, sa, eb, sb) = _operands(config, 3, seed=2)
     if config.value_scaled:     # the chain of steps, before the recipe's per-tensor factor
-        want = np.asarray(_matmul_codes(ea, sa, eb, sb, config=config))
+        want = np.asarray(matmul_codes(ea, sa, eb, sb, config=config))
     else:
         want = np.asarray(emulated_matmul(a, b, config))
     want = want.view(np.uint32).reshape(-1)

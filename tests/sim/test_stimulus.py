@@ -1,4 +1,4 @@
-"""sim/stimulus.py and sim/tiers.py without a simulator: what each kind is fed."""
+"""sim/stimulus/ and sim/tiers.py without a simulator: what each kind is fed."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,9 @@ import pytest
 from fpforge.rtl.formats import resolve
 from kind_examples import SMALL, small
 from fpforge.rtl.kinds import KINDS, make_spec
-from fpforge.sim.stimulus import (Corner, corner_codes, corners, exhaustive, generate, parts_of,
-                          relations, space_size)
+from fpforge.sim.stimulus import generate, parts_of
+from fpforge.sim.stimulus.base import exhaustive, space_size
+from fpforge.sim.stimulus.scalar import Corner, corner_codes, corners, relations
 from fpforge.sim.tiers import case_id, full_matrix, matrix_simulator, stimulus_for
 
 ONE_PER_KIND = {unit: small(unit) for unit in SMALL}

@@ -64,7 +64,7 @@ def test_a_clock_no_placement_meets_names_the_fastest(tmp_path):
     (["--unit", "mul", "--clock-ps", "-5"], "must not be negative"),
 ])
 def test_bad_clock_requests_exit_2_and_write_nothing(tmp_path, argv, message):
-    done = subprocess.run([sys.executable, "-m", "fpforge.cli", "verilog", *argv,
+    done = subprocess.run([sys.executable, "-m", "fpforge", "verilog", *argv,
                            "--out-dir", str(tmp_path)], capture_output=True, text=True,
                           cwd=Path(__file__).parents[2])
     assert done.returncode == 2 and message in done.stderr, done.stderr

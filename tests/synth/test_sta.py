@@ -123,7 +123,7 @@ def test_missing_sta_is_a_one_line_error_naming_the_package(tmp_path, monkeypatc
     import sys
     env = {"PATH": str(Path(sys.executable).parent), "HOME": str(Path.home())}
     (tmp_path / "out").mkdir()
-    done = subprocess.run([sys.executable, "-m", "fpforge.cli", "synth", "--format", "fp8e4m3",
+    done = subprocess.run([sys.executable, "-m", "fpforge", "synth", "--format", "fp8e4m3",
                            "--unit", "mul", "--out", str(tmp_path / "out")], env=env,
                           capture_output=True, text=True, cwd=Path(__file__).parents[2])
     assert done.returncode == 2, done.stderr

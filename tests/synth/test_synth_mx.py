@@ -11,6 +11,7 @@ from fpforge.rtl.formats import FormatError
 from fpforge.rtl.kinds import KINDS, make_spec
 from fpforge.rtl.options import OptionError
 from fpforge.synth import sweep as sw
+from fpforge.synth import sweep_report
 from fpforge.synth.report import print_table
 
 
@@ -81,12 +82,13 @@ def test_sweep_reports_scale_rules_and_accumulators(tmp_path):
     # fewer bits than the exact sum, so less logic (Yosys's technology-free estimate, free of
     # ABC's mapping noise). Not so for FP4, whose exact sum is narrower than the window.
     assert by[("dot", "fixed8")].transistors < by[("dot", "exact")].transistors
-    text = sw.markdown(rows, meta)
+    text = sweep_report.markdown(rows, meta)
     assert "## Block-scaled (OCP MX) units" in text
     assert "| fp4e2m1 | 4 |" in text and "| fp8e4m3 | 8 |" in text
     assert "mxq floor" in text and "dot fixed8" in text
     assert "`fpforge synth --unit mxq --format ELEM`" in text
-    assert sw.plot(rows, run_dir) == [run_dir / "mx.png"] and (run_dir / "mx.png").stat().st_size
+    assert sweep_report.plot(rows, run_dir) == [run_dir / "mx.png"]
+    assert (run_dir / "mx.png").stat().st_size
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -97,7 +99,7 @@ def test_sweep_reports_scale_rules_and_accumulators(tmp_path):
 ])
 def test_sweep_rejects_bad_mx_options_before_any_work(tmp_path, kwargs, message):
     with pytest.raises(OptionError) as info:
-        sw.run_sweep(out=tmp_path / "b", **kwargs)
+        sweep_report.run_sweep(out=tmp_path / "b", **kwargs)
     assert message in str(info.value) and "\n" not in str(info.value)
     assert not (tmp_path / "b").exists()
 

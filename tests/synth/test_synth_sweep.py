@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from fpforge.rtl.formats import CATALOG, FormatError, resolve
+from fpforge.rtl.formats import CATALOG, P3109_CONFORMANCE, FormatError, resolve
 from fpforge.rtl.kinds import KINDS, make_spec
 from fpforge.rtl.options import OptionError
 from fpforge.rtl.scalar import ScalarSpec
 from fpforge.synth import sweep as sw
+from fpforge.synth import sweep_report
 from fpforge.synth.bench_ppa import NO_FLAGS_SUFFIX, flags_unconnected
 from fpforge.synth.records import design_for
 
@@ -95,17 +96,17 @@ def test_flushing_subnormals_never_adds_area_wide(swept_wide, fmt, unit):
 def test_report_files(swept, tmp_path):
     rows, _, meta = swept
     rows = list(rows.values())
-    path = sw.write_csv(rows, tmp_path / "sweep.csv")
+    path = sweep_report.write_csv(rows, tmp_path / "sweep.csv")
     with open(path) as fh:
         read = list(csv.DictReader(fh))
     assert [r["module"] for r in read] == [r.module for r in rows]
     assert all(float(r["ge"]) > 0 for r in read)
-    text = sw.markdown(rows, meta)
+    text = sweep_report.markdown(rows, meta)
     assert "| float16 (fp16) | 16 |" in text and "## What the options cost" in text
     assert "| float8_e4m3fn | add | no-subnormals |" in text and "ftz" not in text
     assert "python -m" not in text and "`fpforge sweep`" in text
     assert "![area](area.png)" in text and "None: the generator accepted" in text
-    paths = sw.plot(rows, tmp_path)
+    paths = sweep_report.plot(rows, tmp_path)
     assert [p.name for p in paths] == ["area.png", "delay.png", "variants.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
@@ -166,17 +167,17 @@ def test_flags_unconnected_wrapper_has_no_flags_port(tmp_path, yosys_ports):
 ])
 def test_sweep_bad_name_is_one_line_before_any_work(tmp_path, kwargs, error, words):
     with pytest.raises(error) as info:
-        sw.run_sweep(out=tmp_path / "b", **kwargs)
+        sweep_report.run_sweep(out=tmp_path / "b", **kwargs)
     assert words in str(info.value) and "\n" not in str(info.value)
     assert not (tmp_path / "b").exists()
 
 
 def test_run_sweep_writes_and_publishes_its_report(tmp_path, capsys):
     pub = tmp_path / "docs"
-    assert sw.run_sweep(formats=["fp4e2m1"], units=["mul"], variant_formats=[], mx=False,
-                        out=tmp_path / "b", publish=pub) == 0
+    assert sweep_report.run_sweep(formats=["fp4e2m1"], units=["mul"], variant_formats=[],
+                                  mx=False, out=tmp_path / "b", publish=pub) == 0
     run_dir, = (tmp_path / "b").iterdir()
-    rows = sw.read_csv(run_dir / "sweep.csv")
+    rows = sweep_report.read_csv(run_dir / "sweep.csv")
     assert [(r.format, r.unit, r.variant, r.status) for r in rows] == \
         [("float4_e2m1fn", "mul", "default", "ok")]
     assert rows[0].ge > rows[0].core_ge > 0
@@ -213,7 +214,7 @@ def test_committed_report_covers_every_catalog_format():
     with open(ROOT / "docs" / "synth" / "sweep.csv") as fh:
         rows = {(r["format"], r["unit"]): r for r in csv.DictReader(fh)
                 if r["variant"] == "default"}
-    for name in [*CATALOG, *(resolve(f).name for f in sw.P3109_FORMATS)]:
+    for name in [*CATALOG, *(resolve(f).name for f in P3109_CONFORMANCE)]:
         for unit in sw.SWEEP_UNITS:
             row = rows[(name, unit)]
             assert row["status"] == "ok" and float(row["ge"]) > 0 and \

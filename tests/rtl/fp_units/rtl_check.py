@@ -23,7 +23,7 @@ from fpforge.rtl.spec import Spec
 from fpforge.sim.check import Checker, expected
 from fpforge.sim.design import Design
 from fpforge.sim.engines.batch import BatchEngine
-from fpforge.sim.stimulus import exhaustive, mode_inputs, space_size
+from fpforge.sim.stimulus.base import exhaustive, mode_inputs, space_size
 
 ENGINE = BatchEngine()
 

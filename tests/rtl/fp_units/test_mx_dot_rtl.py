@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fpforge.rtl.mx import ELEMENT_FORMATS, MxDotSpec
-from fpforge.sim.stimulus import mixed_rows, pair_rows
+from fpforge.sim.stimulus.dot import mixed_rows, pair_rows
 
 from tests.rtl.fp_units.rtl_check import assert_exact, check, design_of
 
@@ -20,7 +20,7 @@ ELEMS = tuple(ELEMENT_FORMATS)
 
 
 def dot_inputs(spec: MxDotSpec, rows) -> dict:
-    """The rows (a, b, scale_a, scale_b) of sim/stimulus.py as the unit's inputs (no scales for
+    """The rows (a, b, scale_a, scale_b) of sim/stimulus/dot.py as the unit's inputs (no scales for
     an unscaled unit; a vector of one element is a one-lane port, without a lane axis)."""
     a, b, sa, sb = (np.asarray(r, np.uint32) for r in rows)
     if spec.n == 1:

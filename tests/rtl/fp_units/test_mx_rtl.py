@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, MxDequantSpec, MxQuantSpec
-from fpforge.sim.stimulus import adversarial_blocks, nonfinite_blocks, random_blocks
+from fpforge.sim.stimulus.mx import adversarial_blocks, nonfinite_blocks, random_blocks
 
 from tests.rtl.fp_units.rtl_check import assert_exact, check, design_of
 
@@ -25,7 +25,7 @@ ELEMS = tuple(ELEMENT_FORMATS)
 
 
 def blocks(elem: str, k: int, seed: int, per_class: int = 4, rows: int = 32) -> np.ndarray:
-    """Seeded random blocks, every adversarial class of sim/stimulus.py (amax at / below / above
+    """Seeded random blocks, every adversarial class of sim/stimulus/mx.py (amax at / below / above
     a power of two and at max_elem, the even rule's tie, element ties, subnormal elements,
     float32 subnormals, all-zero, a single huge value, near float32's max, scale code 0) and
     inf/NaN."""

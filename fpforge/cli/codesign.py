@@ -1,0 +1,76 @@
+"""The codesign studies: ``fpforge pareto``, ``roofline``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fpforge.rtl.options import OptionError
+
+from .common import add_jobs
+
+__all__ = ["add_pareto", "add_roofline"]
+
+
+def add_pareto(sub):
+    pa = sub.add_parser("pareto", help="cost (synthesis) against quality (emulated hardware) "
+                                       "per number-format configuration (docs/codesign.md)")
+    pa.add_argument("--quick", action="store_true",
+                    help="the MX elements at k = 32 and per tensor, three accumulators")
+    pa.add_argument("--config", metavar="FILE",
+                    help="the axes as JSON: elements, scaling, block, scale_rule, rounding, "
+                         "accum (lists)")
+    pa.add_argument("--out", metavar="DIR", help="where the report goes (build/pareto)")
+    _add_machine_options(pa)
+    add_jobs(pa)
+    pa.set_defaults(run=_pareto)
+
+
+def _pareto(args) -> int:
+    from fpforge.codesign import pareto
+    if args.quick and args.config:
+        raise OptionError("--quick runs the quick axes; --config FILE gives others, not both")
+    axes = pareto.Axes.from_json(args.config) if args.config else \
+        (pareto.QUICK if args.quick else pareto.FULL)
+    out = Path(args.out) if args.out else pareto.DEFAULT_OUT
+    return pareto.run_pareto(axes=axes, out=out, jobs=args.jobs, machine=_machine(args))
+
+
+def add_roofline(sub):
+    ro = sub.add_parser("roofline", help="tokens/s of transformer layers per configuration, "
+                                         "from a pareto.json under stated assumptions")
+    ro.add_argument("--pareto", metavar="FILE", default="build/pareto/pareto.json",
+                    help="fpforge pareto's JSON (default build/pareto/pareto.json)")
+    ro.add_argument("--out", metavar="DIR", help="where roofline.md/.json go (beside FILE)")
+    _add_machine_options(ro)
+    ro.set_defaults(run=_roofline)
+
+
+def _roofline(args) -> int:
+    from fpforge.codesign.roofline import write_roofline
+    path = Path(args.pareto)
+    try:
+        rows = json.loads(path.read_text())["rows"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise OptionError(f"--pareto {path}: not a pareto.json of fpforge pareto ({err})") \
+            from None
+    machine = _machine(args)
+    out = Path(args.out) if args.out else path.parent
+    figures = write_roofline(rows, machine, out)
+    print(f"{len(figures)} configurations with a cost; report: {out / 'roofline.md'}")
+    return 0
+
+
+def _add_machine_options(p) -> None:
+    p.add_argument("--area-mm2", type=float, default=100.0, metavar="MM2",
+                   help="roofline: mm² of MAC units (default 100)")
+    p.add_argument("--bandwidth-gbs", type=float, default=3350.0, metavar="GBS",
+                   help="roofline: memory bandwidth in GB/s (default 3350)")
+    p.add_argument("--clock-mhz", type=float, default=None, metavar="MHZ",
+                   help="roofline: one clock for every unit (default: each unit's own step "
+                        "delay)")
+
+
+def _machine(args):
+    from fpforge.codesign.roofline import Machine
+    return Machine(args.area_mm2, args.bandwidth_gbs, args.clock_mhz)

@@ -1,0 +1,154 @@
+"""Synthesis: ``fpforge synth``, ``clock-table``, ``sweep``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fpforge.rtl.kinds import BASIC_UNITS
+from fpforge.rtl.options import OptionError
+
+from .common import (add_clock_ps, add_executor_options, add_jobs, add_spec_options,
+                     executor_of, existing_dir, format_list, pipelined_for_clock, specs_of,
+                     unit_list)
+
+__all__ = ["add_synth", "add_clock_table", "add_sweep"]
+
+
+def add_synth(sub):
+    s = sub.add_parser("synth", help="area / timing proxies with Yosys",
+                       description="Synthesise mul, add, fma and cvt (from float32) in the "
+                                   "format, or the --unit list, and report area and timing "
+                                   "proxies (docs/synth).")
+    add_spec_options(s, units="many", required=False)
+    s.add_argument("--liberty", metavar="PATH", help="a liberty file instead of fpforge's cells "
+                                                     "(area only)")
+    s.add_argument("--out", metavar="DIR", help="where the run folder goes (default build/synth)")
+    s.add_argument("--pnr", action="store_true",
+                   help="also place and route each unit (nextpnr iCE40 / ECP5) for its Fmax")
+    s.add_argument("--no-fpga", action="store_true", help="skip the iCE40 / ECP5 runs")
+    s.add_argument("--no-core", action="store_true", help="skip the bare integer cores")
+    s.add_argument("--gate-level", action="store_true",
+                   help="then simulate each mapped netlist with the cell models against the "
+                        "golden model (synthesis preserved the function)")
+    s.add_argument("--sim", choices=("icarus", "verilator"),
+                   help="--gate-level on the cocotb bench of this simulator (default: Icarus, "
+                        "batch)")
+    add_clock_ps(s)
+    add_jobs(s)
+    s.set_defaults(run=_synth)
+
+
+def _synth(args) -> int:
+    from fpforge import synth
+    from fpforge.synth.report import print_table
+
+    units = args.unit or list(BASIC_UNITS)
+    specs = specs_of(args, units)
+    out = existing_dir(args.out, "--out") if args.out else synth.DEFAULT_OUT_DIR
+    liberty = args.liberty
+    if liberty and not Path(liberty).is_file():
+        raise OptionError(f"liberty file {liberty!r} does not exist")
+    if args.clock_ps is not None:
+        if liberty:
+            raise OptionError("--clock-ps times with fpforge's own cells; it cannot use --liberty")
+        specs = pipelined_for_clock(specs, args, out)
+    records = synth.run(specs, liberty=liberty, out_dir=out, jobs=args.jobs,
+                        fpga=not args.no_fpga, cores=not args.no_core, pnr=args.pnr,
+                        delay_target_ps=args.clock_ps)
+    first = records[0]
+    run_dir = Path(first.directory).parent
+    from fpforge.synth.sta import BOUNDARY
+    timed = first.asic.delay_ps is not None
+    print_table(records, header={"yosys": first.tools["yosys"], "liberty": first.library,
+                                 "delay": BOUNDARY if timed else "none (area only)",
+                                 "report": str(run_dir / "report.md"),
+                                 "records": str(run_dir / "records.json")})
+    if not args.gate_level:
+        return 0
+    return _gate_level(specs, records, args)
+
+
+def _gate_level(specs, records, args) -> int:
+    """Simulate each mapped netlist with the cell models against the golden model."""
+    from fpforge.sim.design import Design
+    from fpforge.sim.verify import verify
+
+    by_name = {r.name: r for r in records}
+    status = 0
+    for spec in specs:
+        record = by_name[spec.default_name]
+        asic = Path(record.directory) / "asic"
+        netlist = asic / "netlist.v"
+        models = sorted((Path(record.directory).parent / "lib").glob("*_cells.v"))
+        if not netlist.exists() or not models:
+            raise OptionError(f"--gate-level needs fpforge's own cells (no --liberty): no "
+                              f"netlist and cell models for {spec.default_name}")
+        design = Design.from_files(spec, [models[0], netlist], spec.default_name,
+                                   latency=spec.latency, **_own_clocking(spec))
+        v = verify(design, engine="batch" if args.sim is None else "cocotb", sim=args.sim)
+        print(("gate-level " + v.explain()).replace("\n  log:", "\n  log:"))
+        status = max(status, 0 if v.ok else 1)
+    return status
+
+
+def _own_clocking(spec) -> dict:
+    if not spec.latency:
+        return {}
+    return {"clock": "clk", "reset": "rst", "valid_in": "valid_i", "valid_out": "valid_o"}
+
+
+def add_clock_table(sub):
+    t = sub.add_parser("clock-table", help="stages and area of fp8e4m3 / bf16 / fp16 mul, add, "
+                       "fma pipelined to 2 ... 0.5 GHz",
+                       description="Pipeline fp8e4m3, bf16 and fp16 mul, add and fma to 2, 1.5, "
+                                   "1, 0.75 and 0.5 GHz (--clock-ps) and print the stages, area "
+                                   "and flip-flops of each (docs/synth/clock.md).")
+    t.add_argument("--out", metavar="DIR", help="where the run folders go (default build/synth)")
+    t.add_argument("--publish", metavar="DIR", help="also write DIR/clock.md")
+    add_jobs(t)
+    t.set_defaults(run=_clock_table)
+
+
+def _clock_table(args) -> int:
+    from fpforge import synth
+    from fpforge.synth.pipeline import clock_table
+
+    out = existing_dir(args.out, "--out") if args.out else synth.DEFAULT_OUT_DIR
+    text = clock_table(out_dir=out, jobs=args.jobs)
+    print(text, end="")
+    if args.publish:
+        path = existing_dir(args.publish, "--publish") / "clock.md"
+        path.write_text(text)
+        print(f"wrote {path}")
+    return 0
+
+
+def add_sweep(sub):
+    w = sub.add_parser("sweep", help="every format x unit, option variants, block units",
+                       description="Synthesise every catalog format of at most --max-width bits "
+                                   "x every unit, option variants and the block units; CSV, "
+                                   "Markdown and PNG plots.")
+    w.add_argument("--formats", type=format_list, metavar="F[,F...]",
+                   help="only these formats (default: the catalog)")
+    w.add_argument("--unit", type=unit_list, metavar="U[,U...]", help="only these units")
+    w.add_argument("--max-width", type=int, default=16, metavar="BITS",
+                   help="catalog formats of at most this many bits (default 16; 32 adds "
+                        "float32)")
+    w.add_argument("--liberty", metavar="PATH", help="a liberty file instead of fpforge's cells")
+    w.add_argument("--out", metavar="DIR", help="where the run folder goes (default build/synth)")
+    w.add_argument("--fpga", action="store_true", help="also the iCE40 / ECP5 LUT counts")
+    w.add_argument("--publish", metavar="DIR", help="also copy the report files there")
+    add_executor_options(w, "Yosys job")
+    add_jobs(w)
+    w.set_defaults(run=_sweep)
+
+
+def _sweep(args) -> int:
+    from fpforge.synth import sweep_report
+    out = existing_dir(args.out, "--out") if args.out else None
+    kw = {"out": out} if out else {}
+    with executor_of(args) as executor:
+        return sweep_report.run_sweep(formats=args.formats, units=args.unit,
+                                      max_width=args.max_width, liberty=args.liberty,
+                                      jobs=args.jobs, fpga=args.fpga, publish=args.publish,
+                                      executor=executor, resume=args.resume, **kw)

@@ -1,0 +1,178 @@
+"""Verification: ``fpforge verify``, ``verify-exhaustive``, ``verify-equiv``."""
+
+from __future__ import annotations
+
+import argparse
+
+from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.options import OptionError
+
+from .common import (add_executor_options, add_jobs, add_spec_options, executor_of,
+                     format_list, positive, result_store, spec_values, unit_list)
+
+__all__ = ["add_verify", "add_verify_equiv"]
+
+
+def add_verify(sub):
+    """``verify`` and ``verify-exhaustive``: one set of options, the second always exhaustive."""
+    for name, helptext in (("verify", "check a unit against the golden model, bit for bit"),
+                           ("verify-exhaustive", "every input, sharded, on the native engine")):
+        c = sub.add_parser(name, help=helptext, description=helptext + " (docs/verification.md)."
+                           " Exit status 0: every vector matched; 1: mismatches; 2: bad input.")
+        add_spec_options(c, required=False)
+        d = c.add_argument_group("any Verilog (default: fpforge's own unit for the spec)")
+        d.add_argument("--verilog", metavar="FILE", action="append",
+                       help="a Verilog source (repeat for several)")
+        d.add_argument("--top", metavar="NAME", help="the module to check")
+        d.add_argument("--port", metavar="SPEC=MODULE", action="append",
+                       help="the module's name for a spec port (e.g. a=op_a); repeat")
+        d.add_argument("--clock", metavar="NAME", help="its clock (pipelined modules)")
+        d.add_argument("--reset", metavar="NAME", help="its synchronous reset (active high)")
+        d.add_argument("--reset-active-low", action="store_true", help="the reset is active low")
+        d.add_argument("--valid-in", metavar="NAME", help="its input valid, if it has one")
+        d.add_argument("--valid-out", metavar="NAME", help="its output valid, if it has one")
+        d.add_argument("--latency", type=positive(int), metavar="N",
+                       help="cycles from inputs to outputs (default 0: combinational)")
+        r = c.add_argument_group("the run")
+        r.add_argument("--seed", type=int, default=1, help="of every random draw (default 1)")
+        r.add_argument("--shards", type=positive(int), default=0, metavar="N",
+                       help="--exhaustive: processes (default: one per core)")
+        r.add_argument("--shard", type=_shard, metavar="i/N", help="--exhaustive: shard i of N")
+        r.add_argument("--limit", type=positive(int), default=0, metavar="N",
+                       help="--exhaustive: only the first N inputs")
+        r.add_argument("--junit", metavar="FILE", help="write JUnit XML there")
+        add_executor_options(r, "case (--matrix) or shard (--exhaustive)")
+        if name == "verify":
+            r.add_argument("--exhaustive", action="store_true",
+                           help="every input on the native Verilator engine")
+            r.add_argument("--sim", choices=("icarus", "verilator"),
+                           help="the cocotb bench's simulator (default: $SIM or icarus; "
+                                "--matrix: the faster one per case)")
+            r.add_argument("--engine", choices=("cocotb", "batch"),
+                           help="cocotb (default) or batch (Icarus, no cocotb)")
+            r.add_argument("--bubbles", type=float, default=0.0, metavar="P",
+                           help="chance that a cycle carries no operation (pipelined units)")
+            r.add_argument("--fault", metavar="NAME",
+                           help="check a deliberately wrong unit instead (self-test): "
+                                "force-inexact, force-invalid, rtz-instead, rna-instead, "
+                                "stochastic-a-instead, satfinite-instead, "
+                                "other-element-format")
+            r.add_argument("--matrix", action="store_true",
+                           help="the full matrix of make verify, case by case")
+            r.add_argument("--formats", type=format_list, metavar="F[,F...]",
+                           help="--matrix: only these formats")
+            add_jobs(r)
+            c.set_defaults(run=_verify)
+        else:
+            c.set_defaults(run=_verify_exhaustive, sim=None)
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must look like i/N (e.g. 0/4), not {text!r}")
+    if not (n >= 1 and 0 <= i < n):
+        raise argparse.ArgumentTypeError(f"{text!r}: need 0 <= i < N")
+    return i, n
+
+
+def _verify(args) -> int:
+    from fpforge.sim import verify as vf
+    from fpforge.sim.faults import faulty_design
+    from fpforge.sim.tiers import full_matrix, verify_formats
+
+    if args.matrix:
+        if args.unit or spec_values(args) or args.verilog:
+            raise OptionError("--matrix runs the whole matrix of make verify; it takes "
+                              "--formats, --sim, --jobs and --junit, not unit options")
+        specs = full_matrix(verify_formats(",".join(args.formats) if args.formats else None))
+        with executor_of(args, processes=True) as executor:
+            verdicts = vf.verify_matrix(specs, sim=args.sim, jobs=args.jobs, seed=args.seed,
+                                        junit=args.junit, executor=executor,
+                                        store=result_store(args, "verify"))
+        bad = [v.name for v in verdicts if not v.ok]
+        print(f"{len(verdicts) - len(bad)} of {len(verdicts)} matrix cases passed" +
+              (f"; failed: {', '.join(bad)}" if bad else ""))
+        return 1 if bad else 0
+    if args.formats:
+        raise OptionError("--formats selects the formats of --matrix")
+    if not args.unit:
+        raise OptionError(f"fpforge {args.command} needs --unit" +
+                          (" (or --matrix)" if args.command == "verify" else ""))
+    spec = make_spec(args.unit, **spec_values(args))
+    design = _design(args, spec)
+    if args.fault:
+        if args.verilog:
+            raise OptionError("--fault swaps fpforge's own unit for a wrong one; it does not "
+                              "apply to --verilog")
+        design = faulty_design(spec, args.fault)
+    if args.exhaustive:
+        with executor_of(args) as executor:
+            verdict = vf.verify_exhaustive(design, shards=args.shards, shard=args.shard,
+                                           limit=args.limit, seed=args.seed, executor=executor,
+                                           store=result_store(args, "exhaustive"))
+    else:
+        if args.shards or args.shard or args.limit:
+            raise OptionError("--shards, --shard and --limit go with --exhaustive")
+        engine = args.engine or "cocotb"
+        verdict = vf.verify(design, engine=engine, sim=args.sim, seed=args.seed,
+                            bubbles=args.bubbles)
+    print(verdict.explain())
+    if args.junit:
+        vf.write_junit(args.junit, [verdict])
+    return 0 if verdict.ok else 1
+
+
+def _verify_exhaustive(args) -> int:
+    args.exhaustive = True
+    args.matrix, args.formats, args.fault, args.engine, args.bubbles = False, None, None, None, 0
+    return _verify(args)
+
+
+def _design(args, spec):
+    """The design ``fpforge verify`` checks: fpforge's own unit, or the user's Verilog."""
+    from fpforge.sim.design import Design
+    if not args.verilog:
+        for flag in ("top", "port", "clock", "reset", "valid_in", "valid_out", "latency"):
+            if getattr(args, flag) not in (None, []):
+                raise OptionError(f"--{flag.replace('_', '-')} describes a module given with "
+                                  "--verilog FILE; without --verilog fpforge checks its own unit")
+        return Design.of(spec)
+    if not args.top:
+        raise OptionError("--verilog needs --top NAME (the module to check)")
+    latency = args.latency if args.latency is not None else 0
+    return Design.from_files(spec, args.verilog, args.top, port_map=_port_map(args.port),
+                             latency=latency, clock=args.clock, reset=args.reset,
+                             reset_low=args.reset_active_low, valid_in=args.valid_in,
+                             valid_out=args.valid_out)
+
+
+def _port_map(items) -> dict:
+    out = {}
+    for item in items or []:
+        name, sep, outer = item.partition("=")
+        if not sep or not name or not outer:
+            raise OptionError(f"--port takes SPEC_PORT=MODULE_PORT (e.g. a=op_a), not {item!r}")
+        out[name] = outer
+    return out
+
+
+def add_verify_equiv(sub):
+    e = sub.add_parser("verify-equiv", help="prove the matrix's Verilog equivalent to a commit's",
+                       description="Prove (Yosys SAT) that every matrix spec's Verilog, and every "
+                                   "block unit of the sweep, computes what --base's did.")
+    e.add_argument("--base", required=True, metavar="COMMIT", help="the reference commit")
+    e.add_argument("--formats", type=format_list, metavar="F[,F...]",
+                   help="only these formats' part of the matrix")
+    e.add_argument("--unit", type=unit_list, metavar="U[,U...]", help="only these units")
+    add_jobs(e)
+    e.set_defaults(run=_verify_equiv)
+
+
+def _verify_equiv(args) -> int:
+    from fpforge.synth import equiv
+    try:
+        return equiv.run(args.base, formats=args.formats, units=args.unit, jobs=args.jobs)
+    except ValueError as err:      # a base commit that does not exist or cannot export
+        raise OptionError(str(err)) from None

@@ -1,0 +1,107 @@
+"""Stimulus for the benches, keyed by kind: exhaustive ranges, named corner classes, relations
+between operands, biased random, and the block kinds' structured blocks.
+
+A stimulus is a list of parts ``[name, params]``, run in order. :func:`generate` yields chunks of
+input arrays, one per data input port of the spec (``spec.inputs()``): shape (N,) for a one-lane
+port, (N, lanes) for a packed bus (element i in column i, the unit's bits [i*w +: w]). Every
+draw comes from the ``numpy.random.Generator`` passed in, seeded by the run's seed, so a run is
+repeated exactly by it.
+
+Parts (``PARTS``):
+
+- every kind: ``exhaustive`` (``start``/``stop``: a range of the whole input space; every data
+  input but rm and rbits, the last port's last element in the low bits of the index);
+- scalar kinds (mul, add, sub, fma, cvt): ``corners`` (:class:`Corner` codes crossed over all
+  operands), ``relations`` (operands aimed at exponent differences 0/1/large, massive
+  cancellation, exact ties and just above/below, overflow and underflow thresholds, through the
+  kind's real-number operation ``spec.EXACT``: exact in float64 for products and sums of
+  <= 16-bit formats, a guide only for wider ones, where it only picks stimuli and never decides
+  an expectation), ``random`` (``count``: biased random); ``rm`` and ``rbits`` are drawn per
+  vector;
+- mxq: ``random`` (``count`` normal blocks at magnitudes 2^+-spread), ``nonfinite`` (one inf or
+  NaN per block), ``adversarial`` (``per_class`` blocks of every class of
+  :func:`adversarial_blocks`); random ``rbits`` under stochastic rounding;
+- mxdq: ``pairs``: every element code under each of ``scales`` (all 256 by default);
+- dot: ``random`` (:func:`cancelling_rows`), ``specials`` (:func:`special_rows`), ``pairs``
+  (:func:`pair_rows`: every (a_0, b_0) code pair).
+
+By shape, one module each: base (every kind: the input space, the mode inputs, code values),
+scalar, mx (quantizer and dequantizer) and dot; this package puts their parts together.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec
+from fpforge.rtl.scalar import ScalarSpec
+from fpforge.rtl.spec import Spec
+
+from .base import exhaustive, mode_inputs, space_size, unknown_part
+from .dot import DOT_PARTS, dot_part
+from .mx import DEQUANTIZER_PARTS, QUANTIZER_PARTS, dequantizer_part, quantizer_part
+from .scalar import SCALAR_PARTS, scalar_part
+
+__all__ = ["PARTS", "parts_of", "generate"]
+
+
+# ----- the parts of each kind --------------------------------------------------------------------
+
+# Spec class -> (its parts, the function that makes one); "exhaustive" is every kind's.
+_PARTS = {
+    ScalarSpec: (SCALAR_PARTS, scalar_part),
+    MxQuantSpec: (QUANTIZER_PARTS, quantizer_part),
+    MxDequantSpec: (DEQUANTIZER_PARTS, dequantizer_part),
+    MxDotSpec: (DOT_PARTS, dot_part),
+}
+PARTS = ("exhaustive",) + tuple(dict.fromkeys(p for parts, _ in _PARTS.values() for p in parts))
+
+
+def _kind_parts(spec: Spec):
+    for cls in type(spec).__mro__:
+        if cls in _PARTS:
+            return _PARTS[cls]
+    return (), None
+
+
+def parts_of(spec: Spec) -> tuple[str, ...]:
+    """The stimulus parts ``spec``'s kind has."""
+    return ("exhaustive",) + _kind_parts(spec)[0]
+
+
+def _shaped(spec: Spec, arrays: dict) -> dict:
+    """The port-shape convention: (N,) for one lane, (N, lanes) for a bus."""
+    out = {}
+    for p in spec.inputs():
+        if p.name not in arrays:
+            continue
+        v = np.asarray(arrays[p.name])
+        if p.lanes == 1 and v.ndim == 2:
+            v = v[:, 0]
+        if v.ndim != (1 if p.lanes == 1 else 2) or (p.lanes > 1 and v.shape[1] != p.lanes):
+            raise ValueError(f"stimulus for {p.name} has shape {v.shape}; the port has "
+                             f"{p.lanes} lane(s)")
+        out[p.name] = v
+    return out
+
+
+def generate(spec: Spec, parts: list, rng: np.random.Generator, chunk: int):
+    """Yield dicts of input arrays (``spec.inputs()``) of at most ``chunk`` vectors, for every
+    part of ``parts`` in order."""
+    for name, params in parts:
+        if name == "exhaustive":
+            start = int(params.get("start", 0))
+            stop = int(params.get("stop", space_size(spec)))
+            for s in range(start, stop, chunk):
+                piece = exhaustive(spec, s, min(stop, s + chunk))
+                yield piece | mode_inputs(spec, rng, min(stop, s + chunk) - s)
+            continue
+        _, make = _kind_parts(spec)
+        if make is None:
+            raise unknown_part(spec, name, ())
+        full = _shaped(spec, make(spec, name, params, rng))
+        n = len(next(iter(full.values())))
+        for s in range(0, n, chunk):
+            piece = {p: np.asarray(v[s:s + chunk]).astype(np.uint32) for p, v in full.items()}
+            m = len(next(iter(piece.values())))
+            yield piece | {p: v for p, v in mode_inputs(spec, rng, m).items() if p not in piece}

@@ -1,0 +1,82 @@
+"""What every kind's stimulus shares: the whole input space (:func:`exhaustive`), the per-vector
+mode inputs (``rm``, ``rbits``) and the values of a small format's codes."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from fpforge.rtl.formats import FloatFormat, Specials
+from fpforge.rtl.spec import Spec
+
+__all__ = ["space_size", "exhaustive", "MODE_PORTS", "mode_inputs", "value_table", "code_values",
+           "unknown_part"]
+
+
+def _fields(spec: Spec) -> list[tuple[str, int, int]]:
+    """(port, lanes, lane width) of the inputs the exhaustive space spans (rm and rbits are
+    drawn per vector instead)."""
+    return [(p.name, p.lanes, p.lane_width) for p in spec.inputs() if p.name not in MODE_PORTS]
+
+
+def space_size(spec: Spec) -> int:
+    """Number of distinct input tuples (rm and rbits not counted)."""
+    return 1 << sum(lanes * w for _, lanes, w in _fields(spec))
+
+
+def exhaustive(spec: Spec, start: int, stop: int) -> dict[str, np.ndarray]:
+    """Input tuples number ``start`` .. ``stop - 1`` of the whole input space: the last port's
+    last element in the low bits of the index."""
+    idx = np.arange(start, stop, dtype=np.uint64)
+    out, shift = {}, 0
+    for port, lanes, w in reversed(_fields(spec)):
+        cols = []
+        for _ in range(lanes):
+            cols.append(((idx >> np.uint64(shift)) & np.uint64((1 << w) - 1)).astype(np.uint32))
+            shift += w
+        out[port] = cols[0] if lanes == 1 else np.stack(cols[::-1], axis=1)
+    return {port: out[port] for port, _, _ in _fields(spec)}
+
+
+MODE_PORTS = ("rm", "rbits")
+
+
+def mode_inputs(spec: Spec, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    """Per-vector ``rm`` (every code the port can carry, reserved ones included) and ``rbits``
+    (uniform), for the ports the spec has."""
+    out = {}
+    for p in spec.inputs():
+        if p.name in MODE_PORTS:
+            shape = (n,) if p.lanes == 1 else (n, p.lanes)
+            out[p.name] = rng.integers(0, 1 << p.lane_width, shape,
+                                       dtype=np.uint64).astype(np.uint32)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def value_table(fmt: FloatFormat) -> np.ndarray:
+    """float64 value of every code of a <= 16-bit format (exact); NaN for NaNs."""
+    codes = np.arange(1 << fmt.width, dtype=np.int64)
+    M = fmt.man_bits
+    mag = codes & fmt.magnitude_mask
+    e, f = mag >> M, mag & ((1 << M) - 1)
+    sub = (e == 0) & (fmt.specials is not Specials.FNU)
+    sig = np.where(sub, f if fmt.has_subnormals else 0, f + (1 << M)).astype(np.float64)
+    v = np.ldexp(sig, (np.where(sub, 1, e) - fmt.bias - M).astype(np.int32))
+    v = np.where(codes & fmt.sign_mask, -v, v)
+    cls = [fmt.classify(c) for c in range(1 << fmt.width)]   # once per format
+    cls = np.array(cls)
+    v = np.where(cls == "inf", np.copysign(np.inf, v), v)
+    return np.where((cls == "nan") | (cls == "snan"), np.nan, v)
+
+
+def code_values(fmt: FloatFormat, codes: np.ndarray) -> np.ndarray:
+    """float64 values of codes of a <= 16-bit format (NaN for NaNs)."""
+    return value_table(fmt)[np.asarray(codes, dtype=np.int64)]
+
+
+def unknown_part(spec: Spec, name: str, parts: tuple[str, ...]) -> ValueError:
+    """The error for a part that ``spec``'s kind does not have; ``parts``: the kind's own."""
+    return ValueError(f"unknown stimulus part {name!r} for unit {spec.unit}; valid: "
+                      f"{', '.join(('exhaustive', *parts))}")

@@ -27,9 +27,14 @@ from .options import OptionError, Rounding, Saturation
 from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
 from .spec import Spec
 
-__all__ = ["Kind", "KINDS", "UNITS", "BASIC_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
+__all__ = ["Kind", "SHAPES", "KINDS", "UNITS", "BASIC_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
            "make_spec", "spec_from_dict", "render_options", "build", "golden_function",
            "units_phrase", "option_flag"]
+
+
+# What a kind's ports carry: one operation on scalar codes, or a block of values (ports of
+# lanes; its stimulus, tiers and reports are the kind's own).
+SHAPES = ("scalar", "block")
 
 
 @dataclass(frozen=True)
@@ -42,9 +47,19 @@ class Kind:
     golden: str
     summary: str
 
+    def __post_init__(self):
+        if self.shape not in SHAPES:
+            raise ValueError(f"{self.spec.__name__}.SHAPE must be one of {', '.join(SHAPES)}, "
+                             f"not {self.shape!r}")
+
     @property
     def name(self) -> str:
         return self.spec.unit
+
+    @property
+    def shape(self) -> str:
+        """``scalar`` or ``block`` (SHAPES), as the spec class says."""
+        return self.spec.SHAPE
 
     def component_class(self) -> Callable:
         return _load(self.component)
@@ -177,9 +192,12 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "area option)", switch=True, default=True, make="SUBNORMALS=0"),
     SpecOption("stages", "--stages", "pipeline register stages = latency in cycles (default 0: "
                "combinational)", int, "N", make="STAGES"),
-    SpecOption("cuts", "--cuts", "scalar units: where the pipeline registers go, among decode, "
-               "core, round (default: core, then round, as --stages asks); --clock-ps chooses "
-               "them", metavar="C[,C...]", make="CUTS"),
+    SpecOption("cuts", "--cuts", "where the pipeline registers go, among the kind's cut points "
+               "(mul, add, sub, fma, fms, cvt: decode, product, align, core, round as their "
+               "datapaths have them; mxq: amax, scale, round; mxdq: decode, scale, round; dot: "
+               "decode, product, sum, round). Default: as --stages asks (scalar units: core, "
+               "then round; mxq, mxdq: scale, then round; dot: sum, then round); --clock-ps "
+               "chooses them", metavar="C[,C...]", make="CUTS"),
 )
 _BY_DEST = {o.dest: o for o in SPEC_OPTIONS}
 

@@ -28,7 +28,8 @@ from pathlib import Path
 
 from fpforge.rtl.formats import CATALOG, SHORT_NAMES, FormatError, resolve
 from fpforge.rtl.kinds import BASIC_UNITS, KINDS, SPEC_OPTIONS, UNITS, make_spec, units_phrase
-from fpforge.rtl.mx import OCP_FP_ELEMENTS, SCALE_RULES
+from fpforge.rtl.elements import OCP_FP_ELEMENTS
+from fpforge.rtl.mx import SCALE_RULES
 from fpforge.rtl.options import OptionError
 from fpforge.rtl.toolchain import ToolMissing
 

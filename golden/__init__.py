@@ -13,7 +13,8 @@ from __future__ import annotations
 from fpforge.rtl.kinds import golden_function
 from fpforge.rtl.spec import Spec
 
-from .mx import mx_dequantize, mx_dot, mx_quantize
+from .dot import mx_dot
+from .mx import mx_dequantize, mx_quantize
 from .ops import add, convert, fma, mul, sub
 from .quantize import dequantize, fake_quantize, quantize
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from .bench import timed
 from .gemm import Accumulator, GemmConfig, _matmul_codes, _quantized, emulated_matmul
-from .mx import dot_unit, mx_dequantize, mx_quantize
+from .dot import dot_unit
+from .mx import mx_dequantize, mx_quantize
 from .tensor_core import FusedAccumulator, chained_steps
 
 TARGET_RATIO = 10.0

@@ -21,8 +21,9 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .dot import ACCUMULATORS, MxDotSpec
 from .formats import FormatError
-from .mx import ACCUMULATORS, SCALE_RULES, VALUE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
+from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation
 from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
 from .spec import Spec
@@ -90,7 +91,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "OCP MX block quantizer: a block of float32/bfloat16 values -> E8M0 scale + elements"),
     Kind(MxDequantSpec, "fpforge.rtl.fp_units.mxdq:MxDequantizer", "fpforge.golden.mx:mxdq_unit",
          "OCP MX dequantizer: E8M0 scale + elements -> float32 values"),
-    Kind(MxDotSpec, "fpforge.rtl.fp_units.dot:MxDot", "fpforge.golden.mx:dot_unit",
+    Kind(MxDotSpec, "fpforge.rtl.fp_units.dot:MxDot", "fpforge.golden.dot:dot_unit",
          "OCP MX dot product: two element vectors (and their scales) -> one rounded sum"),
 )}
 UNITS = tuple(KINDS)

@@ -36,7 +36,9 @@ import ml_dtypes
 import numpy as np
 
 from fpforge.rtl.formats import FloatFormat, Specials
-from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec, element_format
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.elements import element_format
+from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
 from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import Spec
 

@@ -1,4 +1,4 @@
-"""dot: the OCP MX dot product. Same contract as golden/mx.py ``dot_unit``, the same steps (the
+"""dot: the OCP MX dot product. Same contract as golden/dot.py ``dot_unit``, the same steps (the
 exact sum in one frame here, in radix-2^32 limbs there).
 
     a_i, b_i (element codes) -> decode -> exact products (sig_a * sig_b, exponent fields added)
@@ -30,7 +30,8 @@ from typing import NamedTuple
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.utils import bits_for, ceil_log2
 
-from ..mx import E8M0_BIAS, E8M0_NAN, GROUP_ZERO_EXP
+from ..dot import GROUP_ZERO_EXP
+from ..elements import E8M0_BIAS, E8M0_NAN
 from ..options import FLAGS_WIDTH, Flag, Rounding
 from .common import Raw, lzc, register
 from .decode import Decode
@@ -67,7 +68,7 @@ class _Scaled(NamedTuple):
 
 
 class MxDot(MxUnit):
-    """The MX dot-product unit of an :class:`~rtl.mx.MxDotSpec` (ports: ``spec.ports()``)."""
+    """The MX dot-product unit of an :class:`~rtl.dot.MxDotSpec` (ports: ``spec.ports()``)."""
 
     unit = "dot"
 
@@ -227,7 +228,7 @@ class MxDot(MxUnit):
         return (neg, mag, Const(0, 1), 0, 0), p0.off + f_lo, sw, Const(0, 1)
 
     def _fixed(self, m, prods, nonzero, prefix: str = ""):
-        """The fixed-width accumulator of golden/mx.py ``_fixed_sum``. With f_i the exponent
+        """The fixed-width accumulator of golden/dot.py ``_fixed_sum``. With f_i the exponent
         fields' sum, product i is below 2^(f_i + c + 2), c = off + Ma + Mb; Emax uses the
         largest f over the nonzero products; product i is truncated toward zero to a multiple of
         2^(Emax - F): term_i = sig_i >> (d_i + Ma + Mb - F), d_i = fmax - f_i (a left shift
@@ -291,7 +292,7 @@ class MxDot(MxUnit):
         return (neg, mag, emax, 0, g_hi), p0.off + Mab - bias2 - Bp - F, sw, lost_any
 
     def _grouped(self, m, prods, nonzero, c):
-        """The grouped accumulator (golden/mx.py ``_grouped_sum``, MMA-Sim's gst_fdpa): each
+        """The grouped accumulator (golden/dot.py ``_grouped_sum``, MMA-Sim's gst_fdpa): each
         group of lanes summed exactly (``_exact``), times its scales' significands, standing at
         its scales' exponent (GROUP_ZERO_EXP when its products or a scale are all zero), c at
         its own (GROUP_ZERO_EXP when zero or absent); every term truncated to 2^(Emax - F).
@@ -373,7 +374,7 @@ class MxDot(MxUnit):
         return ((neg, mag, emax, 0, g_hi), e_lo - F, sw, lost_any), lane_signs, nan, inf_zero
 
     def _two_stage(self, m, prods, nonzero, c):
-        """The two-stage accumulator (golden/mx.py ``_two_stage_sum``, MMA-Sim's gtr_fdpa): the
+        """The two-stage accumulator (golden/dot.py ``_two_stage_sum``, MMA-Sim's gtr_fdpa): the
         even and the odd lanes through ``_fixed`` apart; their sums floored (arithmetic right
         shifts) to F bits below the larger exponent and added: t; with E the larger of that
         and c's (c's alone when every product is zero), t floored to F2 + 1 bits below 2^E and

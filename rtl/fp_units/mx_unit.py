@@ -6,7 +6,7 @@ from __future__ import annotations
 from amaranth.hdl import Const, Module, Mux, Signal
 
 from ..formats import FloatFormat
-from ..mx import ElementFormat
+from ..elements import ElementFormat
 from .common import Operand, valid_chain
 from .decode import Decode
 from .unit import Unit

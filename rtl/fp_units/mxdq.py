@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Signal, signed, unsigned
 
-from ..mx import E8M0_BIAS, E8M0_NAN
+from ..elements import E8M0_BIAS, E8M0_NAN
 from .binary32 import Binary32
 from .common import Raw, register
 from .decode import Decode

@@ -30,7 +30,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 
 from ..blockscale import Arithmetic
 from ..formats import FloatFormat, Specials
-from ..mx import E8M0_BIAS, E8M0_NAN, SCALE_MAX, SCALE_MIN, ElementFormat
+from ..elements import E8M0_BIAS, E8M0_NAN, SCALE_MAX, SCALE_MIN, ElementFormat
 from ..options import FLAGS_WIDTH, Rounding, Saturation, UnitOptions
 from .binary32 import F32, Binary32
 from .common import Raw, lzc, register

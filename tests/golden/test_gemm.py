@@ -14,7 +14,7 @@ from fpforge.golden.gemm import (Accumulator, GemmConfig, _quantized, emulated_m
                                  float_scales, seeded_bits)
 from fpforge.golden.mx import mx_dequantize
 from fpforge.rtl.formats import resolve
-from fpforge.rtl.mx import element_format
+from fpforge.rtl.elements import element_format
 from fpforge.rtl.options import OptionError
 
 from oracles.references import ml_decode

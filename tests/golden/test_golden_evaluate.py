@@ -13,7 +13,8 @@ from fpforge.golden.blockscale import BlockQuantized, block_dequantize, block_qu
 from kind_examples import EXAMPLES
 from kind_examples import specs as kind_specs
 from fpforge.rtl.kinds import KINDS, make_spec
-from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
 from fpforge.rtl.scalar import ScalarSpec
 
 # A small spec per kind, with the ports each option adds: pipeline control (excluded from the

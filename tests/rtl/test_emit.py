@@ -14,7 +14,8 @@ import pytest
 from fpforge.rtl import emit
 from fpforge.rtl.emit import MAX_NAME, ModuleNameError, check_module_name
 from fpforge.rtl.kinds import KINDS, make_spec
-from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
 from fpforge.sim.lint import module_ports
 
 from tests.rtl.export_cases import KIND_SPECS

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from fpforge import cli
-from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec, element_format
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.elements import element_format
+from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
 
 from tests.rtl.export_cases import check_batch
 

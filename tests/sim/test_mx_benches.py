@@ -16,7 +16,9 @@ import re
 import numpy as np
 import pytest
 
-from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.elements import ELEMENT_FORMATS
+from fpforge.rtl.mx import SCALE_RULES, MxDequantSpec, MxQuantSpec
 from fpforge.sim.design import Design
 from fpforge.sim.engines.cocotb import CocotbEngine
 from fpforge.sim.faults import faulty_design

@@ -16,7 +16,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, MxDequantSpec, MxQuantSpec
+from fpforge.rtl.elements import ELEMENT_FORMATS
+from fpforge.rtl.mx import SCALE_RULES, MxDequantSpec, MxQuantSpec
 from fpforge.sim.stimulus import adversarial_blocks, nonfinite_blocks, random_blocks
 
 from tests.rtl.fp_units.rtl_check import assert_exact, check, design_of

@@ -14,7 +14,8 @@ from .elements import E8M0, E8M0_BIAS, ElementFormat, elem_port, element_format
 from .formats import CATALOG, FloatFormat, FormatError, Specials, resolve
 from .options import OptionError, Rounding, UnitOptions
 from .ports import Port, clock_ports, result_ports, valid_ports
-from .spec import Spec, check_int, check_stages
+from .pipeline import Pipeline
+from .spec import Spec, check_int
 
 __all__ = ["ACCUMULATORS", "DOT_N_RANGE", "FRAC_BITS_RANGE", "GROUP_ZERO_EXP",
            "TWO_STAGE_F2_MAX", "MxDotSpec"]
@@ -48,17 +49,22 @@ class MxDotSpec(Spec):
     frac_bits: int = 24
     out_fmt: FloatFormat = F32
     rounding: Rounding = Rounding.RNE
-    stages: int = 0
     scale_fmt: FloatFormat = E8M0
     c_fmt: FloatFormat | None = None
     sum_group: int | None = None
     frac_bits2: int | None = None
+    pipeline: Pipeline = Pipeline()
 
     unit: ClassVar[str] = "dot"
+    SHAPE: ClassVar[str] = "block"
     OPERATION = "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)"
     OPTIONS = ("format", "in_format", "a_format", "b_format", "c_format", "n", "accum",
                "frac_bits", "sum_group", "frac_bits2", "scales", "scale_format", "rounding",
-               "stages")
+               "stages", "cuts")
+    # After the element decoders; after the exact products; after the accumulator, the
+    # specials and the scales (the raw result); inside the rounder.
+    CUT_POINTS = ("decode", "product", "sum", "round")
+    DEFAULT_CUTS = ("sum", "round")
     OPTION_NOTES = {"saturate": "its result overflows to inf"}
     SEMANTICS = "docs/mx.md"
 
@@ -82,7 +88,7 @@ class MxDotSpec(Spec):
             raise OptionError(f"dot output format must hold signed values, not {out.name}")
         object.__setattr__(self, "out_fmt", out)
         object.__setattr__(self, "rounding", Rounding.parse_static(self.rounding, "the dot unit"))
-        check_stages(self.stages)
+        self.place_pipeline()
         object.__setattr__(self, "scale_fmt", self._checked_scale_format())
         if self.c_fmt is not None:
             object.__setattr__(self, "c_fmt", self._checked_c_format())
@@ -209,7 +215,7 @@ class MxDotSpec(Spec):
     def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None,
                      c_format=None, n=32, accum="exact", frac_bits=None, sum_group=None,
                      frac_bits2=None, scales=True, scale_format=None, rounding="rne",
-                     stages=0) -> "MxDotSpec":
+                     stages=None, cuts=None) -> "MxDotSpec":
         """``format`` is the output (default float32); ``in_format`` the element format of both
         vectors, ``a_format`` / ``b_format`` each vector's; ``c_format`` the accumulator
         input's (none by default)."""
@@ -223,8 +229,9 @@ class MxDotSpec(Spec):
         return cls(a, b, n=n, scaled=scales, accum=accum,
                    frac_bits=24 if frac_bits is None else frac_bits,
                    out_fmt="float32" if format is None else format, rounding=rounding,
-                   stages=stages, scale_fmt=E8M0 if scale_format is None else scale_format,
-                   c_fmt=c_format, sum_group=sum_group, frac_bits2=frac_bits2)
+                   scale_fmt=E8M0 if scale_format is None else scale_format,
+                   c_fmt=c_format, sum_group=sum_group, frac_bits2=frac_bits2,
+                   pipeline=cls.pipeline_from_options(stages, cuts))
 
     def option_values(self) -> dict:
         v = {"format": self.out_fmt.name}
@@ -245,7 +252,7 @@ class MxDotSpec(Spec):
             v["scales"] = False
         if self.value_scales:
             v["scale_format"] = self.scale_fmt.name
-        return v | {"rounding": self.rounding.value, "stages": self.stages}
+        return v | {"rounding": self.rounding.value} | self.pipeline_options()
 
     @property
     def options(self) -> UnitOptions:
@@ -268,9 +275,7 @@ class MxDotSpec(Spec):
             parts.append(f"sc{self.scale_fmt.ident}")
         if self.c_fmt is not None:
             parts.append(f"c{self.c_fmt.ident}")
-        if self.stages:
-            parts.append(f"s{self.stages}")
-        return "_".join(parts)
+        return "_".join(parts + self.pipeline.name_parts())
 
     def describe(self) -> str:
         acc = "exact sum, one rounding" if self.accum == "exact" else \
@@ -347,7 +352,7 @@ class MxDotSpec(Spec):
             v["sum_group"] = self.sum_group
         if self.frac_bits2 is not None:
             v["frac_bits2"] = self.frac_bits2
-        return v
+        return v | self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
         acc = "exact (exact sum, one rounding)" if self.accum == "exact" else \
@@ -371,4 +376,5 @@ class MxDotSpec(Spec):
                 *([] if self.c_fmt is None else
                   [f"c format    {self.c_fmt.describe()}; c is {self._c_rule}"]),
                 f"y format    {self.out_fmt.describe()}",
-                f"rounding    {self.rounding.value} ({self.rounding.meaning}), non-saturating"]
+                f"rounding    {self.rounding.value} ({self.rounding.meaning}), non-saturating",
+                *self.pipeline_lines()]

@@ -16,7 +16,8 @@ from .elements import E8M0, E8M0_BIAS, ElementFormat, elem_port, element_format
 from .formats import CATALOG, FloatFormat, resolve
 from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
 from .ports import Port, clock_ports, flags_port, rbits_port, valid_ports
-from .spec import Spec, check_int, check_stages
+from .pipeline import Pipeline
+from .spec import Spec, check_int
 
 __all__ = ["SCALE_RULES", "VALUE_RULES", "IN_FORMATS", "MAX_BLOCK", "MxQuantSpec",
            "MxDequantSpec"]
@@ -87,14 +88,20 @@ class MxQuantSpec(Spec):
     scale_rule: str = "floor"
     rounding: Rounding = Rounding.RNE
     sr_bits: int = DEFAULT_SR_BITS
-    stages: int = 0
+    pipeline: Pipeline = Pipeline()
 
     unit: ClassVar[str] = "mxq"
+    SHAPE: ClassVar[str] = "block"
     OPERATION = ("scale, y = MX quantize(x): X = 2^s by the scale rule, y_i = x_i / X rounded, "
                  "saturating")
-    OPTIONS = ("format", "in_format", "block", "scale_rule", "rounding", "sr_bits", "stages")
+    OPTIONS = ("format", "in_format", "block", "scale_rule", "rounding", "sr_bits", "stages",
+               "cuts")
     OPTION_NOTES = {"saturate": "its elements always saturate"}
     SEMANTICS = "docs/mx.md"
+    # After the block's largest magnitude; after the shared exponent and the scaled elements
+    # (the raw values); inside the element rounders. The value-scale recipes have none.
+    CUT_POINTS = ("amax", "scale", "round")
+    DEFAULT_CUTS = ("scale", "round")
 
     def __post_init__(self):
         object.__setattr__(self, "elem", element_format(self.elem))
@@ -116,11 +123,11 @@ class MxQuantSpec(Spec):
                               "not 'dynamic'")
         object.__setattr__(self, "rounding", rounding)
         check_int("sr_bits", self.sr_bits, 1, 32)
-        check_stages(self.stages)
+        self.place_pipeline()
 
     @classmethod
     def from_options(cls, *, format=None, in_format=None, block=None, scale_rule="floor",
-                     rounding="rne", sr_bits=None, stages=0) -> "MxQuantSpec":
+                     rounding="rne", sr_bits=None, stages=None, cuts=None) -> "MxQuantSpec":
         """``format`` is the element format (default fp8e4m3; fp4e2m1 under the NVFP4 rules),
         ``in_format`` the input's; ``block`` defaults to 32 (16 under the NVFP4 rules)."""
         _sr_bits_applies(Rounding.parse(rounding), sr_bits)
@@ -129,14 +136,15 @@ class MxQuantSpec(Spec):
         return cls(format, in_fmt="float32" if in_format is None else in_format,
                    block=_block_default(block, scale_rule),
                    scale_rule=scale_rule, rounding=rounding,
-                   sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits, stages=stages)
+                   sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits,
+                   pipeline=cls.pipeline_from_options(stages, cuts))
 
     def option_values(self) -> dict:
         v = {"format": self.elem.name, "in_format": self.in_fmt.name, "block": self.block,
              "scale_rule": self.scale_rule, "rounding": self.rounding.value}
         if self.has_rbits and self.sr_bits != DEFAULT_SR_BITS:
             v["sr_bits"] = self.sr_bits
-        return v | {"stages": self.stages}
+        return v | self.pipeline_options()
 
     @property
     def options(self) -> UnitOptions:
@@ -151,6 +159,10 @@ class MxQuantSpec(Spec):
     def value_scaled(self) -> bool:
         """A recipe's value scale (VALUE_RULES) rather than an E8M0 power of two."""
         return self.scale_rule in VALUE_RULES
+
+    @property
+    def pipeline_points(self) -> tuple[str, ...]:
+        return () if self.value_scaled else self.CUT_POINTS
 
     @property
     def has_tensor_amax(self) -> bool:
@@ -172,9 +184,7 @@ class MxQuantSpec(Spec):
                  self.scale_rule, self.rounding.value]
         if self.has_rbits and self.sr_bits != DEFAULT_SR_BITS:
             parts.append(f"sr{self.sr_bits}")
-        if self.stages:
-            parts.append(f"s{self.stages}")
-        return "_".join(parts)
+        return "_".join(parts + self.pipeline.name_parts())
 
     def describe(self) -> str:
         sr = f" ({self.sr_bits} random bits per element)" if self.has_rbits else ""
@@ -226,7 +236,7 @@ class MxQuantSpec(Spec):
         if self.value_scaled:
             v |= {"scale_format": self.scale_fmt.name, "scaling": self.scaling.describe(),
                   "scaling_source": self.scaling.source}
-        return v
+        return v | self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
         if self.value_scaled:
@@ -245,7 +255,7 @@ class MxQuantSpec(Spec):
                  f"rounding    {self.rounding.value} ({self.rounding.meaning}), saturating"]
         if self.has_rbits:
             lines.append(f"sr_bits     {self.sr_bits} per element (width of rbits / {self.block})")
-        return lines
+        return lines + self.pipeline_lines()
 
 
 @dataclass(frozen=True)
@@ -256,14 +266,19 @@ class MxDequantSpec(Spec):
 
     elem: ElementFormat
     block: int = 32
-    stages: int = 0
     scale_rule: str | None = None      # a VALUE_RULES recipe; None: an E8M0 scale
+    pipeline: Pipeline = Pipeline()
 
     unit: ClassVar[str] = "mxdq"
+    SHAPE: ClassVar[str] = "block"
     out_fmt: ClassVar[FloatFormat] = F32
     OPERATION = "y_i = X * x_i, X = 2^(scale - 127), rounded once into float32"
-    OPTIONS = ("format", "in_format", "block", "scale_rule", "rounding", "stages")
+    OPTIONS = ("format", "in_format", "block", "scale_rule", "rounding", "stages", "cuts")
     SEMANTICS = "docs/mx.md"
+    # After the element decoders; after the scale's exponent is added (the raw values); inside
+    # the rounders into float32. The value-scale recipes have none.
+    CUT_POINTS = ("decode", "scale", "round")
+    DEFAULT_CUTS = ("scale", "round")
 
     def __post_init__(self):
         object.__setattr__(self, "elem", element_format(self.elem))
@@ -273,11 +288,15 @@ class MxDequantSpec(Spec):
                               f"power-of-two rule; --scale-rule selects a value-scale recipe: "
                               f"{', '.join(VALUE_RULES)}, not {self.scale_rule!r}")
         _value_rule(self.scale_rule, self.elem, "mxdq")
-        check_stages(self.stages)
+        self.place_pipeline()
 
     @property
     def value_scaled(self) -> bool:
         return self.scale_rule is not None
+
+    @property
+    def pipeline_points(self) -> tuple[str, ...]:
+        return () if self.value_scaled else self.CUT_POINTS
 
     @property
     def scaling(self) -> BlockScaling | None:
@@ -293,7 +312,7 @@ class MxDequantSpec(Spec):
 
     @classmethod
     def from_options(cls, *, format=None, in_format=None, block=None, scale_rule=None,
-                     rounding="rne", stages=0) -> "MxDequantSpec":
+                     rounding="rne", stages=None, cuts=None) -> "MxDequantSpec":
         """``format`` is the output (float32, the default), ``in_format`` the element format
         (fp4e2m1 by default under an NVFP4 rule)."""
         if format is not None and resolve(format).name != "float32":
@@ -306,14 +325,14 @@ class MxDequantSpec(Spec):
         if Rounding.parse(rounding) is not Rounding.RNE:
             raise OptionError(f"unit mxdq rounds rne (exact unless float32 overflows or "
                               f"underflows); --rounding {rounding} does not apply")
-        return cls(in_format, block=_block_default(block, scale_rule), stages=stages,
-                   scale_rule=scale_rule)
+        return cls(in_format, block=_block_default(block, scale_rule), scale_rule=scale_rule,
+                   pipeline=cls.pipeline_from_options(stages, cuts))
 
     def option_values(self) -> dict:
         v = {"format": "float32", "in_format": self.elem.name, "block": self.block}
         if self.value_scaled:
             v["scale_rule"] = self.scale_rule
-        return v | {"stages": self.stages}
+        return v | self.pipeline_options()
 
     @property
     def options(self) -> UnitOptions:
@@ -323,8 +342,8 @@ class MxDequantSpec(Spec):
     def default_name(self) -> str:
         """e.g. ``mxdq_fp8e4m3_k32``, ``mxdq_fp4e2m1_k16_nvfp4_te``."""
         rule = f"_{self.scale_rule}" if self.value_scaled else ""
-        return f"mxdq_{self.elem.name}_k{self.block}{rule}" + \
-            (f"_s{self.stages}" if self.stages else "")
+        return "_".join([f"mxdq_{self.elem.name}_k{self.block}{rule}",
+                         *self.pipeline.name_parts()])
 
     def describe(self) -> str:
         if self.value_scaled:
@@ -366,7 +385,7 @@ class MxDequantSpec(Spec):
         if self.value_scaled:
             v |= {"scale_rule": self.scale_rule, "scale_format": self.scale_fmt.name,
                   "scaling": self.scaling.describe(), "scaling_source": self.scaling.source}
-        return v
+        return v | self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
         if self.value_scaled:
@@ -381,4 +400,4 @@ class MxDequantSpec(Spec):
                 f"block       {self.block} elements, one E8M0 scale",
                 f"y format    {self.out_fmt.describe()}",
                 f"rounding    rne ({Rounding.RNE.meaning}): exact unless X * x_i overflows (inf) "
-                "or underflows float32"]
+                "or underflows float32", *self.pipeline_lines()]

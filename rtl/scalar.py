@@ -128,10 +128,7 @@ class ScalarSpec(Spec):
             v["saturation"] = self.options.saturation.value
         if not self.subnormals:
             v["subnormals"] = False
-        v["stages"] = self.stages
-        if self.cuts:
-            v["cuts"] = ",".join(self.cuts)
-        return v
+        return v | self.pipeline_options()
 
     # ----- derived -----------------------------------------------------------------------------
     @property
@@ -200,7 +197,7 @@ class ScalarSpec(Spec):
                 "sr_bits": opts.sr_bits if self.has_rbits else None,
                 "saturate": opts.saturate, "subnormals": self.subnormals} | \
             ({"saturation": opts.saturation.value} if opts.saturation else {}) | \
-            ({"cuts": list(self.cuts)} if self.cuts else {})
+            self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
         opts = self.options
@@ -216,9 +213,7 @@ class ScalarSpec(Spec):
         lines.append("subnormals  " + ("kept" if self.subnormals else
                                        "flushed (subnormal inputs read as zero, tiny results "
                                        "become zero)"))
-        if self.cuts:
-            lines.append(self.pipeline.describe())
-        return lines
+        return lines + self.pipeline_lines()
 
 
 @dataclass(frozen=True)

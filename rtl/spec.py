@@ -134,6 +134,18 @@ class Spec:
         """Where the pipeline registers are; stages beyond them are output registers."""
         return self.pipeline.cut_points(self.default_cuts)
 
+    def pipeline_options(self) -> dict:
+        """The pipeline's option values (``option_values``' last entries)."""
+        return {"stages": self.stages} | ({"cuts": ",".join(self.cuts)} if self.cuts else {})
+
+    def pipeline_parameters(self) -> dict:
+        """The sidecar's record of cuts that are not the default placement."""
+        return {"cuts": list(self.cuts)} if self.cuts else {}
+
+    def pipeline_lines(self) -> list[str]:
+        """The header's pipeline line, when the cuts are not the default placement."""
+        return [self.pipeline.describe()] if self.cuts else []
+
     def numerics(self) -> "Spec":
         """What the unit computes: the spec without its pipeline."""
         return replace(self, pipeline=Pipeline())

@@ -227,7 +227,7 @@ def _clock_ps(p):
     p.add_argument("--clock-ps", type=_positive(float), metavar="P",
                    help="pipeline to this clock period (ps): the fewest stages, then "
                         "flip-flops, whose every path meets P on the load-aware timer "
-                        "(scalar units; docs/synth.md)")
+                        "(at the kind's cut points; docs/synth/timing.md)")
 
 
 def _cmd_clock_table(args) -> int:

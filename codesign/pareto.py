@@ -25,7 +25,8 @@ from pathlib import Path
 
 from fpforge.golden.gemm import ACCUMULATOR_PRESETS, SCALINGS, Accumulator, GemmConfig
 from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator
-from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES, element_format
+from fpforge.rtl.elements import element_format
+from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES
 from fpforge.rtl.options import OptionError
 
 from .roofline import Machine, write_roofline

@@ -10,8 +10,9 @@ kinds); README.md shows the API.
 
 from __future__ import annotations
 
+from .dot import mx_dot
 from .model import evaluate
-from .mx import mx_dequantize, mx_dot, mx_quantize
+from .mx import mx_dequantize, mx_quantize
 from .ops import add, convert, fma, mul, sub
 from .quantize import dequantize, fake_quantize, quantize
 

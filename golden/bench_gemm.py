@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from .bench_golden import timed
+from .dot import dot_unit
 from .gemm import Accumulator, GemmConfig, emulated_matmul, matmul_codes, quantized_codes
-from .mx import dot_unit, mx_dequantize, mx_quantize
+from .mx import mx_dequantize, mx_quantize
 from .tensor_core import FusedAccumulator, chained_steps
 
 TARGET_RATIO = 10.0

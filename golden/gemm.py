@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, resolve
-from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES, MxDotSpec, MxQuantSpec, element_format
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.elements import E8M0_BIAS, E8M0_NAN, element_format
+from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES, MxQuantSpec
 from fpforge.rtl.options import OptionError, Rounding, UnitOptions
 from fpforge.rtl.scalar import AddSpec, CvtSpec
 
@@ -32,8 +34,9 @@ from . import fp32
 from ._jax import jax, jnp
 from .blockscale import block_dequantize, block_quantize, finite_amax, gemm_alpha
 from .decode import decode
-from .mx import (E8M0_BIAS, E8M0_NAN, _mx_dot, channel_quantize, decode_elements,
-                 float_scaled_quantize, mx_dequantize, mx_quantize)
+from .dot import dot_codes
+from .mx import (channel_quantize, decode_elements, float_scaled_quantize, mx_dequantize,
+                 mx_quantize)
 from .rounding import Mode, raw_from_float64, round_raw
 from .tensor_core import (FUSED_PRESETS, FusedAccumulator, exponents, float32_exactly,
                           fused_matmul, grouped_fused_matmul, step_dtype, two_stage_matmul)
@@ -370,8 +373,8 @@ def matmul_codes(ea, sa, eb, sb, *, config: GemmConfig, via_float64: bool | None
 
         def dot(block):
             xa, xb, ya, yb = block
-            return _mx_dot(xa[:, None, :], xb[None, :, :], ya[:, None], yb[None, :],
-                           spec=spec)[0]
+            return dot_codes(xa[:, None, :], xb[None, :, :], ya[:, None], yb[None, :],
+                             spec=spec)[0]
         return _running_sum((ea, eb, sa, sb), dot, (m, n), blocks, every, acc)
     scaled = _scaled_block_sums(ea, sa, eb, sb, config)
 

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
-from fpforge.rtl.mx import E8M0, GROUP_ZERO_EXP, MxDotSpec
+from fpforge.rtl.dot import GROUP_ZERO_EXP, MxDotSpec
+from fpforge.rtl.elements import E8M0
 from fpforge.rtl.options import Rounding, UnitOptions
 
 from ._jax import jax, jnp, shr

@@ -21,15 +21,21 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .dot import ACCUMULATORS, MxDotSpec
 from .formats import FormatError
-from .mx import ACCUMULATORS, SCALE_RULES, VALUE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
+from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation
 from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
 from .spec import Spec
 
-__all__ = ["Kind", "KINDS", "UNITS", "BASIC_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
+__all__ = ["Kind", "SHAPES", "KINDS", "UNITS", "BASIC_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
            "make_spec", "spec_from_dict", "spec_argv", "build", "golden_function",
            "units_phrase", "option_flag"]
+
+
+# What a kind's ports carry: one operation on scalar codes, or a block of values (ports of
+# lanes; its stimulus, tiers and reports are the kind's own).
+SHAPES = ("scalar", "block")
 
 
 @dataclass(frozen=True)
@@ -42,9 +48,19 @@ class Kind:
     golden: str
     summary: str
 
+    def __post_init__(self):
+        if self.shape not in SHAPES:
+            raise ValueError(f"{self.spec.__name__}.SHAPE must be one of {', '.join(SHAPES)}, "
+                             f"not {self.shape!r}")
+
     @property
     def name(self) -> str:
         return self.spec.unit
+
+    @property
+    def shape(self) -> str:
+        """``scalar`` or ``block`` (SHAPES), as the spec class says."""
+        return self.spec.SHAPE
 
     def component_class(self) -> Callable:
         return _load(self.component)
@@ -75,7 +91,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "OCP MX block quantizer: a block of float32/bfloat16 values -> E8M0 scale + elements"),
     Kind(MxDequantSpec, "fpforge.rtl.fp_units.mxdq:MxDequantizer", "fpforge.golden.mx:mxdq_unit",
          "OCP MX dequantizer: E8M0 scale + elements -> float32 values"),
-    Kind(MxDotSpec, "fpforge.rtl.fp_units.dot:MxDot", "fpforge.golden.mx:dot_unit",
+    Kind(MxDotSpec, "fpforge.rtl.fp_units.dot:MxDot", "fpforge.golden.dot:dot_unit",
          "OCP MX dot product: two element vectors (and their scales) -> one rounded sum"),
 )}
 UNITS = tuple(KINDS)
@@ -177,9 +193,12 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "area option)", switch=True, default=True, make="SUBNORMALS=0"),
     SpecOption("stages", "--stages", "pipeline register stages = latency in cycles (default 0: "
                "combinational)", int, "N", make="STAGES"),
-    SpecOption("cuts", "--cuts", "scalar units: where the pipeline registers go, among decode, "
-               "core, round (default: core, then round, as --stages asks); --clock-ps chooses "
-               "them", metavar="C[,C...]", make="CUTS"),
+    SpecOption("cuts", "--cuts", "where the pipeline registers go, among the kind's cut points "
+               "(mul, add, sub, fma, fms, cvt: decode, product, align, core, round as their "
+               "datapaths have them; mxq: amax, scale, round; mxdq: decode, scale, round; dot: "
+               "decode, product, sum, round). Default: as --stages asks (scalar units: core, "
+               "then round; mxq, mxdq: scale, then round; dot: sum, then round); --clock-ps "
+               "chooses them", metavar="C[,C...]", make="CUTS"),
 )
 _BY_DEST = {o.dest: o for o in SPEC_OPTIONS}
 

@@ -13,34 +13,18 @@ from typing import Callable, ClassVar
 from .formats import FloatFormat, resolve
 from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
 from .ports import Port, clock_ports, rbits_port, result_ports, rm_port, valid_ports
-from .spec import Spec, check_stages
+from .pipeline import Pipeline
+from .spec import Spec
 
 __all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "FmsSpec", "CvtSpec",
-           "CUT_POINTS", "parse_cuts"]
+           "CUT_POINTS"]
 
 # Where a scalar unit can hold a pipeline register, in dataflow order (rtl/fp_units/): after the
 # operand decoders; inside a multiplier, between its two partial products and their sum; inside an
 # adder, after the alignment shift; after the exact core (the raw result); inside the rounder
 # (after normalization). Each kind has the ones its datapath has (``ScalarSpec.CUT_POINTS``);
-# ``stages`` beyond the chosen cuts add output registers. Each name's initial is unique: module
-# names carry the cuts as initials (``_s2_dr``).
+# ``stages`` alone places core, then round (rtl/pipeline.py).
 CUT_POINTS = ("decode", "product", "align", "core", "round")
-
-
-def legacy_cuts(stages: int) -> tuple[str, ...]:
-    """The placement of ``--stages N`` without ``--cuts``: core first, then round."""
-    return ("core", "round")[:min(stages, 2)]
-
-
-def parse_cuts(cuts, points: tuple[str, ...] = CUT_POINTS, unit: str = "") -> tuple[str, ...]:
-    """``"core,round"`` or a sequence of cut names -> the names in dataflow order."""
-    names = [c.strip() for c in cuts.split(",")] if isinstance(cuts, str) else list(cuts)
-    bad = [c for c in names if c not in points]
-    if bad or len(set(names)) != len(names):
-        where = f" of {unit}" if unit else ""
-        raise OptionError(f"cuts{where} must be distinct names among {', '.join(points)} "
-                          f"(comma-separated), not {cuts!r}")
-    return tuple(c for c in points if c in names)
 
 DEFAULT_FORMAT = "float8_e4m3fn"       # --format when none is given (fp8e4m3)
 CVT_DEFAULT_SOURCE = "float32"         # cvt's --in-format when none is given
@@ -58,11 +42,11 @@ class ScalarSpec(Spec):
     in_fmts: tuple[FloatFormat, ...]
     options: UnitOptions = field(default_factory=UnitOptions)
     subnormals: bool = True
-    stages: int = 0
-    # Pipeline cut points (CUT_POINTS) when not the default placement of ``stages``; chosen by
+    # Cut points (CUT_POINTS) other than the default placement of ``stages`` are chosen by
     # ``--clock-ps`` (synth/pipeline.py) or given with ``--cuts``.
-    cuts: tuple[str, ...] = ()
+    pipeline: Pipeline = Pipeline()
 
+    SHAPE: ClassVar[str] = "scalar"
     # Operand ports and what each one is, in order.
     OPERANDS: ClassVar[tuple[tuple[str, str], ...]]
     # The operation on real numbers (floats or numpy arrays of them): the benches' stimulus
@@ -76,19 +60,14 @@ class ScalarSpec(Spec):
     HEADER_WIDTH_COLUMN: ClassVar[int] = 3
     # The pipeline cut points this kind's datapath has (of CUT_POINTS).
     CUT_POINTS: ClassVar[tuple[str, ...]] = ("decode", "core", "round")
+    DEFAULT_CUTS: ClassVar[tuple[str, ...]] = ("core", "round")
 
     def __post_init__(self):
         n = len(self.OPERANDS)
         if not isinstance(self.in_fmts, tuple) or len(self.in_fmts) != n:
             raise OptionError(f"unit {self.unit} takes {n} operand format(s) "
                               f"({', '.join(self.operands)}), not {self.in_fmts!r}")
-        check_stages(self.stages)
-        cuts = parse_cuts(self.cuts, self.CUT_POINTS, self.unit)
-        if len(cuts) > self.stages:
-            raise OptionError(f"{len(cuts)} cut(s) ({', '.join(cuts)}) need at least as many "
-                              f"stages, not {self.stages}")
-        # The default placement is spelled by stages alone: one spec, one name, one export.
-        object.__setattr__(self, "cuts", () if cuts == legacy_cuts(self.stages) else cuts)
+        self.place_pipeline()
         if isinstance(self.options, dict):
             object.__setattr__(self, "options", UnitOptions(**self.options))
         if not isinstance(self.options, UnitOptions):
@@ -126,9 +105,8 @@ class ScalarSpec(Spec):
                               f"stochastic; it does not apply to --rounding {rounding.value}")
         opts = UnitOptions(rounding=rounding, saturate=saturate, saturation=saturation,
                            sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits)
-        cuts = () if cuts is None else parse_cuts(cuts, cls.CUT_POINTS, cls.unit)
-        stages = len(cuts) if stages is None else stages
-        return cls(out, fmts, opts, subnormals=subnormals, stages=stages, cuts=cuts)
+        return cls(out, fmts, opts, subnormals=subnormals,
+                   pipeline=cls.pipeline_from_options(stages, cuts))
 
     @classmethod
     def _operand_names(cls) -> tuple[str, ...]:
@@ -150,10 +128,7 @@ class ScalarSpec(Spec):
             v["saturation"] = self.options.saturation.value
         if not self.subnormals:
             v["subnormals"] = False
-        v["stages"] = self.stages
-        if self.cuts:
-            v["cuts"] = ",".join(self.cuts)
-        return v
+        return v | self.pipeline_options()
 
     # ----- derived -----------------------------------------------------------------------------
     @property
@@ -163,12 +138,6 @@ class ScalarSpec(Spec):
     @property
     def rounding(self) -> Rounding:
         return self.options.rounding
-
-    @property
-    def cut_points(self) -> tuple[str, ...]:
-        """Where the pipeline registers are (CUT_POINTS); stages beyond them are output
-        registers."""
-        return self.cuts or legacy_cuts(self.stages)
 
     @property
     def has_rm(self) -> bool:
@@ -195,11 +164,7 @@ class ScalarSpec(Spec):
         if self.options.saturation is not None:
             parts.append({"finite": "satfin", "propagate": "satprop",
                           "none": "satnone"}[self.options.saturation.value])
-        if self.stages:
-            parts.append(f"s{self.stages}")
-        if self.cuts:
-            parts.append("".join(c[0] for c in self.cuts))   # e.g. _s2_dr: decode, round
-        return "_".join(parts)
+        return "_".join(parts + self.pipeline.name_parts())
 
     def describe(self) -> str:
         ins = ", ".join(f"{p}: {f.name}" for p, f in zip(self.operands, self.in_fmts))
@@ -232,7 +197,7 @@ class ScalarSpec(Spec):
                 "sr_bits": opts.sr_bits if self.has_rbits else None,
                 "saturate": opts.saturate, "subnormals": self.subnormals} | \
             ({"saturation": opts.saturation.value} if opts.saturation else {}) | \
-            ({"cuts": list(self.cuts)} if self.cuts else {})
+            self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
         opts = self.options
@@ -248,9 +213,7 @@ class ScalarSpec(Spec):
         lines.append("subnormals  " + ("kept" if self.subnormals else
                                        "flushed (subnormal inputs read as zero, tiny results "
                                        "become zero)"))
-        if self.cuts:
-            lines.append(f"pipeline    registers after {', '.join(self.cuts)}")
-        return lines
+        return lines + self.pipeline_lines()
 
 
 @dataclass(frozen=True)

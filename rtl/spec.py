@@ -5,6 +5,8 @@ The generator (rtl/fp_units), the Verilog export, the golden model, the benches 
 all take a Spec and ask it the same questions:
 
 - ``unit``: the kind's name; ``latency``, ``default_name``, ``describe()``;
+- ``pipeline``: how it is pipelined (rtl/pipeline.py), apart from what it computes:
+  ``numerics()`` is the spec without it, what the golden model computes and caches on;
 - ``ports()``: the port contract (rtl/ports.py), from which every port list derives;
 - ``formats()``: the number format of each role (operands and result), ``parameters()``: the
   options as data (the export sidecar's ``options`` / ``parameters``);
@@ -17,13 +19,15 @@ Plain Python: no Amaranth, no JAX.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from .formats import FloatFormat
 from .options import OptionError
+from .pipeline import Pipeline, parse_cuts
 from .ports import Port
 
-__all__ = ["Spec", "check_stages", "check_int"]
+__all__ = ["Spec", "check_int"]
 
 
 def check_int(name: str, value, lo: int, hi: int | None = None):
@@ -33,16 +37,13 @@ def check_int(name: str, value, lo: int, hi: int | None = None):
         raise OptionError(f"{name} must be {bound}, not {value!r}")
 
 
-def check_stages(stages):
-    if not isinstance(stages, int) or isinstance(stages, bool) or stages < 0:
-        raise OptionError(f"stages must be a non-negative integer, not {stages!r}")
-
-
 class Spec:
     """What every unit kind's spec offers (see the module docstring). Subclasses are frozen
-    dataclasses with a ``stages`` field and define the methods that raise here."""
+    dataclasses with a ``pipeline`` field (call ``place_pipeline()`` in ``__post_init__``) and
+    define the methods that raise here."""
 
     unit: ClassVar[str]
+    SHAPE: ClassVar[str]                         # "scalar" or "block" (rtl/kinds.py SHAPES)
     OPERATION: ClassVar[str]                     # "y = a * b" ...: the sidecar's ``operation``
     # The command-line options (rtl/kinds.py SPEC_OPTIONS) the kind takes, and why some others
     # do not apply where that is worth saying.
@@ -51,8 +52,12 @@ class Spec:
     PARAMETERS_KEY: ClassVar[str] = "parameters"  # the sidecar key of parameters()
     SEMANTICS: ClassVar[str | None] = None        # the docs page of its numerics, if its own
     HEADER_WIDTH_COLUMN: ClassVar[int] = 5        # digits of the header's port-width column
+    # Where the kind's datapath can hold a pipeline register, in dataflow order, and the order
+    # in which ``stages`` alone fills them (rtl/pipeline.py).
+    CUT_POINTS: ClassVar[tuple[str, ...]] = ()
+    DEFAULT_CUTS: ClassVar[tuple[str, ...]] = ()
 
-    stages: int
+    pipeline: Pipeline
 
     # ----- what a kind defines ---------------------------------------------------------------
     def ports(self) -> list[Port]:
@@ -87,10 +92,66 @@ class Spec:
         a missing one takes its default)."""
         raise NotImplementedError(f"{cls.__name__} defines no from_options()")
 
-    # ----- shared ------------------------------------------------------------------------------
+    # ----- the pipeline --------------------------------------------------------------------------
+    @classmethod
+    def pipeline_from_options(cls, stages=None, cuts=None) -> Pipeline:
+        """``--stages`` and ``--cuts`` as a Pipeline: cuts alone ask one stage each."""
+        cuts = () if cuts is None else parse_cuts(cuts, cls.CUT_POINTS, cls.unit)
+        return Pipeline(len(cuts) if stages is None else stages, cuts)
+
+    def place_pipeline(self) -> None:
+        """Check ``pipeline`` against this spec's cut points and spell its default placement
+        by stages alone (what ``__post_init__`` calls)."""
+        if not isinstance(self.pipeline, Pipeline):
+            raise OptionError(f"pipeline must be a Pipeline, not {self.pipeline!r}")
+        object.__setattr__(self, "pipeline", self.pipeline.placed(
+            self.pipeline_points, self.default_cuts, self.unit))
+
+    @property
+    def pipeline_points(self) -> tuple[str, ...]:
+        """The cut points this spec's datapath has (a kind's variant may have fewer)."""
+        return self.CUT_POINTS
+
+    @property
+    def default_cuts(self) -> tuple[str, ...]:
+        """The order in which ``stages`` alone places registers on this spec's datapath."""
+        return tuple(c for c in self.DEFAULT_CUTS if c in self.pipeline_points)
+
+    @property
+    def stages(self) -> int:
+        return self.pipeline.stages
+
     @property
     def latency(self) -> int:
-        return self.stages
+        return self.pipeline.stages
+
+    @property
+    def cuts(self) -> tuple[str, ...]:
+        """The cut points when not the default placement of ``stages``, else ()."""
+        return self.pipeline.cuts
+
+    @property
+    def cut_points(self) -> tuple[str, ...]:
+        """Where the pipeline registers are; stages beyond them are output registers."""
+        return self.pipeline.cut_points(self.default_cuts)
+
+    def pipeline_options(self) -> dict:
+        """The pipeline's option values (``option_values``' last entries)."""
+        return {"stages": self.stages} | ({"cuts": ",".join(self.cuts)} if self.cuts else {})
+
+    def pipeline_parameters(self) -> dict:
+        """The sidecar's record of cuts that are not the default placement."""
+        return {"cuts": list(self.cuts)} if self.cuts else {}
+
+    def pipeline_lines(self) -> list[str]:
+        """The header's pipeline line, when the cuts are not the default placement."""
+        return [self.pipeline.describe()] if self.cuts else []
+
+    def numerics(self) -> "Spec":
+        """What the unit computes: the spec without its pipeline."""
+        return replace(self, pipeline=Pipeline())
+
+    # ----- shared ------------------------------------------------------------------------------
 
     def inputs(self) -> list[Port]:
         """The data inputs (what stimulus drives): every input but clock, reset and valid."""

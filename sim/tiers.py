@@ -14,9 +14,8 @@ from __future__ import annotations
 import os
 
 from fpforge.rtl.formats import catalog_formats, catalog_selection
-from fpforge.rtl.kinds import BASIC_UNITS, make_spec
+from fpforge.rtl.kinds import BASIC_UNITS, kind, make_spec
 from fpforge.rtl.options import Rounding
-from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import Spec
 
 __all__ = ["stimulus_for", "geometry", "case_id", "simulators", "FULL_MODES", "MATRIX_UNITS",
@@ -47,7 +46,7 @@ def input_bits(spec: Spec) -> int:
 def stimulus_for(spec: Spec, *, sample: int = SAMPLE) -> list:
     if exhaustive_tier(spec):
         return [["exhaustive", {}]]
-    if not isinstance(spec, ScalarSpec):
+    if kind(spec.unit).shape == "block":
         return MX_STIMULUS[spec.unit]
     return [["corners", {}], ["relations", {"count": 4096}], ["random", {"count": sample}]]
 
@@ -73,7 +72,7 @@ def geometry(sim: str, vectors: int = 1 << 16) -> dict:
 def case_id(spec: Spec) -> str:
     """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (block kinds: their module
     name)."""
-    if not isinstance(spec, ScalarSpec):
+    if kind(spec.unit).shape == "block":
         return spec.default_name
     ins = spec.in_fmts
     out = spec.out_fmt.with_subnormals(True).name     # flushing is its own part of the id

@@ -1,8 +1,10 @@
 """Pipelining to a clock: the fewest stages, and the fewest registers, that meet a clock period.
 
-A scalar unit can hold a register at each of its kind's cut points (``spec.CUT_POINTS``, of
-rtl/scalar.py CUT_POINTS: after the decoders, between a multiplier's partial products and their
-sum, after an adder's alignment shift, after the exact core, inside the rounder). For a clock period P, :func:`pipeline_for`
+A unit can hold a register at each of its kind's cut points (``spec.pipeline_points``,
+rtl/pipeline.py: a scalar unit's after the decoders, between a multiplier's partial products and
+their sum, after an adder's alignment shift, after the exact core, inside the rounder; a block
+unit's along its own datapath, e.g. dot's decode, product, sum, round). For a clock period P,
+:func:`pipeline_for`
 synthesises the unit with no register, then every placement of one register, then of two, and
 so on -- each mapped for P (flow.run_job: ABC's delay target, tightened until OpenSTA agrees) --
 and keeps, among the placements with the fewest stages that meet P on the load-aware timer, the
@@ -14,6 +16,8 @@ neighbours at that clock.
 A search, not a delay model: each candidate is what ``make synth`` would report for it. The
 search stops at the first number of stages that meets P, so it synthesises 1 + C(n, 1) + ...
 placements up to that number (n = 3 to 5 cut points: at most 8 to 32).
+A variant whose datapath has no cut points (the NVFP4 and P3109 recipes of mxq and mxdq, whose
+stages are output registers) is refused.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from itertools import combinations
 from pathlib import Path
 
 from fpforge.rtl.options import OptionError
-from fpforge.rtl.scalar import ScalarSpec
+from fpforge.rtl.pipeline import Pipeline
 from fpforge.rtl.spec import Spec
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, new_run_dir, run
@@ -34,22 +38,23 @@ __all__ = ["Candidate", "PipelineChoice", "pipeline_for", "placements", "check_p
 
 
 def check_pipelinable(spec: Spec) -> None:
-    if not isinstance(spec, ScalarSpec):
-        raise OptionError(f"--clock-ps places pipeline registers in the scalar units (mul, add, "
-                          f"sub, fma, fms, cvt), not in {spec.unit}; give {spec.unit} --stages")
+    if not spec.pipeline_points:
+        raise OptionError(f"--clock-ps places pipeline registers at a unit's cut points; "
+                          f"{spec.default_name} has none (its stages are output registers): "
+                          f"give it --stages")
 
 
-def placements(spec: ScalarSpec, stages: int) -> list[ScalarSpec]:
+def placements(spec: Spec, stages: int) -> list[Spec]:
     """``spec`` with registers at every choice of ``stages`` cut points."""
-    return [replace(spec, stages=stages, cuts=cuts)
-            for cuts in combinations(spec.CUT_POINTS, stages)]
+    return [replace(spec, pipeline=Pipeline(stages, cuts))
+            for cuts in combinations(spec.pipeline_points, stages)]
 
 
 @dataclass(frozen=True)
 class Candidate:
     """One placement as synthesised for the clock."""
 
-    spec: ScalarSpec
+    spec: Spec
     record: SynthRecord
 
     @property
@@ -73,7 +78,7 @@ class PipelineChoice:
     tried: tuple[Candidate, ...]     # every placement synthesised, in search order
 
     @property
-    def spec(self) -> ScalarSpec:
+    def spec(self) -> Spec:
         return self.chosen.spec
 
     def report(self) -> list[str]:
@@ -100,7 +105,7 @@ def pipeline_for(spec: Spec, clock_ps: float, *, out_dir=DEFAULT_OUT_DIR,
                           f"(DFF_X1 clock-to-Q and setup); give a longer period")
     run_dir = new_run_dir(out_dir, f"clock{clock_ps:g}_{spec.default_name}")
     tried: list[Candidate] = []
-    for stages in range(len(spec.CUT_POINTS) + 1):
+    for stages in range(len(spec.pipeline_points) + 1):
         specs = placements(spec, stages)
         records = run(specs, out_dir=out_dir, jobs=jobs, fpga=False, cores=False,
                       run_dir=Path(run_dir) / f"stages{stages}", delay_target_ps=clock_ps)
@@ -113,7 +118,7 @@ def pipeline_for(spec: Spec, clock_ps: float, *, out_dir=DEFAULT_OUT_DIR,
     best = min(tried, key=lambda c: c.delay_ps)
     raise OptionError(f"no placement of pipeline registers in {spec.default_name} meets "
                       f"{clock_ps:g} ps: the fastest, {best.describe()}; fpforge cuts a unit "
-                      f"at {', '.join(spec.CUT_POINTS)} only")
+                      f"at {', '.join(spec.pipeline_points)} only")
 
 
 # ----- the table of docs/synth/clock.md -----------------------------------------------------------

@@ -6,7 +6,6 @@ from dataclasses import asdict, dataclass, field
 
 from fpforge.rtl.formats import resolve
 from fpforge.rtl.ports import Port
-from fpforge.rtl.scalar import FmaSpec, MulSpec
 from fpforge.rtl.spec import Spec
 
 from .core import MulCore, core_name
@@ -39,9 +38,12 @@ class Design:
     deep: bool = False          # float32 datapaths with dividers (flow.asic_script's deep job)
 
 
+CORE_UNITS = ("mul", "fma")     # the kinds whose integer product core synth/core.py builds
+
+
 def core_formats(spec: Spec):
     """The two product operands whose integer core is the reference of a mul or FMA, else None."""
-    if not isinstance(spec, (MulSpec, FmaSpec)):
+    if spec.unit not in CORE_UNITS:
         return None
     return spec.in_fmts[0], spec.in_fmts[1]
 

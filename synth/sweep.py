@@ -27,7 +27,8 @@ from pathlib import Path
 from fpforge.rtl.formats import (CATALOG, P3109_CONFORMANCE, FloatFormat, FormatError,
                                  catalog_formats, resolve)
 from fpforge.rtl.kinds import BASIC_UNITS, KINDS, make_spec
-from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, VALUE_RULES, element_format
+from fpforge.rtl.elements import ELEMENT_FORMATS, element_format
+from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES
 from fpforge.rtl.options import OptionError
 from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import Spec
@@ -58,7 +59,8 @@ VARIANT_FORMATS = ("fp8e4m3", "fp16", "bf16")
 VARIANT_UNITS = ("mul", "add")
 # The files that decide the generated hardware (the CLI and export do not).
 HARDWARE_SOURCES = ("rtl/fp_units", "rtl/formats.py", "rtl/options.py", "rtl/spec.py",
-                    "rtl/scalar.py", "rtl/mx.py", "rtl/kinds.py", "rtl/ports.py", "rtl/emit.py")
+                    "rtl/scalar.py", "rtl/elements.py", "rtl/mx.py", "rtl/dot.py",
+                    "rtl/kinds.py", "rtl/ports.py", "rtl/emit.py")
 MX_BLOCK = 8
 NVFP4_RULES = tuple(r for r in VALUE_RULES if r.startswith("nvfp4_"))
 MX_N = 8

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from fpforge.rtl.mx import OCP_FP_ELEMENTS, SCALE_RULES
+from fpforge.rtl.elements import OCP_FP_ELEMENTS
+from fpforge.rtl.mx import SCALE_RULES
 from fpforge.rtl.options import OptionError
 from fpforge.infra.toolchain import ToolMissing
 

@@ -121,7 +121,7 @@ def add_clock_ps(p):
     p.add_argument("--clock-ps", type=positive(float), metavar="P",
                    help="pipeline to this clock period (ps): the fewest stages, then "
                         "flip-flops, whose every path meets P on the load-aware timer "
-                        "(scalar units; docs/synth/timing.md)")
+                        "(at the kind's cut points; docs/synth/timing.md)")
 
 
 def pipelined_for_clock(specs, args, out=None) -> list:

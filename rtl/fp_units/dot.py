@@ -1,4 +1,4 @@
-"""dot: the OCP MX dot product. Same contract as golden/mx.py ``dot_unit``, the same steps (the
+"""dot: the OCP MX dot product. Same contract as golden/dot.py ``dot_unit``, the same steps (the
 exact sum in one frame here, in radix-2^32 limbs there).
 
     a_i, b_i (element codes) -> decode -> exact products (sig_a * sig_b, exponent fields added)
@@ -19,8 +19,10 @@ Ports (element i of a packed bus at bits [i*w +: w]):
     y        out  width(out)     the rounded result
     flags    out  5              {NV, DZ, OF, UF, NX}; NX also when ``fixed`` dropped a bit
 
-Pipeline placement for ``stages`` = N, as the scalar units: cut 1 after the accumulator (the raw
-result), cut 2 inside the rounder, cuts 3.. on the outputs.
+Pipeline cut points (rtl/dot.py ``MxDotSpec.CUT_POINTS``): ``decode`` after the element
+decoders, ``product`` after the exact products (the scales and c registered with them at both),
+``sum`` after the accumulator, the specials and the scales (the raw result), ``round`` inside the
+rounder; ``stages`` alone fills sum, then round, then output registers.
 """
 
 from __future__ import annotations
@@ -30,13 +32,15 @@ from typing import NamedTuple
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.utils import bits_for, ceil_log2
 
-from ..mx import E8M0_BIAS, E8M0_NAN, GROUP_ZERO_EXP
+from ..dot import GROUP_ZERO_EXP
+from ..elements import E8M0_BIAS, E8M0_NAN
 from ..options import FLAGS_WIDTH, Flag, Rounding
-from .common import Raw, lzc, register
+from .common import Raw, lzc
 from .decode import Decode
 from .mul import product
-from .mx_unit import MxUnit, decode_element, decode_operand
+from .mx_unit import decode_element, decode_operand
 from .rounder import Rounder
+from .unit import Unit
 
 __all__ = ["MxDot"]
 
@@ -66,8 +70,8 @@ class _Scaled(NamedTuple):
     width: int
 
 
-class MxDot(MxUnit):
-    """The MX dot-product unit of an :class:`~rtl.mx.MxDotSpec` (ports: ``spec.ports()``)."""
+class MxDot(Unit):
+    """The MX dot-product unit of an :class:`~rtl.dot.MxDotSpec` (ports: ``spec.ports()``)."""
 
     unit = "dot"
 
@@ -77,15 +81,23 @@ class MxDot(MxUnit):
         n, ea, eb = spec.n, spec.elem_a, spec.elem_b
         wa, wb = ea.width, eb.width
 
+        # The scale inputs, read by the accumulator and the specials, arrive with the data.
+        self._scales = self.delayed(m, {port: getattr(self, port) for port in
+                                        ("scale_a", "scale_b") if spec.scaled}, until="sum")
+
         # 1. Decode and multiply exactly (the mul unit's product: one integer multiply and one
         #    exponent-field add per element pair).
         prods = []
         for i in range(n):
             pa = decode_element(m, self.a[i * wa:(i + 1) * wa], ea, f"dec_a{i}")
             pb = decode_element(m, self.b[i * wb:(i + 1) * wb], eb, f"dec_b{i}")
-            prods.append(product(m, pa, pb))
+            pa = self.cut_operand(m, "decode", f"a{i}", pa)
+            pb = self.cut_operand(m, "decode", f"b{i}", pb)
+            prods.append(self.cut_operand(m, "product", f"p{i}", product(m, pa, pb)))
         nonzero = [~p.zero for p in prods]
         c = None if spec.c_fmt is None else decode_operand(m, self.c, spec.c_fmt, "dec_c")
+        if c is not None:
+            c = self.cut_operand(m, "product", "c", self.cut_operand(m, "decode", "c", c))
 
         # 2. Accumulate.
         grouped = spec.sum_group is not None
@@ -121,10 +133,11 @@ class MxDot(MxUnit):
             mag, exp, off, sum_w, (exp_lo, exp_hi), scale_nan, scale_zero, scale_sign = \
                 self._value_scales(m, mag, exp_sig, exp_off, sum_w, (exp_lo, exp_hi))
         elif spec.scaled:
-            scale_nan = (self.scale_a == E8M0_NAN) | (self.scale_b == E8M0_NAN)
+            scale_nan = (self._scales["scale_a"] == E8M0_NAN) | \
+                (self._scales["scale_b"] == E8M0_NAN)
             if c is None:
                 e = Signal(unsigned(bits_for(exp_hi + 2 * E8M0_NAN)), name="exp_scaled")
-                m.d.comb += e.eq(exp_sig + self.scale_a + self.scale_b)
+                m.d.comb += e.eq(exp_sig + self._scales["scale_a"] + self._scales["scale_b"])
                 exp, off = e, exp_off - 2 * E8M0_BIAS
                 exp_hi += 2 * E8M0_NAN
         is_nan = Signal(name="is_nan")
@@ -151,23 +164,18 @@ class MxDot(MxUnit):
 
         cut1 = {"sign": sign, "exp": exp, "sig": mag, "zero": all_zero, "inf": is_inf,
                 "nan": is_nan, "invalid": invalid, "lost": lost}
-        p = register(m, spec.stages >= 1, "s1", cut1)
+        p = self.cut(m, "sum", cut1)
         raw = Raw(sign=p["sign"], exp=p["exp"], off=off, sig=p["sig"], width=sum_w,
                   exp_range=(exp_lo, exp_hi), lz_max=sum_w - 1, sticky=Const(0, 1),
                   zero=p["zero"], inf=p["inf"], nan=p["nan"], invalid=p["invalid"],
                   cancels=True)
-        rnd = Rounder(spec.out_fmt, spec.options, raw, register=spec.stages >= 2)
+        rnd = Rounder(spec.out_fmt, spec.options, raw, register="round" in spec.cut_points)
         m.submodules[rnd.name] = rnd
-        late = register(m, spec.stages >= 2, "s2",
-                        {"lost": p["lost"] & ~p["nan"] & ~p["inf"]})
+        late = self.cut(m, "round", {"lost": p["lost"] & ~p["nan"] & ~p["inf"]})
         flags = Signal(FLAGS_WIDTH, name="flags_all")
         m.d.comb += flags.eq(rnd.flags | Mux(late["lost"], int(Flag.NX), 0))
 
-        out = {"y": rnd.y, "flags": flags}
-        for i in range(3, spec.stages + 1):
-            out = register(m, True, f"s{i}", out)
-        m.d.comb += [self.y.eq(out["y"]), self.flags.eq(out["flags"])]
-        self.valid_chain(m)
+        self.outputs(m, {"y": rnd.y, "flags": flags})
         return m
 
     def _value_scales(self, m, mag, exp, off, width, exp_range):
@@ -179,7 +187,7 @@ class MxDot(MxUnit):
         for port in ("scale_a", "scale_b"):
             dec = Decode(fmt)
             m.submodules[f"dec_{port}"] = dec
-            m.d.comb += dec.code.eq(getattr(self, port))
+            m.d.comb += dec.code.eq(self._scales[port])
             decs.append(dec)
         da, db = decs
         k = Signal(2 * fmt.precision, name="scale_sig")
@@ -227,7 +235,7 @@ class MxDot(MxUnit):
         return (neg, mag, Const(0, 1), 0, 0), p0.off + f_lo, sw, Const(0, 1)
 
     def _fixed(self, m, prods, nonzero, prefix: str = ""):
-        """The fixed-width accumulator of golden/mx.py ``_fixed_sum``. With f_i the exponent
+        """The fixed-width accumulator of golden/dot.py ``_fixed_sum``. With f_i the exponent
         fields' sum, product i is below 2^(f_i + c + 2), c = off + Ma + Mb; Emax uses the
         largest f over the nonzero products; product i is truncated toward zero to a multiple of
         2^(Emax - F): term_i = sig_i >> (d_i + Ma + Mb - F), d_i = fmax - f_i (a left shift
@@ -271,7 +279,7 @@ class MxDot(MxUnit):
         g_hi = max(f_hi + s_hi + Bp, c.exp_range[1] + Bc)
         gw = bits_for(g_hi)
         S = Signal(bits_for(s_hi), name="scale_sum")
-        m.d.comb += S.eq(self.scale_a + self.scale_b if spec.scaled else 0)
+        m.d.comb += S.eq(self._scales["scale_a"] + self._scales["scale_b"] if spec.scaled else 0)
         fmax = self._fmax(m, prods, nonzero)
         g_p, g_c, emax = (Signal(gw, name=n) for n in ("g_prod", "g_c", "emax"))
         m.d.comb += [g_p.eq(fmax + S + Bp), g_c.eq(c.exp + Bc)]
@@ -291,7 +299,7 @@ class MxDot(MxUnit):
         return (neg, mag, emax, 0, g_hi), p0.off + Mab - bias2 - Bp - F, sw, lost_any
 
     def _grouped(self, m, prods, nonzero, c):
-        """The grouped accumulator (golden/mx.py ``_grouped_sum``, MMA-Sim's gst_fdpa): each
+        """The grouped accumulator (golden/dot.py ``_grouped_sum``, MMA-Sim's gst_fdpa): each
         group of lanes summed exactly (``_exact``), times its scales' significands, standing at
         its scales' exponent (GROUP_ZERO_EXP when its products or a scale are all zero), c at
         its own (GROUP_ZERO_EXP when zero or absent); every term truncated to 2^(Emax - F).
@@ -312,7 +320,7 @@ class MxDot(MxUnit):
             for port in ("scale_a", "scale_b"):
                 dec = Decode(fs)
                 m.submodules[f"dec_{port}{j}"] = dec
-                m.d.comb += dec.code.eq(getattr(self, port)[j * w:(j + 1) * w])
+                m.d.comb += dec.code.eq(self._scales[port][j * w:(j + 1) * w])
                 decs.append(dec)
             sums.append((neg, mag, off, sw))
             scales.append(decs)
@@ -373,7 +381,7 @@ class MxDot(MxUnit):
         return ((neg, mag, emax, 0, g_hi), e_lo - F, sw, lost_any), lane_signs, nan, inf_zero
 
     def _two_stage(self, m, prods, nonzero, c):
-        """The two-stage accumulator (golden/mx.py ``_two_stage_sum``, MMA-Sim's gtr_fdpa): the
+        """The two-stage accumulator (golden/dot.py ``_two_stage_sum``, MMA-Sim's gtr_fdpa): the
         even and the odd lanes through ``_fixed`` apart; their sums floored (arithmetic right
         shifts) to F bits below the larger exponent and added: t; with E the larger of that
         and c's (c's alone when every product is zero), t floored to F2 + 1 bits below 2^E and

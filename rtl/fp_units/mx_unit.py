@@ -1,26 +1,16 @@
-"""What the MX units (mxq, mxdq, dot) share: the valid chain, and the decoding of an MX element
-into an exact operand."""
+"""What the MX units (mxq, mxdq, dot) share: the decoding of an MX element into an exact
+operand (their frame, pipeline included, is every unit's: unit.py)."""
 
 from __future__ import annotations
 
 from amaranth.hdl import Const, Module, Mux, Signal
 
 from ..formats import FloatFormat
-from ..mx import ElementFormat
-from .common import Operand, valid_chain
+from ..elements import ElementFormat
+from .common import Operand
 from .decode import Decode
-from .unit import Unit
 
-__all__ = ["MxUnit", "decode_element"]
-
-
-class MxUnit(Unit):
-    """Base of the MX units."""
-
-    def valid_chain(self, m: Module):
-        """valid_o = valid_i delayed by the latency (cleared by reset)."""
-        if self._spec.stages:
-            valid_chain(m, self.valid_i, self.valid_o, self._spec.stages)
+__all__ = ["decode_element", "decode_operand"]
 
 
 def decode_operand(m: Module, code, fmt: FloatFormat, name: str) -> Operand:

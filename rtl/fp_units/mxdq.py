@@ -9,26 +9,29 @@ Ports (element i of a packed bus at bits [i*w +: w]):
     x      in   k * elem_width element codes, element i at x[i*w +: w]
     y      out  k * 32         float32 codes, element i at y[i*32 +: 32]
 
-Pipeline placement for ``stages`` = N, as the scalar units: cut 1 after the raw values, cut 2
-inside each rounder, cuts 3.. on the outputs.
+Pipeline cut points (rtl/mx.py ``MxDequantSpec.CUT_POINTS``): ``decode`` after the element
+decoders (the scale code registered with them), ``scale`` after the scale's exponent is added
+(the raw values), ``round`` inside each rounder; ``stages`` alone fills scale, then round, then
+output registers. The value-scale recipes register their outputs only.
 """
 
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Signal, signed, unsigned
 
-from ..mx import E8M0_BIAS, E8M0_NAN
+from ..elements import E8M0_BIAS, E8M0_NAN
 from .binary32 import Binary32
-from .common import Raw, register
+from .common import Raw
 from .decode import Decode
-from .mx_unit import MxUnit, decode_element
+from .mx_unit import decode_element
 from .rounder import Rounder
+from .unit import Unit
 from .value_scale import dequantize_factor
 
 __all__ = ["MxDequantizer"]
 
 
-class MxDequantizer(MxUnit):
+class MxDequantizer(Unit):
     """The MX dequantizer of an :class:`~rtl.mx.MxDequantSpec` (ports: module docstring)."""
 
     unit = "mxdq"
@@ -39,18 +42,20 @@ class MxDequantizer(MxUnit):
         m = Module()
         spec = self._spec
         k, elem, w = spec.block, spec.elem, spec.elem.width
+        scale = self.delayed(m, {"scale": self.scale}, until="scale")["scale"]
         scale_nan = Signal(name="scale_nan")
-        m.d.comb += scale_nan.eq(self.scale == E8M0_NAN)
+        m.d.comb += scale_nan.eq(scale == E8M0_NAN)
         ops, cut1 = [], {"nan_scale": scale_nan}
         for i in range(k):
             op = decode_element(m, self.x[i * w:(i + 1) * w], elem, f"dec_x{i}")
+            op = self.cut_operand(m, "decode", f"x{i}", op)
             # X * P_i only moves the exponent: the scale code adds to the element's field.
             e = Signal(unsigned(len(op.exp) + 9), name=f"exp{i}")
-            m.d.comb += e.eq(op.exp + self.scale)
+            m.d.comb += e.eq(op.exp + scale)
             ops.append(op)
             cut1 |= {f"sign{i}": op.sign, f"exp{i}": e, f"sig{i}": op.sig, f"zero{i}": op.zero,
                      f"inf{i}": op.inf, f"nan{i}": op.nan, f"invalid{i}": op.invalid}
-        p = register(m, spec.stages >= 1, "s1", cut1)
+        p = self.cut(m, "scale", cut1)
         ys = []
         for i, op in enumerate(ops):
             lo, hi = op.exp_range
@@ -59,14 +64,11 @@ class MxDequantizer(MxUnit):
                       lz_max=op.lz_max, sticky=0, zero=p[f"zero{i}"],
                       inf=p[f"inf{i}"], nan=p[f"nan{i}"] | p["nan_scale"],
                       invalid=p[f"invalid{i}"])
-            rnd = Rounder(spec.out_fmt, spec.options, raw, register=spec.stages >= 2)
+            rnd = Rounder(spec.out_fmt, spec.options, raw,
+                          register="round" in spec.cut_points)
             m.submodules[f"round_y{i}"] = rnd
             ys.append(rnd.y)
-        out = {"y": Cat(*ys)}
-        for i in range(3, spec.stages + 1):
-            out = register(m, True, f"s{i}", out)
-        m.d.comb += self.y.eq(out["y"])
-        self.valid_chain(m)
+        self.outputs(m, {"y": Cat(*ys)})
         return m
 
     def _value_scaled(self):
@@ -81,14 +83,7 @@ class MxDequantizer(MxUnit):
         f = Binary32(m, "el")
         ys = [f.mul(f.widen(self.x[i * w:(i + 1) * w], s.elem, f"v{i}"), factor, f"y{i}")
               for i in range(k)]
-        return self._outputs(m, ys)
-
-    def _outputs(self, m, ys):
-        out = {"y": Cat(*ys)}
-        for i in range(1, self._spec.stages + 1):
-            out = register(m, True, f"s{i}", out)
-        m.d.comb += self.y.eq(out["y"])
-        self.valid_chain(m)
+        self.outputs(m, {"y": Cat(*ys)})
         return m
 
     def _power_of_two_scaled(self):
@@ -115,4 +110,5 @@ class MxDequantizer(MxUnit):
             rnd = Rounder(spec.out_fmt, spec.options, raw)
             m.submodules[f"round_y{i}"] = rnd
             ys.append(rnd.y)
-        return self._outputs(m, ys)
+        self.outputs(m, {"y": Cat(*ys)})
+        return m

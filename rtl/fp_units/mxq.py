@@ -17,8 +17,11 @@ Ports (element i of a packed bus at bits [i*w +: w]):
     y       out  k * elem_width   element codes, element i at y[i*elem_width +: elem_width]
     flags   out  5                {NV, DZ, OF, UF, NX} ORed over the block's element roundings
 
-Pipeline placement for ``stages`` = N, as the scalar units: cut 1 after the shared exponent and
-the raw elements, cut 2 inside each element rounder, cuts 3.. on the outputs.
+Pipeline cut points (rtl/mx.py ``MxQuantSpec.CUT_POINTS``): ``amax`` after the block's largest
+magnitude (the decoded elements and random bits registered with it), ``scale`` after the shared
+exponent and the scaled elements (the raw values), ``round`` inside each element rounder;
+``stages`` alone fills scale, then round, then output registers. The value-scale recipes register
+their outputs only.
 """
 
 from __future__ import annotations
@@ -30,13 +33,13 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 
 from ..blockscale import Arithmetic
 from ..formats import FloatFormat, Specials
-from ..mx import E8M0_BIAS, E8M0_NAN, SCALE_MAX, SCALE_MIN, ElementFormat
+from ..elements import E8M0_BIAS, E8M0_NAN, SCALE_MAX, SCALE_MIN, ElementFormat
 from ..options import FLAGS_WIDTH, Rounding, Saturation, UnitOptions
 from .binary32 import F32, Binary32
-from .common import Raw, lzc, register
+from .common import Raw, lzc
 from .decode import Decode
-from .mx_unit import MxUnit
 from .rounder import Rounder
+from .unit import Unit
 from .value_scale import block_scale, four_over_six, is_nan
 
 __all__ = ["MxQuantizer", "shared_exponent"]
@@ -116,7 +119,7 @@ def shared_exponent(m: Module, amax, in_fmt: FloatFormat, elem: ElementFormat, r
     return s
 
 
-class MxQuantizer(MxUnit):
+class MxQuantizer(Unit):
     """The MX block quantizer of an :class:`~rtl.mx.MxQuantSpec` (ports: module docstring)."""
 
     unit = "mxq"
@@ -140,6 +143,15 @@ class MxQuantizer(MxUnit):
         mags = [self.x[i * w_in:(i + 1) * w_in - 1] for i in range(k)]
         amax = Signal(w_in - 1, name="amax")
         m.d.comb += amax.eq(_max_tree(m, mags, "amax"))
+        # Cut "amax": amax with the decoded elements (and their random bits).
+        fields = {"sign": "sign", "exp": "exp", "sig": "sig", "zero": "is_zero", "snan": "is_snan"}
+        a = {"amax": amax}
+        for i, dec in enumerate(decs):
+            a |= {f"{f}{i}": getattr(dec, attr) for f, attr in fields.items()}
+            if spec.has_rbits:
+                a[f"rbits{i}"] = self.rbits[i * spec.sr_bits:(i + 1) * spec.sr_bits]
+        a = self.cut(m, "amax", a)
+        amax = a["amax"]
         nonfinite = Signal(name="nonfinite")
         m.d.comb += nonfinite.eq(amax[fin.man_bits:] == fin.exp_all_ones)
 
@@ -157,27 +169,27 @@ class MxQuantizer(MxUnit):
         lo, hi = decs[0].exp_range
         exp_range = (lo - SCALE_MAX, hi - SCALE_MIN)
         cut1 = {"scale": scale}
-        for i, dec in enumerate(decs):
+        for i in range(k):
             e = Signal(signed(11), name=f"exp{i}")
-            m.d.comb += e.eq(dec.exp - s)
-            cut1.update({f"sign{i}": dec.sign, f"exp{i}": e, f"sig{i}": dec.sig,
-                         f"zero{i}": dec.is_zero, f"invalid{i}": dec.is_snan})
+            m.d.comb += e.eq(a[f"exp{i}"] - s)
+            cut1.update({f"sign{i}": a[f"sign{i}"], f"exp{i}": e, f"sig{i}": a[f"sig{i}"],
+                         f"zero{i}": a[f"zero{i}"], f"invalid{i}": a[f"snan{i}"]})
             if spec.has_rbits:
-                cut1[f"rbits{i}"] = self.rbits[i * spec.sr_bits:(i + 1) * spec.sr_bits]
+                cut1[f"rbits{i}"] = a[f"rbits{i}"]
         cut1["nan"] = nonfinite
-        p = register(m, spec.stages >= 1, "s1", cut1)
+        p = self.cut(m, "scale", cut1)
 
         # 4. One Rounder per element; an integer element's sign-magnitude code becomes two's
         #    complement.
         codes, flags = [], []
-        scale_q = register(m, spec.stages >= 2, "s2", {"scale": p["scale"]})["scale"]
+        scale_q = self.cut(m, "round", {"scale": p["scale"]})["scale"]
         for i, dec in enumerate(decs):
             raw = Raw(sign=p[f"sign{i}"], exp=p[f"exp{i}"], off=dec.off, sig=p[f"sig{i}"],
                       width=dec.width, exp_range=exp_range, lz_max=dec.lz_max,
                       sticky=Const(0, 1), zero=p[f"zero{i}"], inf=Const(0, 1), nan=p["nan"],
                       invalid=p[f"invalid{i}"])
             rnd = Rounder(elem.grid, spec.options, raw, rbits=p.get(f"rbits{i}"),
-                          register=spec.stages >= 2)
+                          register="round" in spec.cut_points)
             m.submodules[f"round_y{i}"] = rnd
             code = rnd.y
             if elem.twos_complement:
@@ -194,13 +206,8 @@ class MxQuantizer(MxUnit):
             acc = acc | f
         m.d.comb += flag_or.eq(acc)
 
-        out = {"scale": scale_q, "y": Cat(*codes), "flags": flag_or}
-        for i in range(3, spec.stages + 1):
-            out = register(m, True, f"s{i}", out)
-        m.d.comb += [self.scale.eq(out["scale"]), self.y.eq(out["y"]),
-                     self.flags.eq(out["flags"])]
         assert len(Cat(*codes)) == k * w_el
-        self.valid_chain(m)
+        self.outputs(m, {"scale": scale_q, "y": Cat(*codes), "flags": flag_or})
         return m
 
     def _value_scaled(self):
@@ -241,12 +248,7 @@ class MxQuantizer(MxUnit):
         """scale, y and the elements' ORed flags through ``stages`` output registers."""
         flag_or = Signal(FLAGS_WIDTH, name="flags_or")
         m.d.comb += flag_or.eq(functools.reduce(operator.or_, flags))
-        out = {"scale": scale, "y": Cat(*codes), "flags": flag_or}
-        for i in range(1, self._spec.stages + 1):
-            out = register(m, True, f"s{i}", out)
-        m.d.comb += [self.scale.eq(out["scale"]), self.y.eq(out["y"]),
-                     self.flags.eq(out["flags"])]
-        self.valid_chain(m)
+        self.outputs(m, {"scale": scale, "y": Cat(*codes), "flags": flag_or})
         return m
 
     def _p3109(self):

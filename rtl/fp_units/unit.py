@@ -1,16 +1,17 @@
 """The frame every unit shares (:class:`Unit`: the signature from ``spec.ports()``, the spec
-read-only, the latency), and the scalar units' frame (:class:`FpUnit`: decoders, pipeline cuts,
-the rounder).
+read-only, the latency, the pipeline: ``cut``/``stage`` at the spec's cut points, ``outputs``),
+and the scalar units' frame (:class:`FpUnit`: decoders, pipeline cuts, the rounder).
 
 A scalar unit subclass only writes its exact core (``core``: decoded operands -> :class:`Raw`).
 
-Pipeline placement: registers sit at the spec's ``cut_points`` (rtl/scalar.py CUT_POINTS) --
-``decode`` after the operand decoders, ``product`` and ``align`` inside the core (a multiplier's
-partial products, an adder's aligned operands: the core asks ``stager``), ``core`` after the
-exact core (the raw result), ``round`` inside the rounder (after normalization); stages beyond
-them are output registers. ``--stages N``
-alone places core, then round, then outputs; ``--cuts`` (or ``--clock-ps``) chooses others.
-``valid`` travels with the data and is cleared by reset.
+Pipeline placement: registers sit at the spec's ``cut_points`` (rtl/pipeline.py), which each
+kind names along its datapath (``Spec.CUT_POINTS``). The scalar units: ``decode`` after the
+operand decoders, ``product`` and ``align`` inside the core (a multiplier's partial products, an
+adder's aligned operands: the core asks ``stager``), ``core`` after the exact core (the raw
+result), ``round`` inside the rounder (after normalization). Stages beyond the cuts are output
+registers (``outputs``). ``--stages N`` alone fills the kind's default order (scalar units:
+core, then round); ``--cuts`` (or ``--clock-ps``) chooses others. ``valid`` travels with the
+data and is cleared by reset.
 """
 
 from __future__ import annotations
@@ -56,6 +57,60 @@ class Unit(wiring.Component):
     def name(self) -> str:
         return self._spec.default_name
 
+    # ----- the pipeline ---------------------------------------------------------------------------
+    def register_name(self, point: str) -> str:
+        """The prefix of the registers at cut ``point``: ``s1``, ``s2`` in the default order
+        (as they always were), else ``c`` and the point's initial."""
+        order = self._spec.default_cuts
+        return f"s{order.index(point) + 1}" if point in order else f"c{point[0]}"
+
+    def cut(self, m: Module, point: str, values: dict) -> dict:
+        """``values`` through the register at ``point`` when the spec has one there, else
+        themselves."""
+        return register(m, point in self._spec.cut_points, self.register_name(point), values)
+
+    def cut_operand(self, m: Module, point: str, name: str, op: Operand) -> Operand:
+        """An operand through the register at ``point`` when the spec has one there."""
+        if point not in self._spec.cut_points:
+            return op
+        return registered(m, f"{self.register_name(point)}_{name}", op)
+
+    def delayed(self, m: Module, values: dict, until: str) -> dict:
+        """Values a later step reads (a scale input, random bits) through every cut before
+        the point ``until``, so that they arrive with the data."""
+        points = self._spec.pipeline_points
+        for point in points[:points.index(until)]:
+            values = self.cut(m, point, values)
+        return values
+
+    def stager(self, m: Module, point: str):
+        """What a core calls at its cut ``point``: a function registering the values it is given
+        (and the values carried with them), or None when the spec has no register there (the
+        core then builds its combinational datapath unchanged)."""
+        if point not in self._spec.cut_points:
+            return None
+        return lambda values: self.stage(m, point, values)
+
+    def stage(self, m: Module, point: str, values: dict) -> dict:
+        """``values`` and the carried values (a scalar unit's rounding controls) through the
+        register at ``point``."""
+        carried = getattr(self, "_carried", {})
+        regs = register(m, True, self.register_name(point),
+                        {**values, **{f"ctl_{k}": v for k, v in carried.items()}})
+        self._carried = {k: regs.pop(f"ctl_{k}") for k in carried}
+        return regs
+
+    def outputs(self, m: Module, values: dict) -> None:
+        """The output ports from ``values`` through the stages beyond the cuts (numbered on
+        after the default order), and valid_o."""
+        spec = self._spec
+        first = 1 + len(spec.default_cuts)
+        for i in range(first, first + spec.stages - len(spec.cut_points)):
+            values = register(m, True, f"s{i}", values)
+        m.d.comb += [getattr(self, port).eq(v) for port, v in values.items()]
+        if spec.stages:
+            valid_chain(m, self.valid_i, self.valid_o, spec.stages)
+
 
 class FpUnit(Unit):
     """Base of the scalar floating-point units. Subclasses set ``unit`` and implement ``core``."""
@@ -68,22 +123,6 @@ class FpUnit(Unit):
 
     def __init__(self, spec: ScalarSpec):
         super().__init__(spec)
-
-    def stager(self, m: Module, point: str):
-        """What a core calls at its cut ``point``: a function registering the values it is given
-        (and the rounding controls with them), or None when the spec has no register there (the
-        core then builds its combinational datapath unchanged)."""
-        if point not in self._spec.cut_points:
-            return None
-        return lambda values: self.stage(m, point, values)
-
-    def stage(self, m: Module, point: str, values: dict) -> dict:
-        """``values`` and the rounding controls through the register at ``point``."""
-        controls = getattr(self, "_controls", {})
-        regs = register(m, True, f"c{point[0]}", {**values, **{f"ctl_{k}": v
-                                                              for k, v in controls.items()}})
-        self._controls = {k: regs.pop(f"ctl_{k}") for k in controls}
-        return regs
 
     def core(self, m: Module, ops: list[Operand]) -> Raw:
         """The unit's exact core (decode -> *core* -> round); every unit class defines it."""
@@ -115,26 +154,19 @@ class FpUnit(Unit):
             ops = [registered(m, f"s0_{port}", op) for port, op in zip(spec.operands, ops)]
         # Cuts inside the core ("product", "align"): the core calls self.stage, which registers
         # its values there and the rounding controls with them.
-        self._controls = controls
+        self._carried = controls
         raw = self.core(m, ops)
-        controls = self._controls
+        controls = self._carried
 
         # Cut "core": after the exact core.
-        p = register(m, "core" in cuts, "s1", {**raw.values(), **controls})
+        p = self.cut(m, "core", {**raw.values(), **controls})
         staged = Raw(**{**raw.__dict__, **{k: p[k] for k in raw.values()}})
 
         rounder = Rounder(spec.out_fmt, spec.options, staged, rm=p.get("rm"),
                           rbits=p.get("rbits"), register="round" in cuts)
         m.submodules[rounder.name] = rounder
 
-        # Stages beyond the cuts: output registers (numbered on from 3, as they always were).
-        out = {"y": rounder.y, "flags": rounder.flags}
-        for i in range(3, 3 + spec.stages - len(cuts)):
-            out = register(m, True, f"s{i}", out)
-        m.d.comb += [self.y.eq(out["y"]), self.flags.eq(out["flags"])]
-
-        if spec.stages:
-            valid_chain(m, self.valid_i, self.valid_o, spec.stages)
+        self.outputs(m, {"y": rounder.y, "flags": rounder.flags})
         return m
 
 

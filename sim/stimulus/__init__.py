@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
 from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import Spec
 

@@ -7,8 +7,9 @@ import itertools
 
 import numpy as np
 
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.elements import element_format
 from fpforge.rtl.formats import FloatFormat
-from fpforge.rtl.mx import MxDotSpec, element_format
 
 from .base import code_values, unknown_part
 

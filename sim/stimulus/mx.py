@@ -6,7 +6,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec, element_format
+from fpforge.rtl.elements import element_format
+from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
 
 from .base import unknown_part
 

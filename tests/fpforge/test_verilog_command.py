@@ -14,8 +14,9 @@ import pytest
 from fpforge import cli
 from fpforge.rtl.formats import valid_forms
 from kind_examples import specs as kind_specs
+from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.kinds import KINDS, SPEC_OPTIONS, UNITS, make_spec, spec_argv, units_phrase
-from fpforge.rtl.mx import MxDotSpec, MxQuantSpec
+from fpforge.rtl.mx import MxQuantSpec
 
 FPFORGE = str(Path(sys.executable).with_name("fpforge"))
 # The valid format names as the command line prints them: on one line, runs of spaces collapsed

@@ -14,7 +14,7 @@ from fpforge.golden.gemm import (Accumulator, GemmConfig, emulated_matmul, float
                                  quantized_codes, seeded_bits)
 from fpforge.golden.mx import mx_dequantize
 from fpforge.rtl.formats import resolve
-from fpforge.rtl.mx import element_format
+from fpforge.rtl.elements import element_format
 from fpforge.rtl.options import OptionError
 
 from oracles.references import ml_decode

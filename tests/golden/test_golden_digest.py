@@ -24,7 +24,7 @@ import pytest
 
 from fpforge import golden
 from fpforge.rtl.formats import resolve
-from fpforge.rtl.mx import element_format
+from fpforge.rtl.elements import element_format
 
 BASE = "5f7d1c4"
 TOTAL = "b1ac3da459facdd8b860f6d6830e421fad4f4eece7fd608998fdb117c73c56ea"

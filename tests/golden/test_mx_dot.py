@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from fpforge import golden
-from fpforge.golden.mx import exact_limbs
+from fpforge.golden.dot import exact_limbs
 from oracles.mx_refs import NV, dot_reference, grouped_dot_reference
 from fpforge.rtl.formats import CATALOG, resolve
-from fpforge.rtl.mx import DOT_N_RANGE, element_format
+from fpforge.rtl.dot import DOT_N_RANGE
+from fpforge.rtl.elements import element_format
 from fpforge.sim.stimulus.dot import cancelling_rows as vectors
 
 PAIRS = [("fp8e4m3", "fp8e4m3"), ("fp8e5m2", "fp8e5m2"), ("fp6e3m2", "fp6e2m3"),
@@ -208,7 +209,7 @@ def test_grouped_matches_rule(ea, eb, sf, g, F, with_c, rounding):
     """The grouped accumulator against its rule on Fractions (oracles.mx_refs), with rows built
     to cancel, group scales up to 40 binades apart, value scales over every finite code and c
     near the products' sum."""
-    from fpforge.rtl.mx import MxDotSpec
+    from fpforge.rtl.dot import MxDotSpec
     from fpforge.sim.stimulus.dot import accumulator_codes, group_scales, value_scale_codes
     n, rows = 32, 96
     spec = MxDotSpec(ea, eb, n=n, accum="fixed", frac_bits=F, sum_group=g, scale_fmt=sf,

@@ -19,7 +19,7 @@ from fpforge import golden
 from oracles.mx_refs import (ELEMS, EMAX, FP_ELEMS, GRID, OCP_ELEMS, RULES, code_of, elem_value,
                              gfloat_quantize_block, needs, quantize_block_exact, round_to_grid,
                              torchao_dequantize, torchao_quantize)
-from fpforge.rtl.mx import ELEMENT_FORMATS, element_format
+from fpforge.rtl.elements import ELEMENT_FORMATS, element_format
 from fpforge.sim.stimulus import mx as mx_stimulus
 from fpforge.sim.stimulus.mx import adversarial_blocks
 

@@ -17,7 +17,8 @@ from fpforge.golden._jax import jnp
 from fpforge.golden.gemm import GemmConfig, code_values_f64, emulated_matmul
 from fpforge.golden.mx import channel_quantize, decode_elements
 from fpforge.golden.tensor_core import FUSED_PRESETS, exponents, fused_matmul, step_dtype
-from fpforge.rtl.mx import MxQuantSpec, element_format
+from fpforge.rtl.elements import element_format
+from fpforge.rtl.mx import MxQuantSpec
 from fpforge.rtl.options import OptionError
 
 from oracles.references import ml_decode
@@ -184,10 +185,11 @@ def _one_cdna3_step(ea, eb, frac_bits, rng, rows=24):
     16 finite codes (a third built to cancel) and a c near each pair's sum (times 2^-30..2^30,
     or minus it, zeros and any finite code: sim/stimulus/dot.py's accumulator_codes)."""
     import jax.numpy as jnp
+    from fpforge.golden.dot import dot_unit
     from fpforge.golden.gemm import code_values_f64
-    from fpforge.golden.mx import decode_elements, dot_unit
+    from fpforge.golden.mx import decode_elements
     from fpforge.golden.tensor_core import exponents, two_stage_matmul
-    from fpforge.rtl.mx import MxDotSpec
+    from fpforge.rtl.dot import MxDotSpec
     from fpforge.sim.stimulus.dot import accumulator_codes, finite_codes
     acc = FUSED_PRESETS["cdna3_fp8"]
     fa, fb = element_format(ea), element_format(eb)
@@ -213,7 +215,7 @@ def _one_cdna3_step(ea, eb, frac_bits, rng, rows=24):
 @pytest.mark.parametrize("ea,eb", [("fp8e4m3fnuz", "fp8e4m3fnuz"),
                                    ("fp8e5m2fnuz", "fp8e4m3fnuz")])
 def test_the_two_stage_dot_unit_is_one_cdna3_step(ea, eb):
-    """golden/mx.py's two-stage dot unit (whose RTL the benches compare with it) against the
+    """golden/dot.py's two-stage dot unit (whose RTL the benches compare with it) against the
     emulation's step, itself the exact-rational model's and MMA-Sim's: any c, one step."""
     rng = np.random.default_rng(len(ea + eb))
     got, want = _one_cdna3_step(ea, eb, 24, rng)

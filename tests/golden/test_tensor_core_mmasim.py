@@ -21,7 +21,7 @@ from fpforge.golden.gemm import code_values_f64  # noqa: E402
 from fpforge.golden.mx import decode_elements  # noqa: E402
 from fpforge.golden.tensor_core import (FUSED_PRESETS, exponents, fused_matmul,  # noqa: E402
                                         step_dtype)
-from fpforge.rtl.mx import element_format  # noqa: E402
+from fpforge.rtl.elements import element_format  # noqa: E402
 
 TORCH = {"fp8e4m3": torch.float8_e4m3fn, "fp8e5m2": torch.float8_e5m2}
 PTX = {"fp8e4m3": "e4m3", "fp8e5m2": "e5m2"}

@@ -1,7 +1,8 @@
 """References for the MX tests: torchao's mx_formats, gfloat, and a plain-Python exact model.
 
-Written from the specifications and the references' documented behaviour, not from golden/mx.py:
-the Fraction model below rounds with its own code, so agreeing with it means something.
+Written from the specifications and the references' documented behaviour, not from golden/mx.py
+or golden/dot.py: the Fraction model below rounds with its own code, so agreeing with it means
+something.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ import pytest
 from fpforge.rtl import emit
 from fpforge.rtl.emit import MAX_NAME, ModuleNameError, check_module_name
 from fpforge.rtl.kinds import KINDS, make_spec
-from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
+from fpforge.rtl.pipeline import Pipeline
 from fpforge.sim.lint import module_ports
 
 from tests.rtl.export_cases import KIND_SPECS
@@ -29,9 +31,9 @@ CORPUS = [
               stages=3),
     make_spec("cvt", format="fp4e2m1", in_format="fp16", rounding="dynamic", stages=1),
     MxQuantSpec("fp6e2m3", in_fmt="bfloat16", block=3, rounding="stochastic", sr_bits=4,
-                stages=1),
+                pipeline=Pipeline(1)),
     MxDequantSpec("fp4e2m1", block=5),
-    MxDotSpec("fp6e3m2", "fp8e5m2", n=3, out_fmt="fp16", rounding="rod", stages=1),
+    MxDotSpec("fp6e3m2", "fp8e5m2", n=3, out_fmt="fp16", rounding="rod", pipeline=Pipeline(1)),
 ]
 
 

@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from fpforge import cli
-from fpforge.rtl.mx import MxDequantSpec, MxDotSpec, MxQuantSpec, element_format
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.elements import element_format
+from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
+from fpforge.rtl.pipeline import Pipeline
 
 from tests.rtl.export_cases import check_batch
 
@@ -26,13 +29,13 @@ def run(argv, cwd: Path, monkeypatch) -> int:
 CASES = {
     "mxq": (["--unit", "mxq", "--format", "fp6e3m2", "--block", "4", "--scale-rule", "rceil",
              "--stages", "2"],
-            MxQuantSpec("fp6e3m2", block=4, scale_rule="rceil", stages=2)),
+            MxQuantSpec("fp6e3m2", block=4, scale_rule="rceil", pipeline=Pipeline(2))),
     "mxq-bf16-stochastic": (["--unit", "mxq", "--format", "mxint8", "--in-format", "bf16",
                              "--block", "4", "--rounding", "stochastic", "--sr-bits", "5"],
                             MxQuantSpec("mxint8", in_fmt="bfloat16", block=4,
                                         rounding="stochastic", sr_bits=5)),
     "mxdq": (["--unit", "mxdq", "--format", "float32", "--in-format", "fp8e5m2", "--block", "4",
-              "--stages", "1"], MxDequantSpec("fp8e5m2", block=4, stages=1)),
+              "--stages", "1"], MxDequantSpec("fp8e5m2", block=4, pipeline=Pipeline(1))),
     "dot": (["--unit", "dot", "--format", "float32", "--in-format", "fp8e4m3", "--n", "4"],
             MxDotSpec("fp8e4m3", n=4)),
     "dot-fixed-mixed": (["--unit", "dot", "--format", "bf16", "--a-format", "fp8e5m2",
@@ -40,7 +43,8 @@ CASES = {
                          "--frac-bits", "12", "--no-scales", "--rounding", "rtz", "--stages",
                          "3"],
                         MxDotSpec("fp8e5m2", "fp4e2m1", n=4, accum="fixed", frac_bits=12,
-                                  scaled=False, out_fmt="bfloat16", rounding="rtz", stages=3)),
+                                  scaled=False, out_fmt="bfloat16", rounding="rtz",
+                                  pipeline=Pipeline(3))),
 }
 
 
@@ -101,8 +105,10 @@ def test_api_names_and_defaults():
     q = MxQuantSpec("float8_e4m3fn")
     assert (q.default_name, q.block, q.scale_rule) == ("mxq_fp8e4m3_f32_k32_floor_rne", 32,
                                                        "floor")
-    d = MxDotSpec("fp8e4m3", "fp6e2m3", accum="fixed", frac_bits=16, scaled=False, stages=2)
+    d = MxDotSpec("fp8e4m3", "fp6e2m3", accum="fixed", frac_bits=16, scaled=False,
+                  pipeline=Pipeline(2))
     assert d.default_name == "mxdot_fp8e4m3_fp6e2m3_n32_fixed16_e8m23_rne_ns_s2"
     assert element_format("int8") is element_format("mxint8")
-    assert [p.name for p in MxQuantSpec("fp4e2m1", rounding="stochastic", stages=1).ports()] == \
+    assert [p.name for p in MxQuantSpec("fp4e2m1", rounding="stochastic",
+                                        pipeline=Pipeline(1)).ports()] == \
         ["clk", "rst", "x", "rbits", "valid_i", "scale", "y", "flags", "valid_o"]

@@ -30,6 +30,10 @@ SPECS = [
     make_spec("dot", a_format="fp8e4m3", b_format="fp4e2m1", n=5, accum="fixed", frac_bits=9,
               scales=False, format="bf16", rounding="rup"),
     make_spec("dot", in_format="mxint8", n=64, stages=3),
+    make_spec("mxq", format="fp4e2m1", block=4, cuts="amax,round"),
+    make_spec("mxdq", in_format="fp8e4m3", block=2, cuts="decode", stages=2),
+    make_spec("dot", in_format="fp4e2m1", n=4, c_format="bf16", accum="fixed", frac_bits=8,
+              cuts="decode,product,sum,round"),
     *kind_specs(),
 ]
 IDS = [s.default_name for s in SPECS]

@@ -16,7 +16,11 @@ import re
 import numpy as np
 import pytest
 
-from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, MxDequantSpec, MxDotSpec, MxQuantSpec
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.elements import ELEMENT_FORMATS
+from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.mx import SCALE_RULES, MxDequantSpec, MxQuantSpec
+from fpforge.rtl.pipeline import Pipeline
 from fpforge.sim.design import Design
 from fpforge.sim.engines.cocotb import CocotbEngine
 from fpforge.sim.faults import faulty_design
@@ -99,9 +103,25 @@ def test_combinational(spec, stimulus, sim):
 
 @pytest.mark.parametrize("sim", simulators())
 def test_pipelined_quantizer_with_bubbles(sim):
-    spec = MxQuantSpec("fp4e2m1", scale_rule="rceil", stages=2)
+    spec = MxQuantSpec("fp4e2m1", scale_rule="rceil", pipeline=Pipeline(2))
     result = check(spec, MXQ, sim, seed=6, bubbles=0.3)
     # valid_i was low on some cycles (garbage on x), and every vector still came out in order
+    assert result["steps"] > result["valid_steps"] == result["vectors"]
+
+
+@pytest.mark.parametrize("sim", simulators())
+@pytest.mark.parametrize("spec, stimulus", [
+    (make_spec("mxq", format="fp4e2m1", scale_rule="rceil", rounding="stochastic",
+               cuts="amax,round", stages=3), MXQ),
+    (make_spec("mxdq", in_format="fp6e3m2", block=4, cuts="decode"),
+     [["pairs", {"scales": QUICK_SCALES}]]),
+    (make_spec("dot", in_format="fp8e4m3", n=8, accum="fixed", frac_bits=8, c_format="bf16",
+               cuts="decode,product,sum,round"), DOT),
+], ids=["mxq_cuts_amax_round", "mxdq_cut_decode", "dot_every_cut"])
+def test_block_units_cut_where_asked(spec, stimulus, sim):
+    """Registers at named cut points, the scales, c and random bits carried with the data:
+    bit-exact through bubbles."""
+    result = check(spec, stimulus, sim, seed=7, bubbles=0.3)
     assert result["steps"] > result["valid_steps"] == result["vectors"]
 
 
@@ -195,7 +215,7 @@ def test_stochastic(elem, sim):
 @pytest.mark.parametrize("sim", simulators())
 def test_stochastic_pipelined_bfloat16(sim):
     spec = MxQuantSpec("fp6e3m2", in_fmt="bfloat16", scale_rule="even", rounding="stochastic",
-                       sr_bits=4, stages=3)
+                       sr_bits=4, pipeline=Pipeline(3))
     check(spec, MXQ_SLOW, sim, seed=14, bubbles=0.4)
 
 
@@ -214,7 +234,7 @@ def test_dot_every_pair_n32(ea, eb, sim):
 @pytest.mark.parametrize("sim", simulators())
 def test_dot_every_code_pair_pipelined(sim):
     """Every (a_0, b_0) code pair of fp4 x fp6, fixed accumulator, 2 stages with bubbles."""
-    spec = MxDotSpec("fp4e2m1", "fp6e2m3", n=8, accum="fixed", frac_bits=4, stages=2)
+    spec = MxDotSpec("fp4e2m1", "fp6e2m3", n=8, accum="fixed", frac_bits=4, pipeline=Pipeline(2))
     result = check(spec, [["pairs", {}]], sim, seed=16, bubbles=0.25)
     assert result["vectors"] == 16 * 64
 
@@ -230,5 +250,5 @@ def test_dequantizer_every_scale_and_code(elem, sim):
 @pytest.mark.slow
 @pytest.mark.parametrize("sim", simulators())
 def test_dequantizer_pipelined(sim):
-    check(MxDequantSpec("fp4e2m1", block=32, stages=3), [["pairs", {}]], sim, seed=18,
-          bubbles=0.3)
+    check(MxDequantSpec("fp4e2m1", block=32, pipeline=Pipeline(3)), [["pairs", {}]], sim,
+          seed=18, bubbles=0.3)

@@ -57,9 +57,20 @@ def test_a_clock_no_placement_meets_names_the_fastest(tmp_path):
         pipeline_for(make_spec("mul", format="fp8e4m3"), 100, out_dir=tmp_path, jobs=2)
 
 
+def test_a_block_unit_is_pipelined_at_its_own_cut_points(tmp_path):
+    """The dot unit's cut points (decode, product, sum, round) searched like a scalar unit's."""
+    spec = make_spec("dot", in_format="fp4e2m1", n=2)
+    choice = pipeline_for(spec, 1300, out_dir=tmp_path, jobs=2)
+    assert choice.spec.numerics() == spec and choice.spec.stages >= 1
+    assert choice.chosen.delay_ps <= 1300 and choice.chosen.registers > 0
+    tried = {c.spec.cut_points for c in choice.tried}
+    assert {("decode",), ("product",), ("sum",), ("round",)} <= tried
+
+
 @pytest.mark.parametrize("argv, message", [
-    (["--unit", "mxq", "--clock-ps", "900"], "--clock-ps places pipeline registers in the "
-                                             "scalar units"),
+    (["--unit", "mxq", "--scale-rule", "nvfp4_te", "--clock-ps", "900"],
+     "--clock-ps places pipeline registers at a unit's cut points; "
+     "mxq_fp4e2m1_f32_k16_nvfp4_te_rne has none"),
     (["--unit", "mul", "--stages", "1", "--clock-ps", "900"], "give it or --stages / --cuts"),
     (["--unit", "mul", "--clock-ps", "-5"], "must not be negative"),
 ])

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fpforge.rtl.mx import ELEMENT_FORMATS, MxDotSpec
+from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.elements import ELEMENT_FORMATS
 from fpforge.sim.stimulus.dot import mixed_rows, pair_rows
 
 from tests.rtl.fp_units.rtl_check import assert_exact, check, design_of

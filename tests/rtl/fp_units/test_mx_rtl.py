@@ -16,7 +16,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fpforge.rtl.mx import ELEMENT_FORMATS, SCALE_RULES, MxDequantSpec, MxQuantSpec
+from fpforge.rtl.elements import ELEMENT_FORMATS
+from fpforge.rtl.mx import SCALE_RULES, MxDequantSpec, MxQuantSpec
+from fpforge.rtl.pipeline import Pipeline
 from fpforge.sim.stimulus.mx import adversarial_blocks, nonfinite_blocks, random_blocks
 
 from tests.rtl.fp_units.rtl_check import assert_exact, check, design_of
@@ -92,7 +94,7 @@ def mxint8_extremes():
 def test_bfloat16_stochastic_pipelined():
     """One unit through the other paths: bfloat16 input, stochastic rounding, 2 stages."""
     spec = MxQuantSpec("fp6e3m2", in_fmt="bfloat16", block=K, scale_rule="even",
-                       rounding="stochastic", stages=2)
+                       rounding="stochastic", pipeline=Pipeline(2))
     x = blocks("fp6e3m2", K, 6)
     rbits = np.random.default_rng(6).integers(0, 256, x.shape)
     assert_quantizers_exact([spec], x, rbits)
@@ -138,7 +140,7 @@ def test_dequantizer_every_scale_and_code(elem):
 
 @pytest.mark.slow
 def test_dequantizer_pipelined():
-    spec = MxDequantSpec("fp8e4m3", block=4, stages=3)
+    spec = MxDequantSpec("fp8e4m3", block=4, pipeline=Pipeline(3))
     assert_exact([spec], dequantizer_inputs(spec, seed=1))
 
 

@@ -86,8 +86,11 @@ class MxDot(MxUnit):
     unit = "dot"
 
     def elaborate(self, platform):
-        m = Module()
         spec = self._spec
+        acc = spec.accum
+        if type(acc) not in self.ACCUMULATE:
+            raise TypeError(f"MxDot.ACCUMULATE has no method for {type(acc).__name__}")
+        m = Module()
         n, ea, eb = spec.n, spec.elem_a, spec.elem_b
         wa, wb = ea.width, eb.width
 
@@ -102,9 +105,6 @@ class MxDot(MxUnit):
         c = None if spec.c_fmt is None else decode_operand(m, self.c, spec.c_fmt, "dec_c")
 
         # 2. Accumulate: the step's own method (ACCUMULATE, keyed by its class).
-        acc = spec.accum
-        if type(acc) not in self.ACCUMULATE:
-            raise TypeError(f"MxDot.ACCUMULATE has no method for {type(acc).__name__}")
         sig, exp_off, sum_w, lost, group_scales = \
             self.ACCUMULATE[type(acc)](self, m, acc, prods, nonzero, c)
         grouped = group_scales is not None

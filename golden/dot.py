@@ -11,8 +11,10 @@ docs/mx.md states the semantics.
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
-from fpforge.rtl.dot import DOT_N_RANGE, GROUP_ZERO_EXP, MxDotSpec
+from fpforge.rtl.accum import GROUP_ZERO_EXP, Exact, Fixed, Grouped, TwoStage, accumulation
+from fpforge.rtl.dot import DOT_N_RANGE, MxDotSpec
 from fpforge.rtl.elements import E8M0_BIAS, E8M0_NAN, ElementFormat
 from fpforge.rtl.options import Flag, Rounding
 
@@ -21,7 +23,7 @@ from .decode import decode
 from .mx import decode_elements, lane_axis
 from .rounding import Mode, Raw, round_raw
 
-__all__ = ["mx_dot", "dot_unit", "dot_codes", "exact_limbs"]
+__all__ = ["mx_dot", "dot_unit", "dot_codes", "exact_limbs", "Terms", "Sum", "SUMS"]
 
 
 def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scales_b=None,
@@ -57,6 +59,10 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
     ``frac_bits2``: with ``accum="fixed"`` and ``c``, unscaled: a two-stage sum (AMD CDNA3's
     step, F2 = 31; docs/mx.md).
 
+    ``accum``, ``frac_bits`` (read by ``accum="fixed"`` alone), ``sum_group`` and
+    ``frac_bits2`` are the command line's options: rtl/accum.py ``accumulation`` builds the
+    step from them.
+
     Specials follow docs/numerics.md: a NaN element or scale gives NaN, 0 x inf and inf - inf are
     invalid, an sNaN element raises invalid. A zero result is -0 only when every product is a
     negative zero (or, under rdn, when the products are not all +0).
@@ -67,11 +73,11 @@ def mx_dot(a_elems, b_elems, elem_fmt_a, elem_fmt_b=None, *, scales_a=None, scal
         raise ValueError(f"mx_dot needs vectors of equal length {lo}..{hi} on the last axis, not "
                          f"shapes {a.shape} and {b.shape}")
     scaled = scales_a is not None or scales_b is not None
-    spec = MxDotSpec(elem_fmt_a, elem_fmt_b, n=a.shape[-1], scaled=scaled, accum=accum,
-                     frac_bits=frac_bits, out_fmt=out_fmt, rounding=rounding,
+    acc = accumulation(accum, frac_bits if accum == "fixed" else None, sum_group, frac_bits2)
+    spec = MxDotSpec(elem_fmt_a, elem_fmt_b, n=a.shape[-1], scaled=scaled, accum=acc,
+                     out_fmt=out_fmt, rounding=rounding,
                      scale_fmt=scale_fmt if scaled else "float8_e8m0fnu",
-                     c_fmt=None if c is None else c_fmt, sum_group=sum_group,
-                     frac_bits2=frac_bits2)
+                     c_fmt=None if c is None else c_fmt)
     one = jnp.uint8(E8M0_BIAS)
     sa = one if scales_a is None else jnp.asarray(scales_a)
     sb = one if scales_b is None else jnp.asarray(scales_b)
@@ -84,7 +90,7 @@ def dot_unit(spec: MxDotSpec, inputs: dict, want=("y", "flags")) -> dict:
     one = jnp.uint8(E8M0_BIAS)
     c = None if spec.c_fmt is None else jnp.asarray(inputs["c"])
     sa, sb = (jnp.asarray(inputs.get(p, one)) for p in ("scale_a", "scale_b"))
-    if spec.sum_group is not None:                  # one scale per group: a lane axis
+    if spec.accum.group is not None:                # one scale per group: a lane axis
         sa, sb = lane_axis(sa, spec.groups), lane_axis(sb, spec.groups)
     y, flags = dot_codes(lane_axis(inputs["a"], spec.n), lane_axis(inputs["b"], spec.n), sa, sb,
                          c, spec=spec)
@@ -170,17 +176,53 @@ def _fixed_sum(sign, sig, exp, ea: ElementFormat, eb: ElementFormat, frac_bits: 
     return _truncated_sum(sign, sig, exp, emax, frac_bits)
 
 
-def _grouped_sum(sign, sig, exp, sa, sb, frac_bits: int, spec: MxDotSpec, c=None):
-    """The grouped accumulator (MMA-Sim's gst_fdpa; ``MxDotSpec.sum_group``): the products of
+class Terms(NamedTuple):
+    """What an accumulation sums: the exact products (-1)^sign * sig * 2^exp along the last
+    axis, the accumulator input ``c`` as (sign, sig, exp, E) in their frame (E the exponent of
+    its leading bit; None without c), and the scale codes."""
+    sign: object
+    sig: object
+    exp: object
+    c: tuple | None
+    sa: object
+    sb: object
+
+
+class Sum(NamedTuple):
+    """An accumulation's result, the raw value the rounder reads: (-1)^sign * sig * 2^exp, the
+    bits below in ``sticky``, ``lost`` when a truncation dropped a nonzero bit (inexact);
+    ``group_scales`` when the step applied the scales group by group itself: each lane's sign
+    with its group's scale signs, whether its group's scale is zero, whether a scale is NaN."""
+    sign: object
+    exp: object
+    sig: object
+    sticky: object
+    lost: object
+    group_scales: tuple | None = None
+
+
+def _exact(acc: Exact, t: Terms, spec: MxDotSpec) -> Sum:
+    sign, exp, sig, sticky = _exact_sum(t.sign, t.sig, t.exp, spec.elem_a, spec.elem_b)
+    return Sum(sign, exp, sig, sticky, jnp.zeros(sign.shape, bool))
+
+
+def _fixed(acc: Fixed, t: Terms, spec: MxDotSpec) -> Sum:
+    sign, exp, sig, lost = _fixed_sum(t.sign, t.sig, t.exp, spec.elem_a, spec.elem_b,
+                                      acc.frac_bits, t.c)
+    return Sum(sign, exp, sig, jnp.zeros(sign.shape, bool), lost)
+
+
+def _grouped(acc: Grouped, t: Terms, spec: MxDotSpec) -> Sum:
+    """The grouped accumulator (MMA-Sim's gst_fdpa; ``Grouped``): the products of
     each group of lanes summed exactly, times the group's scales; the group's term stands at
     the exponent of its scales alone (each normalised to [1, 2), subnormals at the format's
     smallest exponent), or at GROUP_ZERO_EXP when all its products or a scale are zero; c at
     its own exponent (GROUP_ZERO_EXP when zero, or absent). Emax is the largest; every term is
     truncated toward zero to 2^(Emax - F) and summed. A scaled group sum fits 64 bits and the
-    truncated sum int64 (MxDotSpec._check_groups). Returns (sign, exponent, |sum|, lost), each
-    lane's sign with its group's scale signs and whether its group's scale is zero (for the
-    zero and infinity rules), and whether any scale is NaN."""
-    g, groups = spec.sum_group, spec.groups
+    truncated sum int64 (``Grouped.check``). The sum carries its ``group_scales`` (for the zero
+    and infinity rules)."""
+    sign, sig, exp, sa, sb, c = t.sign, t.sig, t.exp, t.sa, t.sb, t.c
+    g, groups = acc.group, spec.groups
     shape = sig.shape[:-1] + (groups, g)
     lanes = [x.reshape(shape) for x in (sign, sig, exp)]
     p_sign, p_exp, p_sig, _ = _exact_sum(*lanes, spec.elem_a, spec.elem_b)
@@ -198,12 +240,13 @@ def _grouped_sum(sign, sig, exp, sa, sb, frac_bits: int, spec: MxDotSpec, c=None
         emax = jnp.max(E, axis=-1)
     lane_sign = (lanes[0] ^ s_sign[..., None]).reshape(sign.shape)
     lane_zero = jnp.repeat(s_zero, g, axis=-1)
-    return _truncated_sum(t_sign, t_sig, t_exp, emax, frac_bits), lane_sign, lane_zero, \
-        jnp.any(s_nan, axis=-1)
+    r_sign, r_exp, r_sig, lost = _truncated_sum(t_sign, t_sig, t_exp, emax, acc.frac_bits)
+    return Sum(r_sign, r_exp, r_sig, jnp.zeros(r_sign.shape, bool), lost,
+               (lane_sign, lane_zero, jnp.any(s_nan, axis=-1)))
 
 
-def _two_stage_sum(sign, sig, exp, c, spec: MxDotSpec):
-    """The two-stage accumulator (MMA-Sim's gtr_fdpa, AMD CDNA3; ``MxDotSpec.frac_bits2``):
+def _two_stage(acc: TwoStage, t: Terms, spec: MxDotSpec) -> Sum:
+    """The two-stage accumulator (MMA-Sim's gtr_fdpa, AMD CDNA3; ``TwoStage``):
 
     1. the even and the odd lanes' products each truncated toward zero to F bits below their
        own largest exponent (``_fixed_sum``) and summed;
@@ -213,8 +256,9 @@ def _two_stage_sum(sign, sig, exp, c, spec: MxDotSpec):
        dropped below 2^(E - F - 1)), their sum floored to F2 fraction bits below its own leading
        bit (at least the output's emin).
 
-    Returns (sign, exponent, |sum|, lost): lost when any stage dropped a nonzero bit."""
-    ea, eb, F, F2 = spec.elem_a, spec.elem_b, spec.frac_bits, spec.frac_bits2
+    lost: when any stage dropped a nonzero bit."""
+    sign, sig, exp, c = t.sign, t.sig, t.exp, t.c
+    ea, eb, F, F2 = spec.elem_a, spec.elem_b, acc.frac_bits, acc.frac_bits2
     L = F2 + 1 - F
     low = jnp.iinfo(I32).min // 4
     halves, lost = [], False
@@ -247,7 +291,13 @@ def _two_stage_sum(sign, sig, exp, c, spec: MxDotSpec):
     lk = kept != mag
     kept = jnp.where((total < 0) & lk, kept + shl(jnp.ones_like(mag), k), kept)
     lost = lost | l0 | l1 | lu | lv | lk
-    return (total < 0).astype(U32), (big - F2 - 1).astype(I32), kept, lost
+    return Sum((total < 0).astype(U32), (big - F2 - 1).astype(I32), kept,
+               jnp.zeros(total.shape, bool), lost)
+
+
+# One function per accumulation step, keyed by its class (rtl/accum.py; the RTL's table is
+# rtl/fp_units/dot.py ``MxDot.ACCUMULATE``).
+SUMS = {Exact: _exact, Fixed: _fixed, Grouped: _grouped, TwoStage: _two_stage}
 
 
 def _floor_shift(x, shift):
@@ -276,7 +326,7 @@ def _truncated_sum(sign, sig, exp, emax, frac_bits: int):
 
 @functools.partial(jax.jit, static_argnames=("spec",))
 def dot_codes(a, b, sa, sb, c=None, *, spec: MxDotSpec):
-    ea, eb, accum, frac_bits = spec.elem_a, spec.elem_b, spec.accum, spec.frac_bits
+    ea, eb, acc = spec.elem_a, spec.elem_b, spec.accum
     out, opts = spec.out_fmt, spec.options
     # 1. Decode and multiply exactly: significands of at most 8 bits, products of at most 16.
     a, b = jnp.broadcast_arrays(a, b)
@@ -288,7 +338,7 @@ def dot_codes(a, b, sa, sb, c=None, *, spec: MxDotSpec):
     p_nan = ua.is_nan | ub.is_nan | zero_inf
     p_inf = (ua.is_inf | ub.is_inf) & ~p_nan
     p_snan = ua.is_snan | ub.is_snan
-    grouped = spec.sum_group is not None
+    grouped = acc.group is not None
     # E8M0's X_A * X_B as an exponent (0 unscaled: the scales are then 127; grouped scales
     # act inside the sum).
     e8m0_exp = 0 if grouped else (sa.astype(I32) - E8M0_BIAS) + (sb.astype(I32) - E8M0_BIAS)
@@ -305,21 +355,14 @@ def dot_codes(a, b, sa, sb, c=None, *, spec: MxDotSpec):
     else:
         c_term, sign_all, zero_all = None, sign, sig == 0
 
-    # 2. Accumulate (exact, or the fixed-width accumulator's truncation).
-    if accum == "exact":
-        r_sign, r_exp, r_sig, sticky = _exact_sum(sign, sig, exp, ea, eb)
-        lost = jnp.zeros(r_sign.shape, bool)
-    elif grouped:
-        (r_sign, r_exp, r_sig, lost), lane_sign, lane_zero, scale_nan = \
-            _grouped_sum(sign, sig, exp, sa, sb, frac_bits, spec, c_term)
+    # 2. Accumulate: the step's own function (SUMS, keyed by its class).
+    if type(acc) not in SUMS:
+        raise TypeError(f"golden/dot.py SUMS has no function for {type(acc).__name__}")
+    r_sign, r_exp, r_sig, sticky, lost, group_scales = \
+        SUMS[type(acc)](acc, Terms(sign, sig, exp, c_term, sa, sb), spec)
+    if grouped:
+        lane_sign, lane_zero, scale_nan = group_scales
         sign_all = lane_sign if c is None else _append(lane_sign, uc.sign)
-        sticky = jnp.zeros(r_sign.shape, bool)
-    elif spec.frac_bits2 is not None:
-        r_sign, r_exp, r_sig, lost = _two_stage_sum(sign, sig, exp, c_term, spec)
-        sticky = jnp.zeros(r_sign.shape, bool)
-    else:
-        r_sign, r_exp, r_sig, lost = _fixed_sum(sign, sig, exp, ea, eb, frac_bits, c_term)
-        sticky = jnp.zeros(r_sign.shape, bool)
     mode = Mode(opts.rounding)
     # Every term zero: -0 only when every one is -0 (rdn: when any is). A sum of nonzero
     # terms that vanishes is the rounder's rule (+0, -0 rounding down), as in the RTL.

@@ -23,6 +23,7 @@ import functools
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from fpforge.rtl.accum import Grouped, TwoStage
 from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, resolve
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.elements import E8M0_BIAS, E8M0_NAN, element_format
@@ -147,7 +148,7 @@ class GemmConfig:
                 raise OptionError(f"the {self.accum.source} step takes "
                                   f"{' or '.join(self.accum.elements)} elements, not "
                                   f"{', '.join(sorted(other))}")
-            if self.accum.sum_group:
+            if isinstance(self.accum.accum, Grouped):
                 self._check_grouped_step()
             else:
                 if self.block != self.accum.group:
@@ -169,7 +170,7 @@ class GemmConfig:
         """kind::mxf4nvf4: E2M1 elements, scale blocks of 16 or 32 along its 64 products,
         E8M0 scales (MXFP4) or NVFP4's E4M3."""
         acc = self.accum
-        if self.block % acc.sum_group or acc.group % self.block:
+        if self.block % acc.accum.group or acc.group % self.block:
             raise OptionError(f"the {acc.source} step's scale blocks are 16 or 32 elements, "
                               f"not {self.block}")
         if self.scaling != "block":
@@ -425,7 +426,7 @@ def _fused(ea, sa, eb, sb, config: GemmConfig):
     scales, if any, times the float32 result, rounded once to nearest even."""
     acc = config.accum
     fa, fb = element_format(config.elem_a), element_format(config.elem_b or config.elem_a)
-    if acc.sum_group:
+    if isinstance(acc.accum, Grouped):
         return grouped_fused_matmul(
             code_values_f64(fa)[ea.astype(jnp.int32)], scale_values_f64(sa, config.scale_fmt),
             code_values_f64(fb)[eb.astype(jnp.int32)], scale_values_f64(sb, config.scale_fmt), acc,
@@ -433,10 +434,11 @@ def _fused(ea, sa, eb, sb, config: GemmConfig):
     ua, ub = (decode_elements(jnp.arange(1 << e.width, dtype=jnp.uint32), e) for e in (fa, fb))
     xa = exponents(ua, fa.grid.man_bits)[ea.astype(jnp.int32)]
     xb = exponents(ub, fb.grid.man_bits)[eb.astype(jnp.int32)]
-    dtype = jnp.float64 if acc.frac_bits2 else step_dtype(acc, fa, fb)
+    two_stage = isinstance(acc.accum, TwoStage)
+    dtype = jnp.float64 if two_stage else step_dtype(acc, fa, fb)
     va = code_values_f64(fa).astype(dtype)[ea.astype(jnp.int32)]
     vb = code_values_f64(fb).astype(dtype)[eb.astype(jnp.int32)]
-    steps = two_stage_matmul if acc.frac_bits2 else fused_matmul
+    steps = two_stage_matmul if two_stage else fused_matmul
     c = steps(va, xa, sa, vb, xb, sb, acc)
     if acc.scales_in_group:
         return c

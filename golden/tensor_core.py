@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
-from fpforge.rtl.dot import GROUP_ZERO_EXP, MxDotSpec
+from fpforge.rtl.accum import GROUP_ZERO_EXP, Fixed, Grouped, TwoStage
+from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.elements import E8M0
 from fpforge.rtl.options import Rounding, UnitOptions
 
@@ -49,23 +50,18 @@ E_ZERO = -133
 
 @dataclass(frozen=True)
 class FusedAccumulator:
-    """A tensor core's step: ``group`` products and c, truncated to ``frac_bits`` below the
-    largest exponent, summed, rounded (``rounding``) into ``result`` (float32's exponent range);
-    ``scales_in_group``: block scales join the products' exponents (else, per-channel scales
-    multiply the float32 result after the last step, in float32)."""
+    """A tensor core's step: ``group`` products and c, summed as ``accum`` says (``Fixed``:
+    truncated to F bits below the largest exponent; ``Grouped``, ``TwoStage``), rounded
+    (``rounding``) into ``result`` (float32's exponent range); ``scales_in_group``: block
+    scales join the products' exponents (else, per-channel scales multiply the float32 result
+    after the last step, in float32)."""
 
-    frac_bits: int
+    accum: Fixed
     group: int
     result: FloatFormat
     scales_in_group: bool
     source: str
-    # kind::mxf4nvf4: the step's products are summed exactly in groups of ``sum_group``, and a
-    # group's term sits at its two scales' exponent alone (MMA-Sim's gst_fdpa)
-    sum_group: int | None = None
     e_zero: int = E_ZERO          # the exponent a zero term (and c = 0) takes
-    # AMD CDNA3 (MMA-Sim's gtr_fdpa): the even and odd products' sums are combined and added to
-    # c in a second stage of ``frac_bits2`` bits, floored, then rounded to nearest even
-    frac_bits2: int | None = None
     elements: tuple | None = None  # the element formats the instruction takes (None: any float)
     rounding: Rounding = Rounding.RTZ   # into ``result`` (CDNA3: to nearest even)
     promote_every = None          # never: c is the whole running sum
@@ -75,50 +71,51 @@ class FusedAccumulator:
         """The RTL dot unit of one step: ``group`` lanes, the fixed accumulator of F fraction
         bits with the float32 accumulator input c, rounded toward zero into the result format
         (block scales on its scale ports when they join the step: ``scale_fmt``, and one pair
-        per group of ``sum_group`` lanes for the grouped step); CDNA3's two stages round to
-        nearest even."""
+        per group of lanes for the grouped step); CDNA3's two stages round to nearest even."""
         return MxDotSpec(elem_a, elem_b, n=self.group, scaled=self.scales_in_group,
-                         accum="fixed", frac_bits=self.frac_bits, out_fmt=self.result,
-                         rounding=self.rounding, c_fmt=F32,
-                         sum_group=self.sum_group, frac_bits2=self.frac_bits2,
-                         scale_fmt=scale_fmt if self.scales_in_group else E8M0)
+                         accum=self.accum, out_fmt=self.result, rounding=self.rounding,
+                         c_fmt=F32, scale_fmt=scale_fmt if self.scales_in_group else E8M0)
 
     def describe(self) -> str:
-        if self.frac_bits2:
+        acc = self.accum
+        if isinstance(acc, TwoStage):
             return (f"fused dot-add of {self.group} products + c: the even and odd products "
-                    f"each truncated to {self.frac_bits} bits below their largest and summed, "
-                    f"floored together, added to c in {self.frac_bits2} bits (floored), "
+                    f"each truncated to {acc.frac_bits} bits below their largest and summed, "
+                    f"floored together, added to c in {acc.frac_bits2} bits (floored), "
                     f"rounded to nearest even into {self.result.name} ({self.source})")
-        if self.sum_group:
+        if isinstance(acc, Grouped):
             return (f"fused dot-add of {self.group} products + c: exact sums of "
-                    f"{self.sum_group} at their block scales' exponents, truncated to "
-                    f"{self.frac_bits} fraction bits below the largest, rounded toward zero "
+                    f"{acc.group} at their block scales' exponents, truncated to "
+                    f"{acc.frac_bits} fraction bits below the largest, rounded toward zero "
                     f"into {self.result.name} ({self.source})")
         where = "in each step" if self.scales_in_group else "after the sum"
-        return (f"fused dot-add of {self.group} products + c, truncated to {self.frac_bits} "
+        return (f"fused dot-add of {self.group} products + c, truncated to {acc.frac_bits} "
                 f"fraction bits below the largest exponent, rounded toward zero into "
                 f"{self.result.name}; scales {where} ({self.source})")
 
 
 FUSED_PRESETS = {
-    "hopper_fp8": FusedAccumulator(13, 32, resolve("e8m13"), False,
+    "hopper_fp8": FusedAccumulator(Fixed(13), 32, resolve("e8m13"), False,
                                    "MMA-Sim: Hopper wgmma FP8, F = 13, e8m13"),
     # Ada's mma m16n8k32 FP8 is two chained steps of 16 products (MMA-Sim's split-k).
-    "ada_fp8": FusedAccumulator(13, 16, resolve("e8m13"), False,
+    "ada_fp8": FusedAccumulator(Fixed(13), 16, resolve("e8m13"), False,
                                 "MMA-Sim: Ada mma FP8, two steps of 16, F = 13, e8m13"),
-    "blackwell_mxf8f6f4": FusedAccumulator(25, 32, F32, True,
+    "blackwell_mxf8f6f4": FusedAccumulator(Fixed(25), 32, F32, True,
                                            "MMA-Sim: Blackwell tcgen05 kind::mxf8f6f4, F = 25"),
     # k = 64 per instruction; FP4 elements with E8M0 scales per 32 (MXFP4) or E4M3 per 16
     # (NVFP4)
-    "blackwell_mxf4nvf4": FusedAccumulator(35, 64, F32, True,
+    # kind::mxf4nvf4: the step's products are summed exactly in groups of 16, and a group's
+    # term sits at its two scales' exponent alone (MMA-Sim's gst_fdpa)
+    "blackwell_mxf4nvf4": FusedAccumulator(Grouped(35, 16), 64, F32, True,
                                            "MMA-Sim: Blackwell tcgen05 kind::mxf4nvf4, groups of "
-                                           "16, F = 35", sum_group=16,
-                                           e_zero=GROUP_ZERO_EXP,
+                                           "16, F = 35", e_zero=GROUP_ZERO_EXP,
                                            elements=("fp4e2m1",)),
-    # MI300's v_mfma_f32_*_fp8/bf8: 16 products per step (MMA-Sim's L_max), FNUZ elements
-    "cdna3_fp8": FusedAccumulator(24, 16, F32, False,
+    # MI300's v_mfma_f32_*_fp8/bf8: 16 products per step (MMA-Sim's L_max), FNUZ elements;
+    # MMA-Sim's gtr_fdpa: the even and odd products' sums are combined and added to c in a
+    # second stage of F2 bits, floored, then rounded to nearest even
+    "cdna3_fp8": FusedAccumulator(TwoStage(24, 31), 16, F32, False,
                                   "MMA-Sim: AMD CDNA3 MFMA FP8/BF8, halves F = 24, F2 = 31",
-                                  frac_bits2=31, elements=("fp8e4m3fnuz", "fp8e5m2fnuz"),
+                                  elements=("fp8e4m3fnuz", "fp8e5m2fnuz"),
                                   rounding=Rounding.RNE),
 }
 
@@ -126,7 +123,7 @@ FUSED_PRESETS = {
 def chained_steps(acc: FusedAccumulator, ea, sa, eb, sb, step) -> np.ndarray:
     """A tensor core's GEMM as its chain of steps on a dot unit, outside the emulation: (M, K)
     and (N, K) element codes with their (M, K/block) and (N, K/block) scales (block = the
-    step's group, or for the grouped step a multiple of its ``sum_group``); ``step`` runs
+    step's group, or for the grouped step a multiple of its ``accum.group``); ``step`` runs
     ``acc.dot_spec``'s unit (the golden model or a simulator) on input arrays and returns its y
     codes. Each (row of a, row of b) pair is one vector, i-major; each step's y is the next c.
     Per-channel scales then multiply the float32 result, rounded to nearest even (numpy's
@@ -134,10 +131,10 @@ def chained_steps(acc: FusedAccumulator, ea, sa, eb, sb, step) -> np.ndarray:
     bit patterns."""
     ea, eb, sa, sb = (np.asarray(x) for x in (ea, eb, sa, sb))
     m, n, k = ea.shape[0], eb.shape[0], acc.group
-    if acc.sum_group:           # one scale per group of lanes: (rows, K / sum_group)
-        per = ea.shape[1] // sa.shape[1] // acc.sum_group
+    if acc.accum.group:           # one scale per group of lanes: (rows, K / group)
+        per = ea.shape[1] // sa.shape[1] // acc.accum.group
         sa, sb = np.repeat(sa, per, axis=1), np.repeat(sb, per, axis=1)
-    groups = k // (acc.sum_group or k)
+    groups = k // (acc.accum.group or k)
 
     def pairs(x, y):
         return np.repeat(x, n, axis=0), np.tile(y, (m,) + (1,) * (y.ndim - 1))
@@ -146,7 +143,7 @@ def chained_steps(acc: FusedAccumulator, ea, sa, eb, sb, step) -> np.ndarray:
         a, b = pairs(ea[:, j * k:(j + 1) * k], eb[:, j * k:(j + 1) * k])
         inputs = {"a": a, "b": b, "c": c}
         if acc.scales_in_group:
-            cols = slice(j * groups, (j + 1) * groups) if acc.sum_group else j
+            cols = slice(j * groups, (j + 1) * groups) if acc.accum.group else j
             inputs["scale_a"], inputs["scale_b"] = pairs(sa[:, cols], sb[:, cols])
         c = np.asarray(step(inputs)).astype(np.uint32) << (F32.man_bits - acc.result.man_bits)
     if acc.scales_in_group:
@@ -178,9 +175,9 @@ def step_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat):
     NaN) changes no term. Block scales in the step would put products outside float32's
     range."""
     exact = (not acc.scales_in_group
-             and (4 * acc.group + 2) << acc.frac_bits <= 1 << 24
+             and (4 * acc.group + 2) << acc.accum.frac_bits <= 1 << 24
              and fmt_a.grid.man_bits + fmt_b.grid.man_bits + 2 <= 24
-             and fmt_a.lsb_min + fmt_b.lsb_min >= acc.frac_bits - 127
+             and fmt_a.lsb_min + fmt_b.lsb_min >= acc.accum.frac_bits - 127
              and fmt_a.emax + fmt_b.emax + 2 <= 128)
     return jnp.float32 if exact else jnp.float64
 
@@ -200,7 +197,7 @@ def fused_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
         vb = vb * jnp.ldexp(jnp.ones_like(vb), eb) * jnp.where(sb == 255, jnp.nan, 1.0)[..., None]
         xa = jnp.where(xa == E_ZERO, E_ZERO, xa + ea)
         xb = jnp.where(xb == E_ZERO, E_ZERO, xb + eb)
-    F = acc.frac_bits
+    F = acc.accum.frac_bits
 
     def step(c, block):
         a, b, x, y = block                                  # (k, M), (k, N): values, exponents
@@ -267,14 +264,14 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
     values (float64, exact) with their blocks' scale values (blocks, M) / (blocks, N) (float64;
     NaN for a NaN scale; ``scale_emin`` the scale format's smallest normal exponent),
     ``acc.group`` products per step from ``c`` (float32 (M, N) bit
-    patterns; default +0), float32 (M, N) out. Per step: each group of ``acc.sum_group``
+    patterns; default +0), float32 (M, N) out. Per step: each group of ``acc.accum.group``
     products is summed exactly (float32 does it exactly for E2M1); its term is that sum times
     the product of its two scales, at the exponent of the scales alone (each scale normalised
     to [1, 2) x 2^e, subnormals at 2^scale_emin), or at ``acc.e_zero`` when all its products or
     its scale are zero; c sits at its own exponent (e_zero when zero). E is the largest; every
     term is truncated to F fraction bits below 2^E, summed exactly, rounded toward zero."""
     blocks, m, k = va.shape
-    n, g = vb.shape[1], acc.sum_group
+    n, g = vb.shape[1], acc.accum.group
     per_step = acc.group // k
     steps = blocks // per_step
     sig_a, exp_a = _normalized_scale(fa, scale_emin)
@@ -292,7 +289,7 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
                       for x in (sig_a, exp_a))
     sb_sig, sb_exp = (jnp.repeat(by_step(x[..., None]), rep, axis=-1)
                       for x in (sig_b, exp_b))
-    F = acc.frac_bits
+    F = acc.accum.frac_bits
     hi = jax.lax.Precision.HIGHEST
 
     def step(c, x):
@@ -329,7 +326,7 @@ def two_stage_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
        (at least 2^-126's) and rounded to nearest even into float32."""
     blocks, m, k = va.shape
     n = vb.shape[1]
-    F, F2 = acc.frac_bits, acc.frac_bits2
+    F, F2 = acc.accum.frac_bits, acc.accum.frac_bits2
     one = lambda e: jnp.ldexp(jnp.ones(e.shape, jnp.float64), e)
 
     def half(p, e):

@@ -21,7 +21,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .dot import ACCUMULATORS, MxDotSpec
+from .accum import ACCUMULATORS
+from .dot import MxDotSpec
 from .formats import FormatError
 from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation

@@ -134,10 +134,11 @@ def _e8m0_scales(spec: Spec) -> dict:
 
 
 def _fewer_frac_bits(spec: Spec) -> dict:
-    if getattr(spec, "accum", None) != "fixed" or spec.frac_bits < 2:
+    frac_bits = spec.option_values().get("frac_bits")
+    if frac_bits is None or frac_bits < 2:
         raise OptionError(f"frac-bits-fewer needs a dot unit of --accum fixed with --frac-bits "
                           f"2 or more, not {spec.default_name}")
-    return {"frac_bits": spec.frac_bits - 1}
+    return {"frac_bits": frac_bits - 1}
 
 
 # Element formats of the same width: a unit built for the other one has the same ports.

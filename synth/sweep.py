@@ -60,7 +60,7 @@ VARIANT_UNITS = ("mul", "add")
 # The files that decide the generated hardware (the CLI and export do not).
 HARDWARE_SOURCES = ("rtl/fp_units", "rtl/formats.py", "rtl/options.py", "rtl/spec.py",
                     "rtl/scalar.py", "rtl/elements.py", "rtl/mx.py", "rtl/dot.py",
-                    "rtl/kinds.py", "rtl/ports.py", "rtl/emit.py")
+                    "rtl/accum.py", "rtl/kinds.py", "rtl/ports.py", "rtl/emit.py")
 MX_BLOCK = 8
 NVFP4_RULES = tuple(r for r in VALUE_RULES if r.startswith("nvfp4_"))
 MX_N = 8

@@ -2,10 +2,10 @@
 exact sum in one frame here, in radix-2^32 limbs there).
 
     a_i, b_i (element codes) -> decode -> exact products (sig_a * sig_b, exponent fields added)
-        -> accumulate (``exact``: every product aligned in one fixed-point frame and summed;
-           ``fixed``: every product truncated to 2^(Emax - F), then summed, with c beside
-           them when it is given; its grouped and two-stage variants, a tensor core's step:
-           ``_grouped`` and ``_two_stage``)
+        -> accumulate, one method per step of rtl/accum.py (``MxDot.ACCUMULATE``): ``Exact``:
+           every product aligned in one fixed-point frame and summed; ``Fixed``: every product
+           truncated to 2^(Emax - F), then summed, with c beside them when it is given; its
+           ``Grouped`` and ``TwoStage`` variants, a tensor core's step)
         -> X_A * X_B moves the exponent -> the one Rounder -> y, flags
 
 Ports (element i of a packed bus at bits [i*w +: w]):
@@ -32,7 +32,7 @@ from typing import NamedTuple
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.utils import bits_for, ceil_log2
 
-from ..dot import GROUP_ZERO_EXP
+from ..accum import GROUP_ZERO_EXP, Exact, Fixed, Grouped, TwoStage
 from ..elements import E8M0_BIAS, E8M0_NAN
 from ..options import FLAGS_WIDTH, Flag, Rounding
 from .common import Raw, lzc
@@ -64,6 +64,19 @@ def _any(values):
     return Cat(*values).any()
 
 
+class _Sum(NamedTuple):
+    """An accumulation step's raw result: ``sig`` (negative, magnitude, exponent signal, its
+    range lo, hi) with value magnitude * 2^(exponent + ``off``), ``width`` the magnitude's bits,
+    ``lost`` when a truncation dropped a nonzero bit; ``group_scales`` when the step applied
+    the scales group by group itself: each lane's sign with its group's scale signs, whether a
+    scale is NaN, whether an infinite product meets a zero scale."""
+    sig: tuple
+    off: int
+    width: int
+    lost: object
+    group_scales: tuple | None = None
+
+
 class _Scaled(NamedTuple):
     """A group's scaled exact sum as ``_truncated`` reads an operand: its bits and width."""
     sig: Signal
@@ -76,8 +89,11 @@ class MxDot(Unit):
     unit = "dot"
 
     def elaborate(self, platform):
-        m = Module()
         spec = self._spec
+        acc = spec.accum
+        if type(acc) not in self.ACCUMULATE:
+            raise TypeError(f"MxDot.ACCUMULATE has no method for {type(acc).__name__}")
+        m = Module()
         n, ea, eb = spec.n, spec.elem_a, spec.elem_b
         wa, wb = ea.width, eb.width
 
@@ -99,19 +115,12 @@ class MxDot(Unit):
         if c is not None:
             c = self.cut_operand(m, "product", "c", self.cut_operand(m, "decode", "c", c))
 
-        # 2. Accumulate.
-        grouped = spec.sum_group is not None
-        if spec.accum == "exact":
-            sig, exp_off, sum_w, lost = self._exact(m, prods)
-        elif grouped:
-            (sig, exp_off, sum_w, lost), lane_signs, group_nan, inf_times_zero = \
-                self._grouped(m, prods, nonzero, c)
-        elif spec.frac_bits2 is not None:
-            sig, exp_off, sum_w, lost = self._two_stage(m, prods, nonzero, c)
-        elif c is None:
-            sig, exp_off, sum_w, lost = self._fixed(m, prods, nonzero)
-        else:
-            sig, exp_off, sum_w, lost = self._fixed_with_c(m, prods, nonzero, c)
+        # 2. Accumulate: the step's own method (ACCUMULATE, keyed by its class).
+        sig, exp_off, sum_w, lost, group_scales = \
+            self.ACCUMULATE[type(acc)](self, m, acc, prods, nonzero, c)
+        grouped = group_scales is not None
+        if grouped:
+            lane_signs, group_nan, inf_times_zero = group_scales
         total_neg, mag, exp_sig, exp_lo, exp_hi = sig
 
         # 3. Specials (docs/numerics.md), then the scales: X_A * X_B only moves the exponent
@@ -214,6 +223,16 @@ class MxDot(Unit):
         m.d.comb += [neg.eq(total[-1]), mag.eq(Mux(total[-1], -total, total))]
         return neg, mag, sw
 
+    # ----- the accumulation steps: (m, acc, prods, nonzero, c) -> _Sum ----------------------
+
+    def _exact_step(self, m, acc: Exact, prods, nonzero, c) -> _Sum:
+        return _Sum(*self._exact(m, prods))
+
+    def _fixed_step(self, m, acc: Fixed, prods, nonzero, c) -> _Sum:
+        if c is None:
+            return _Sum(*self._fixed(m, prods, nonzero, acc.frac_bits))
+        return _Sum(*self._fixed_with_c(m, prods, nonzero, c, acc.frac_bits))
+
     def _exact(self, m, prods, prefix: str = ""):
         """Every product is sig << t in one frame whose LSB is the smallest product LSB (the
         sum of the formats' smallest LSB weights): t = the exponent fields' sum minus its
@@ -234,7 +253,7 @@ class MxDot(Unit):
         neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods], T, f"{prefix}exact")
         return (neg, mag, Const(0, 1), 0, 0), p0.off + f_lo, sw, Const(0, 1)
 
-    def _fixed(self, m, prods, nonzero, prefix: str = ""):
+    def _fixed(self, m, prods, nonzero, F: int, prefix: str = ""):
         """The fixed-width accumulator of golden/dot.py ``_fixed_sum``. With f_i the exponent
         fields' sum, product i is below 2^(f_i + c + 2), c = off + Ma + Mb; Emax uses the
         largest f over the nonzero products; product i is truncated toward zero to a multiple of
@@ -242,14 +261,13 @@ class MxDot(Unit):
         where that is negative), below 2^(F + 3). ``prefix`` names the signals of one of
         several sums."""
         spec = self._spec
-        F = spec.frac_bits
         p0 = prods[0]
         f_lo, f_hi = p0.exp_range
         Mab = spec.elem_a.grid.man_bits + spec.elem_b.grid.man_bits
         fmax = self._fmax(m, prods, nonzero, prefix)
         K0 = Mab - F + max(0, F - Mab)          # >= 0
         terms, lost = self._truncated(m, prods, [Mab] * len(prods), nonzero,
-                                      lambda i: fmax - prods[i].exp + K0, f_hi - f_lo + K0,
+                                      lambda i: fmax - prods[i].exp + K0, f_hi - f_lo + K0, F,
                                       prefix=prefix)
         neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods], F + 3,
                                         f"{prefix}fixed")
@@ -258,7 +276,7 @@ class MxDot(Unit):
         # value = total * 2^(Emax - F) = total * 2^(fmax + c - F)
         return (neg, mag, fmax, 0, f_hi), p0.off + Mab - F, sw, lost_any
 
-    def _fixed_with_c(self, m, prods, nonzero, c):
+    def _fixed_with_c(self, m, prods, nonzero, c, F: int):
         """``_fixed`` with the accumulator input c as one more term (a tensor core's step,
         golden/tensor_core.py): c's leading-bit exponent joins Emax and c is truncated to
         2^(Emax - F) like a product. The scales move the products before the comparison.
@@ -267,7 +285,6 @@ class MxDot(Unit):
         codes' sum), c's its exponent field + Bc, the biases making equal G mean equal leading-
         bit exponents (a product's [1, 4) significand, c's [1, 2))."""
         spec = self._spec
-        F = spec.frac_bits
         p0 = prods[0]
         f_lo, f_hi = p0.exp_range
         Mab = spec.elem_a.grid.man_bits + spec.elem_b.grid.man_bits
@@ -291,14 +308,14 @@ class MxDot(Unit):
         n = len(prods)
         terms, lost = self._truncated(m, prods + [c], [Mab] * n + [Mc], nonzero + [~c.zero],
                                       lambda i: emax - (prods[i].exp + S + Bp) + K0 if i < n
-                                      else emax - g_c + Kc, g_hi + max(K0, Kc))
+                                      else emax - g_c + Kc, g_hi + max(K0, Kc), F)
         neg, mag, sw = self._signed_sum(m, terms, [p.sign for p in prods + [c]], F + 3, "fixed")
         lost_any = Signal(name="truncated")
         m.d.comb += lost_any.eq(_any(lost))
         # value = total * 2^(Emax - F), Emax = emax - Bp + p0.off + Mab - bias2
         return (neg, mag, emax, 0, g_hi), p0.off + Mab - bias2 - Bp - F, sw, lost_any
 
-    def _grouped(self, m, prods, nonzero, c):
+    def _grouped_step(self, m, acc: Grouped, prods, nonzero, c) -> _Sum:
         """The grouped accumulator (golden/dot.py ``_grouped_sum``, MMA-Sim's gst_fdpa): each
         group of lanes summed exactly (``_exact``), times its scales' significands, standing at
         its scales' exponent (GROUP_ZERO_EXP when its products or a scale are all zero), c at
@@ -306,11 +323,9 @@ class MxDot(Unit):
 
         Exponents compare as one unsigned g = E - E_lo, E_lo the smallest a term can have: a
         group's g is its two scale exponent fields' sum plus a constant, c's its field plus
-        another. Returns the sum (as the other accumulators), each lane's sign with its group's
-        scale signs, whether a scale is NaN and whether an infinite product meets a zero
-        scale."""
+        another. The sum carries its ``group_scales``."""
         spec = self._spec
-        F, G, fs = spec.frac_bits, spec.sum_group, spec.scale_fmt
+        F, G, fs = acc.frac_bits, acc.group, spec.scale_fmt
         w = fs.width
         sums, scales = [], []
         for j in range(spec.groups):
@@ -368,7 +383,7 @@ class MxDot(Unit):
         width = F + max(op.width - f for op, f in zip(ops, fracs))
         terms, lost = self._truncated(m, ops, fracs, actives,
                                       lambda i: emax - g_of[i] + over[i],
-                                      g_hi + max(over), width)
+                                      g_hi + max(over), F, width)
         neg, mag, sw = self._signed_sum(m, terms, signs, width, "fixed")
         lost_any = Signal(name="truncated")
         m.d.comb += lost_any.eq(_any(lost))
@@ -378,9 +393,10 @@ class MxDot(Unit):
         inf_zero = _any([p.inf & (scales[i // G][0].is_zero | scales[i // G][1].is_zero)
                          for i, p in enumerate(prods)])
         # value = total * 2^(E - F), E = emax + e_lo
-        return ((neg, mag, emax, 0, g_hi), e_lo - F, sw, lost_any), lane_signs, nan, inf_zero
+        return _Sum((neg, mag, emax, 0, g_hi), e_lo - F, sw, lost_any,
+                    (lane_signs, nan, inf_zero))
 
-    def _two_stage(self, m, prods, nonzero, c):
+    def _two_stage_step(self, m, acc: TwoStage, prods, nonzero, c) -> _Sum:
         """The two-stage accumulator (golden/dot.py ``_two_stage_sum``, MMA-Sim's gtr_fdpa): the
         even and the odd lanes through ``_fixed`` apart; their sums floored (arithmetic right
         shifts) to F bits below the larger exponent and added: t; with E the larger of that
@@ -389,12 +405,12 @@ class MxDot(Unit):
         bit (at least the output's emin). Exponents compare as one unsigned g, products'
         fmax + Bp and c's field + Bc, as in ``_fixed_with_c``."""
         spec = self._spec
-        F, F2 = spec.frac_bits, spec.frac_bits2
+        F, F2 = acc.frac_bits, acc.frac_bits2
         L = F2 + 1 - F
         halves, lost = [], []
         for k, name in ((0, "even"), (1, "odd")):
             (neg, mag, fmax, _, f_hi), off, sw, h_lost = \
-                self._fixed(m, prods[k::2], nonzero[k::2], prefix=f"{name}_")
+                self._fixed(m, prods[k::2], nonzero[k::2], F, prefix=f"{name}_")
             value = Signal(signed(sw + 1), name=f"{name}_sum")
             nz = Signal(name=f"{name}_nonzero")
             m.d.comb += [value.eq(Mux(neg, -mag, mag)), nz.eq(_any(nonzero[k::2]))]
@@ -459,7 +475,7 @@ class MxDot(Unit):
         lost_any = Signal(name="truncated")
         m.d.comb += lost_any.eq(_any(lost + [l0, l1, lu, Mux(dropped, ~c.zero, lv), lk]))
         # value = floored * 2^(E - F2 - 1), E = g_big + Kb
-        return (neg, floored, g_big, 0, g_hi), Kb - F2 - 1, W + 1, lost_any
+        return _Sum((neg, floored, g_big, 0, g_hi), Kb - F2 - 1, W + 1, lost_any)
 
     @staticmethod
     def _floor_shift(m, value, shift, shift_hi: int, name: str):
@@ -486,12 +502,12 @@ class MxDot(Unit):
             fz.append(f)
         return _tree(m, fz, lambda x, y: Mux(x > y, x, y), unsigned(fw), f"{prefix}fmax")
 
-    def _truncated(self, m, ops, fracs, nonzero, shift_of, d_hi, width=None, prefix=""):
+    def _truncated(self, m, ops, fracs, nonzero, shift_of, d_hi, F: int, width=None,
+                   prefix=""):
         """Each operand's significand (``fracs``: its fraction bits) truncated toward zero to the
         accumulator's ``width`` bits (F + 3 by default): shifted left by L = max(0, F -
         fraction bits) so that every shift is a right shift (``shift_of(i)``, at most ``d_hi``
         for a nonzero op). Returns the terms and whether each lost a nonzero bit."""
-        F = self._spec.frac_bits
         width = F + 3 if width is None else width
         terms, lost = [], []
         for i, (p, frac) in enumerate(zip(ops, fracs)):
@@ -509,3 +525,8 @@ class MxDot(Unit):
             terms.append(t)
             lost.append(nonzero[i] & (ext[:W] != 0))
         return terms, lost
+
+    # One method per accumulation step, keyed by its class (rtl/accum.py; the golden model's
+    # table is golden/dot.py ``SUMS``).
+    ACCUMULATE = {Exact: _exact_step, Fixed: _fixed_step, Grouped: _grouped_step,
+                  TwoStage: _two_stage_step}

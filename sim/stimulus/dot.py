@@ -172,13 +172,13 @@ def accumulator_codes(spec: MxDotSpec, a, b, sa, sb, rng, specials: bool = False
     rows = len(a)
     with np.errstate(invalid="ignore", over="ignore"):            # inf x 0: NaN, replaced
         prods = element_values(spec.elem_a, a) * element_values(spec.elem_b, b)
-        if spec.sum_group is not None:            # each group times its own scales
-            sums = prods.reshape(rows, spec.groups, spec.sum_group).sum(-1)
+        if spec.accum.group is not None:          # each group times its own scales
+            sums = prods.reshape(rows, spec.groups, spec.accum.group).sum(-1)
             va, vb = code_values(spec.scale_fmt, sa), code_values(spec.scale_fmt, sb)
             total = np.sum(sums * va * vb, -1)
         else:
             total = np.sum(prods, -1)
-    if spec.scaled and spec.sum_group is None:
+    if spec.scaled and spec.accum.group is None:
         total = total * np.ldexp(1.0, sa.astype(np.int32) + sb.astype(np.int32) - 254)
     total = np.where(np.isfinite(total) & (total != 0), total, np.ldexp(1.0, rng.integers(
         -20, 20, rows)))
@@ -216,11 +216,11 @@ def dot_part(spec: MxDotSpec, name: str, params: dict, rng) -> dict:
         raise unknown_part(spec, name, DOT_PARTS)
     a, b, sa, sb = rows
     out = {"a": a, "b": b}
-    shape = (len(a),) if spec.sum_group is None else (len(a), spec.groups)
+    shape = (len(a),) if spec.accum.group is None else (len(a), spec.groups)
     if spec.value_scales:
         sa, sb = (value_scale_codes(spec.scale_fmt, rng, int(np.prod(shape))).reshape(shape)
                   for _ in range(2))
-    elif spec.sum_group is not None:
+    elif spec.accum.group is not None:
         sa, sb = group_scales(sa, spec.groups, rng), group_scales(sb, spec.groups, rng)
     if spec.scaled:
         out |= {"scale_a": sa, "scale_b": sb}

@@ -111,10 +111,9 @@ def wrapper_outputs(spec, inputs: dict) -> dict:
     lanes = (lambda v: v) if spec.n > 1 else (lambda v: v[..., None])
     y, flags = golden.mx_dot(lanes(inputs["a"]), lanes(inputs["b"]), spec.elem_a, spec.elem_b,
                              scales_a=inputs.get("scale_a"), scales_b=inputs.get("scale_b"),
-                             accum=spec.accum, frac_bits=spec.frac_bits, out_fmt=spec.out_fmt,
+                             **spec.accum.option_values(), out_fmt=spec.out_fmt,
                              rounding=spec.rounding, scale_fmt=spec.scale_fmt,
-                             c=inputs.get("c"), c_fmt=spec.c_fmt or "float32",
-                             sum_group=spec.sum_group, frac_bits2=spec.frac_bits2)
+                             c=inputs.get("c"), c_fmt=spec.c_fmt or "float32")
     return {"y": y, "flags": flags}
 
 

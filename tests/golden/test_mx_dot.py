@@ -209,10 +209,11 @@ def test_grouped_matches_rule(ea, eb, sf, g, F, with_c, rounding):
     """The grouped accumulator against its rule on Fractions (oracles.mx_refs), with rows built
     to cancel, group scales up to 40 binades apart, value scales over every finite code and c
     near the products' sum."""
+    from fpforge.rtl.accum import Grouped
     from fpforge.rtl.dot import MxDotSpec
     from fpforge.sim.stimulus.dot import accumulator_codes, group_scales, value_scale_codes
     n, rows = 32, 96
-    spec = MxDotSpec(ea, eb, n=n, accum="fixed", frac_bits=F, sum_group=g, scale_fmt=sf,
+    spec = MxDotSpec(ea, eb, n=n, accum=Grouped(F, g), scale_fmt=sf,
                      rounding=rounding, c_fmt="float32" if with_c else None)
     rng = np.random.default_rng(F + g)
     a, b, sa, sb = vectors(ea, eb, n, rows, seed=F)

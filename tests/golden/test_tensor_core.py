@@ -76,7 +76,7 @@ def _nearest32(v: Fraction) -> float:
 
 def reference(a, b, config: GemmConfig, frac_bits: int | None = None):
     acc = config.accum
-    F = acc.frac_bits if frac_bits is None else frac_bits
+    F = acc.accum.frac_bits if frac_bits is None else frac_bits
     k, kk = config.block, a.shape[1]
     sa, sb, va, vb, emin = _operands(a, b, config)
     out = np.zeros((a.shape[0], b.shape[1]), np.float32)
@@ -113,7 +113,7 @@ def two_stage_reference(a, b, config: GemmConfig, frac_bits: int | None = None):
     to F2 bits below its leading bit (at least -126) and rounded to nearest even; per-channel
     scales then times the float32 result, rounded to nearest even (MPFR)."""
     acc = config.accum
-    F, F2 = acc.frac_bits if frac_bits is None else frac_bits, acc.frac_bits2
+    F, F2 = acc.accum.frac_bits if frac_bits is None else frac_bits, acc.accum.frac_bits2
     k, kk = config.block, a.shape[1]
     sa, sb, va, vb, emin = _operands(a, b, config)
     two = Fraction(2)
@@ -189,6 +189,7 @@ def _one_cdna3_step(ea, eb, frac_bits, rng, rows=24):
     from fpforge.golden.gemm import code_values_f64
     from fpforge.golden.mx import decode_elements
     from fpforge.golden.tensor_core import exponents, two_stage_matmul
+    from fpforge.rtl.accum import TwoStage
     from fpforge.rtl.dot import MxDotSpec
     from fpforge.sim.stimulus.dot import accumulator_codes, finite_codes
     acc = FUSED_PRESETS["cdna3_fp8"]
@@ -197,8 +198,8 @@ def _one_cdna3_step(ea, eb, frac_bits, rng, rows=24):
     B = rng.choice(finite_codes(eb), (rows, 16)).astype(np.uint8)
     A[:rows // 3, 8:] = np.where(A[:rows // 3, :8] == 0, 0, A[:rows // 3, :8] ^ 0x80)
     B[:, 8:] = B[:, :8]
-    spec = MxDotSpec(ea, eb, n=16, scaled=False, accum="fixed", frac_bits=frac_bits,
-                     frac_bits2=acc.frac_bits2, c_fmt="float32")
+    spec = MxDotSpec(ea, eb, n=16, scaled=False, accum=TwoStage(frac_bits, acc.accum.frac_bits2),
+                     c_fmt="float32")
     a, b = np.repeat(A, rows, axis=0), np.tile(B, (rows, 1))
     c = accumulator_codes(spec, a, b, None, None, rng).astype(np.uint32)
     got = np.asarray(dot_unit(spec, {"a": a, "b": b, "c": c}, want=("y",))["y"])
@@ -233,7 +234,7 @@ def grouped_reference(a, b, config: GemmConfig, frac_bits: int | None = None):
     from fpforge.golden.blockscale import block_quantize
     from fpforge.rtl.blockscale import preset
     acc = config.accum
-    F = acc.frac_bits if frac_bits is None else frac_bits
+    F = acc.accum.frac_bits if frac_bits is None else frac_bits
     k, kk = config.block, a.shape[1]
     bt = np.ascontiguousarray(b.T)
     if config.value_scaled:
@@ -321,7 +322,7 @@ def _step_reference(va, xa, sa, vb, xb, sb, acc, c, frac_bits=None):
     """MMA-Sim's steps on the (M, N, k) products in numpy float64 (products, truncated terms and
     their sums are exact there; numpy keeps subnormals), the result rounded toward zero in
     exact rationals; NaN as 0x7FC00000."""
-    F = acc.frac_bits if frac_bits is None else frac_bits
+    F = acc.accum.frac_bits if frac_bits is None else frac_bits
     c = c.view(np.float32).astype(np.float64)
     for j in range(va.shape[0]):
         a, b, x, y = va[j], vb[j], xa[j], xb[j]
@@ -406,5 +407,5 @@ def test_fused_matmul_matches_the_steps_on_edge_cases(preset, elem):
     magnitude = want & 0x7FFF_FFFF
     assert (want == 0x7FC0_0000).any() and (magnitude == 0x7F80_0000).any()
     assert (want == 0).any() and ((magnitude > 0) & (magnitude < 0x0080_0000)).any()
-    assert (want != _step_reference(va, xa, sa, vb, xb, sb, acc, c, frac_bits=acc.frac_bits
-                                    + 1)).any()
+    assert (want != _step_reference(va, xa, sa, vb, xb, sb, acc, c,
+                                    frac_bits=acc.accum.frac_bits + 1)).any()

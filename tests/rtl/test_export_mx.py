@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from fpforge import cli
+from fpforge.rtl.accum import Fixed
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.elements import element_format
 from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
@@ -42,9 +43,8 @@ CASES = {
                          "--b-format", "float4_e2m1fn", "--n", "4", "--accum", "fixed",
                          "--frac-bits", "12", "--no-scales", "--rounding", "rtz", "--stages",
                          "3"],
-                        MxDotSpec("fp8e5m2", "fp4e2m1", n=4, accum="fixed", frac_bits=12,
-                                  scaled=False, out_fmt="bfloat16", rounding="rtz",
-                                  pipeline=Pipeline(3))),
+                        MxDotSpec("fp8e5m2", "fp4e2m1", n=4, accum=Fixed(12),
+                                  scaled=False, out_fmt="bfloat16", rounding="rtz", pipeline=Pipeline(3))),
 }
 
 
@@ -105,8 +105,7 @@ def test_api_names_and_defaults():
     q = MxQuantSpec("float8_e4m3fn")
     assert (q.default_name, q.block, q.scale_rule) == ("mxq_fp8e4m3_f32_k32_floor_rne", 32,
                                                        "floor")
-    d = MxDotSpec("fp8e4m3", "fp6e2m3", accum="fixed", frac_bits=16, scaled=False,
-                  pipeline=Pipeline(2))
+    d = MxDotSpec("fp8e4m3", "fp6e2m3", accum=Fixed(16), scaled=False, pipeline=Pipeline(2))
     assert d.default_name == "mxdot_fp8e4m3_fp6e2m3_n32_fixed16_e8m23_rne_ns_s2"
     assert element_format("int8") is element_format("mxint8")
     assert [p.name for p in MxQuantSpec("fp4e2m1", rounding="stochastic",

@@ -15,6 +15,7 @@ import pytest
 from fpforge.golden.gemm import (Accumulator, GemmConfig, emulated_matmul, matmul_codes,
                                  quantized_codes)
 from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator, chained_steps
+from fpforge.rtl.accum import TwoStage
 from fpforge.rtl.scalar import AddSpec
 from fpforge.rtl.options import UnitOptions
 from fpforge.sim.design import Design
@@ -140,9 +141,9 @@ def test_one_fraction_bit_fewer_in_the_unit_is_caught():
 def test_every_tensor_core_preset_has_its_rtl_unit():
     for name, acc in FUSED_PRESETS.items():
         spec = acc.dot_spec((acc.elements or ("fp8e4m3",))[0])
-        assert (spec.n, spec.frac_bits, spec.accum, spec.out_fmt, spec.scaled) == \
-            (acc.group, acc.frac_bits, "fixed", acc.result, acc.scales_in_group), name
+        assert (spec.n, spec.accum, spec.out_fmt, spec.scaled) == \
+            (acc.group, acc.accum, acc.result, acc.scales_in_group), name
+        assert spec.accum.option_values()["accum"] == "fixed", name
         assert spec.c_fmt.name == "float32"
-        assert spec.rounding.value == ("rne" if acc.frac_bits2 else "rtz"), name
-        assert (spec.sum_group, spec.frac_bits2) == (acc.sum_group, acc.frac_bits2), name
+        assert spec.rounding.value == ("rne" if isinstance(acc.accum, TwoStage) else "rtz"), name
     assert isinstance(FUSED_PRESETS["hopper_fp8"], FusedAccumulator)

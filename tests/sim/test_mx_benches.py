@@ -16,6 +16,7 @@ import re
 import numpy as np
 import pytest
 
+from fpforge.rtl.accum import Fixed, Grouped, TwoStage
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.elements import ELEMENT_FORMATS
 from fpforge.rtl.kinds import make_spec
@@ -72,26 +73,26 @@ QUICK_SIMS = [pytest.param(s, marks=pytest.mark.slow) if s == "verilator" else s
     (MxQuantSpec("fp8e4m3"), MXQ),
     (MxDequantSpec("fp8e4m3", block=4), [["pairs", {"scales": QUICK_SCALES}]]),
     (MxDotSpec("fp8e4m3", n=8), DOT),
-    (MxDotSpec("fp8e4m3", n=8, accum="fixed", frac_bits=8), DOT),
+    (MxDotSpec("fp8e4m3", n=8, accum=Fixed(8)), DOT),
     # A tensor core's step, d = a.b + c: Hopper's F = 13 into e8m13 unscaled, and Blackwell's
     # F = 25 with the block scales in the step; E5M2 x E2M1 into bfloat16 with a bfloat16 c.
-    (MxDotSpec("fp8e4m3", n=8, accum="fixed", frac_bits=13, out_fmt="e8m13", rounding="rtz",
+    (MxDotSpec("fp8e4m3", n=8, accum=Fixed(13), out_fmt="e8m13", rounding="rtz",
                c_fmt="float32", scaled=False), DOT),
-    (MxDotSpec("fp8e4m3", n=8, accum="fixed", frac_bits=25, rounding="rtz", c_fmt="float32"),
+    (MxDotSpec("fp8e4m3", n=8, accum=Fixed(25), rounding="rtz", c_fmt="float32"),
      DOT),
-    (MxDotSpec("fp8e5m2", "fp4e2m1", n=4, accum="fixed", frac_bits=10, out_fmt="bfloat16",
+    (MxDotSpec("fp8e5m2", "fp4e2m1", n=4, accum=Fixed(10), out_fmt="bfloat16",
                c_fmt="bfloat16"), DOT),
     (MxQuantSpec("int4", block=8, scale_rule="rceil"), MXQ),
     (MxDotSpec("int4", n=8), DOT),
     # Blackwell's kind::mxf4nvf4 step (groups of 16 at their own scales, F = 35) with NVFP4's
     # E4M3 scales, and a short grouped E4M3 x E5M2 unit with E8M0 scales
-    (MxDotSpec("fp4e2m1", n=64, accum="fixed", frac_bits=35, sum_group=16, rounding="rtz",
+    (MxDotSpec("fp4e2m1", n=64, accum=Grouped(35, 16), rounding="rtz",
                c_fmt="float32", scale_fmt="float8_e4m3fn"), DOT),
-    (MxDotSpec("fp8e4m3", "fp8e5m2", n=8, accum="fixed", frac_bits=12, sum_group=2,
+    (MxDotSpec("fp8e4m3", "fp8e5m2", n=8, accum=Grouped(12, 2),
                c_fmt="bfloat16"), DOT),
     # AMD CDNA3's two-stage step (F = 24, F2 = 31, rounded to nearest even)
-    (MxDotSpec("fp8e5m2fnuz", "fp8e4m3fnuz", n=16, accum="fixed", frac_bits=24,
-               frac_bits2=31, c_fmt="float32", scaled=False), DOT),
+    (MxDotSpec("fp8e5m2fnuz", "fp8e4m3fnuz", n=16, accum=TwoStage(24, 31), c_fmt="float32",
+               scaled=False), DOT),
 ], ids=[
     "mxq_fp8e4m3_k32_floor", "mxdq_fp8e4m3_k4", "mxdot_fp8e4m3_n8_exact",
     "mxdot_fp8e4m3_n8_fixed8", "mxdot_hopper_step", "mxdot_blackwell_step",
@@ -135,7 +136,7 @@ def run_fault(spec, stimulus, fault):
 
 def test_dot_step_with_one_fraction_bit_fewer_is_reported():
     """The tensor-core step built with F - 1: the truncation of products and c differs."""
-    spec = MxDotSpec("fp8e4m3", n=8, accum="fixed", frac_bits=13, out_fmt="e8m13",
+    spec = MxDotSpec("fp8e4m3", n=8, accum=Fixed(13), out_fmt="e8m13",
                      rounding="rtz", c_fmt="float32", scaled=False)
     result = run_fault(spec, DOT, "frac-bits-fewer")
     assert 0 < result["mismatches"] < result["vectors"]
@@ -143,7 +144,7 @@ def test_dot_step_with_one_fraction_bit_fewer_is_reported():
 
 def test_two_stage_step_with_one_fraction_bit_fewer_is_reported():
     """CDNA3's step built with F = 23 (its halves' truncation)."""
-    spec = MxDotSpec("fp8e4m3fnuz", n=16, accum="fixed", frac_bits=24, frac_bits2=31,
+    spec = MxDotSpec("fp8e4m3fnuz", n=16, accum=TwoStage(24, 31),
                      c_fmt="float32", scaled=False)
     result = run_fault(spec, DOT, "frac-bits-fewer")
     assert 0 < result["mismatches"] < result["vectors"]
@@ -151,7 +152,7 @@ def test_two_stage_step_with_one_fraction_bit_fewer_is_reported():
 
 def test_grouped_step_with_one_fraction_bit_fewer_is_reported():
     """kind::mxf4nvf4's step built with F = 34: cancelling groups and c show it."""
-    spec = MxDotSpec("fp4e2m1", n=64, accum="fixed", frac_bits=35, sum_group=16,
+    spec = MxDotSpec("fp4e2m1", n=64, accum=Grouped(35, 16),
                      rounding="rtz", c_fmt="float32", scale_fmt="float8_e4m3fn")
     result = run_fault(spec, DOT, "frac-bits-fewer")
     assert 0 < result["mismatches"] < result["vectors"]
@@ -234,7 +235,7 @@ def test_dot_every_pair_n32(ea, eb, sim):
 @pytest.mark.parametrize("sim", simulators())
 def test_dot_every_code_pair_pipelined(sim):
     """Every (a_0, b_0) code pair of fp4 x fp6, fixed accumulator, 2 stages with bubbles."""
-    spec = MxDotSpec("fp4e2m1", "fp6e2m3", n=8, accum="fixed", frac_bits=4, pipeline=Pipeline(2))
+    spec = MxDotSpec("fp4e2m1", "fp6e2m3", n=8, accum=Fixed(4), pipeline=Pipeline(2))
     result = check(spec, [["pairs", {}]], sim, seed=16, bubbles=0.25)
     assert result["vectors"] == 16 * 64
 

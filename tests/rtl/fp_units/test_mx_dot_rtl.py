@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fpforge.rtl.accum import Fixed
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.elements import ELEMENT_FORMATS
 from fpforge.sim.stimulus.dot import mixed_rows, pair_rows
@@ -37,8 +38,8 @@ def assert_dots_exact(specs, rows):
 
 def test_fp8e4m3_exact_and_fixed():
     specs = [MxDotSpec("fp8e4m3", n=4), MxDotSpec("fp8e4m3", n=4, rounding="rdn"),
-             MxDotSpec("fp8e4m3", n=4, accum="fixed", frac_bits=8),
-             MxDotSpec("fp8e4m3", n=4, accum="fixed", rounding="rtz")]
+             MxDotSpec("fp8e4m3", n=4, accum=Fixed(8)),
+             MxDotSpec("fp8e4m3", n=4, accum=Fixed(), rounding="rtz")]
     assert_dots_exact(specs, mixed_rows("fp8e4m3", "fp8e4m3", 4, 11, rows=256))
 
 
@@ -53,36 +54,34 @@ def test_fp8e5m2_two_limb_frame_unscaled():
 def test_every_element_pair_n4(ea, eb):
     """Exhaustive over (a_0, b_0) for FP4 x FP4 and FP6 x FP6 (the rest of each vector small
     and random, or zero), with and without the fixed accumulator's truncation."""
-    specs = [MxDotSpec(ea, eb, n=4), MxDotSpec(ea, eb, n=4, accum="fixed", frac_bits=3)]
+    specs = [MxDotSpec(ea, eb, n=4), MxDotSpec(ea, eb, n=4, accum=Fixed(3))]
     assert_dots_exact(specs, pair_rows(ea, eb, 4, 3))
 
 
 def test_mxint8():
     assert_dots_exact([MxDotSpec("mxint8", n=4)], mixed_rows("mxint8", "mxint8", 4, 13))
-    assert_dots_exact([MxDotSpec("mxint8", "fp6e2m3", n=4, accum="fixed", frac_bits=6)],
+    assert_dots_exact([MxDotSpec("mxint8", "fp6e2m3", n=4, accum=Fixed(6))],
                       mixed_rows("mxint8", "fp6e2m3", 4, 14))
 
 
 def test_fnuz_elements():
     """AMD's FNUZ FP8 (one NaN at 0x80, no -0): E4M3FNUZ x E5M2FNUZ, exact and fixed."""
     assert_dots_exact([MxDotSpec("fp8e4m3fnuz", "fp8e5m2fnuz", n=4),
-                       MxDotSpec("fp8e4m3fnuz", "fp8e5m2fnuz", n=4, accum="fixed",
-                                 frac_bits=8)],
+                       MxDotSpec("fp8e4m3fnuz", "fp8e5m2fnuz", n=4, accum=Fixed(8))],
                       mixed_rows("fp8e4m3fnuz", "fp8e5m2fnuz", 4, 19))
 
 
 def test_int4():
     """INT4 x INT4 exhaustive over (a_0, b_0), and INT4 x E4M3 through the fixed accumulator."""
-    assert_dots_exact([MxDotSpec("int4", n=4), MxDotSpec("int4", n=4, accum="fixed",
-                                                          frac_bits=3)],
+    assert_dots_exact([MxDotSpec("int4", n=4), MxDotSpec("int4", n=4, accum=Fixed(3))],
                       pair_rows("int4", "int4", 4, 17))
-    assert_dots_exact([MxDotSpec("int4", "fp8e4m3", n=4, accum="fixed", frac_bits=6)],
+    assert_dots_exact([MxDotSpec("int4", "fp8e4m3", n=4, accum=Fixed(6))],
                       mixed_rows("int4", "fp8e4m3", 4, 18))
 
 
 def test_lengths_one_and_sixty_four():
     """The ends of the length range 1..64."""
-    assert_dots_exact([MxDotSpec("fp4e2m1", n=1), MxDotSpec("fp4e2m1", n=1, accum="fixed")],
+    assert_dots_exact([MxDotSpec("fp4e2m1", n=1), MxDotSpec("fp4e2m1", n=1, accum=Fixed())],
                       mixed_rows("fp4e2m1", "fp4e2m1", 1, 15))
     assert_dots_exact([MxDotSpec("fp4e2m1", "fp6e3m2", n=64)],
                       mixed_rows("fp4e2m1", "fp6e3m2", 64, 16, rows=48))
@@ -92,8 +91,8 @@ def test_lengths_one_and_sixty_four():
     # rounds toward zero instead of to nearest
     (MxDotSpec("fp8e4m3", n=4), MxDotSpec("fp8e4m3", n=4, rounding="rtz")),
     # a fixed accumulator one fraction bit narrower than stated
-    (MxDotSpec("fp8e4m3", n=4, accum="fixed", frac_bits=8),
-     MxDotSpec("fp8e4m3", n=4, accum="fixed", frac_bits=7)),
+    (MxDotSpec("fp8e4m3", n=4, accum=Fixed(8)),
+     MxDotSpec("fp8e4m3", n=4, accum=Fixed(7))),
 ], ids=["rtz-for-rne", "frac7-for-frac8"])
 def test_broken_variants_are_caught(claimed, built):
     """The comparison can fail: a unit built for a subtly different spec disagrees with the
@@ -113,19 +112,19 @@ SLOW_PAIRS = [(e, e) for e in ELEMS] + [("fp8e5m2", "fp4e2m1"), ("fp8e4m3", "fp6
 @pytest.mark.parametrize("n", [4, 8, 16, 32])
 @pytest.mark.parametrize("ea,eb", SLOW_PAIRS, ids=[f"{a}x{b}" for a, b in SLOW_PAIRS])
 def test_every_pair_and_length(ea, eb, n):
-    specs = [MxDotSpec(ea, eb, n=n), MxDotSpec(ea, eb, n=n, accum="fixed"),
-             MxDotSpec(ea, eb, n=n, accum="fixed", frac_bits=4, rounding="rna")]
+    specs = [MxDotSpec(ea, eb, n=n), MxDotSpec(ea, eb, n=n, accum=Fixed()),
+             MxDotSpec(ea, eb, n=n, accum=Fixed(4), rounding="rna")]
     assert_dots_exact(specs, mixed_rows(ea, eb, n, n * 31 + len(ea + eb), rows=128))
 
 
 @pytest.mark.slow
 def test_fp8e4m3_every_pair():
-    specs = [MxDotSpec("fp8e4m3", n=4), MxDotSpec("fp8e4m3", n=4, accum="fixed", frac_bits=6)]
+    specs = [MxDotSpec("fp8e4m3", n=4), MxDotSpec("fp8e4m3", n=4, accum=Fixed(6))]
     assert_dots_exact(specs, pair_rows("fp8e4m3", "fp8e4m3", 4, 5))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stages", [1, 2, 3])
 def test_pipelined(stages):
-    spec = MxDotSpec("fp8e4m3", "fp4e2m1", n=8, accum="fixed", stages=stages)
+    spec = MxDotSpec("fp8e4m3", "fp4e2m1", n=8, accum=Fixed(), stages=stages)
     assert_dots_exact([spec], mixed_rows("fp8e4m3", "fp4e2m1", 8, 21))

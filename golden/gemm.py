@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from fpforge.rtl.accum import Grouped, TwoStage
-from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, resolve
+from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.elements import E8M0_BIAS, E8M0_NAN, element_format
 from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES, MxQuantSpec

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
+from fpforge.rtl.formats import CATALOG, FloatFormat
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.accum import GROUP_ZERO_EXP, Fixed, Grouped, TwoStage
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.elements import E8M0

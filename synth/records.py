@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.ports import Port
 from fpforge.rtl.spec import Spec
 

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fpforge.rtl.formats import (CATALOG, P3109_CONFORMANCE, FloatFormat, FormatError,
-                                 catalog_formats, resolve)
+from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, catalog_formats
+from fpforge.rtl.format_names import P3109_CONFORMANCE, resolve
 from fpforge.rtl.kinds import BASIC_UNITS, KINDS, make_spec
 from fpforge.rtl.elements import ELEMENT_FORMATS, element_format
 from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES
@@ -218,7 +218,7 @@ class Row:
 
 
 def _short(fmt: FloatFormat) -> str:
-    from fpforge.rtl.formats import SHORT_NAMES
+    from fpforge.rtl.format_names import SHORT_NAMES
     base = fmt.with_subnormals(True).name
     names = [s for s, c in SHORT_NAMES.items() if c == base]
     return names[0] if names else base

@@ -13,7 +13,7 @@ from fpforge.golden import mx_quantize
 from fpforge.golden.gemm import (Accumulator, GemmConfig, emulated_matmul, float_scales,
                                  quantized_codes, seeded_bits)
 from fpforge.golden.mx import mx_dequantize
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.elements import element_format
 from fpforge.rtl.options import OptionError
 
@@ -267,7 +267,7 @@ def test_tensor_scale_is_the_floor_rule_on_the_tensor_and_elements_round_to_it(e
     whole tensor (OCP MX 6.3's rule), every element x / 2^s rounded to nearest even (MPFR at
     the element's precision and exponent range) and clamped to its largest finite value."""
     from fpforge.golden.gemm import operand_quantize
-    from fpforge.rtl.formats import resolve as resolve_fmt
+    from fpforge.rtl.format_names import resolve as resolve_fmt
     x = _data((8, 128), 13)
     scales, codes = (np.asarray(v) for v in operand_quantize(
         x, elem, GemmConfig(elem, block=32, scaling="tensor")))

@@ -23,7 +23,7 @@ import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from fpforge.golden.gemm import ACCUMULATOR_PRESETS, SCALINGS, Accumulator, GemmConfig
+from fpforge.golden.gemm_config import ACCUMULATOR_PRESETS, SCALINGS, Accumulator, GemmConfig
 from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator
 from fpforge.rtl.elements import element_format
 from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES

@@ -79,34 +79,31 @@ class FusedAccumulator:
                          c_fmt=F32, scale_fmt=scale_fmt if self.scales_in_group else E8M0)
 
     def describe(self) -> str:
-        return DESCRIPTIONS[type(self.accum)](self)
+        return (f"fused dot-add of {self.group} products + c{DESCRIPTIONS[type(self.accum)](self)}"
+                f" ({self.source})")
 
 
 def _describe_fixed(step: FusedAccumulator) -> str:
     where = "in each step" if step.scales_in_group else "after the sum"
-    return (f"fused dot-add of {step.group} products + c, truncated to {step.accum.frac_bits} "
-            f"fraction bits below the largest exponent, rounded toward zero into "
-            f"{step.result.name}; scales {where} ({step.source})")
+    return (f", truncated to {step.accum.frac_bits} fraction bits below the largest exponent, "
+            f"rounded toward zero into {step.result.name}; scales {where}")
 
 
 def _describe_grouped(step: FusedAccumulator) -> str:
-    acc = step.accum
-    return (f"fused dot-add of {step.group} products + c: exact sums of "
-            f"{acc.group} at their block scales' exponents, truncated to "
-            f"{acc.frac_bits} fraction bits below the largest, rounded toward zero "
-            f"into {step.result.name} ({step.source})")
+    return (f": exact sums of {step.accum.group} at their block scales' exponents, truncated to "
+            f"{step.accum.frac_bits} fraction bits below the largest, rounded toward zero into "
+            f"{step.result.name}")
 
 
 def _describe_two_stage(step: FusedAccumulator) -> str:
-    acc = step.accum
-    return (f"fused dot-add of {step.group} products + c: the even and odd products "
-            f"each truncated to {acc.frac_bits} bits below their largest and summed, "
-            f"floored together, added to c in {acc.frac_bits2} bits (floored), "
-            f"rounded to nearest even into {step.result.name} ({step.source})")
+    return (f": the even and odd products each truncated to {step.accum.frac_bits} bits below "
+            f"their largest and summed, floored together, added to c in "
+            f"{step.accum.frac_bits2} bits (floored), rounded to nearest even into "
+            f"{step.result.name}")
 
 
-# A tensor core's step in words, keyed by its accumulation class (rtl/accum.py); golden/gemm.py's
-# FUSED_STEPS runs it.
+# How a tensor core's step sums, in words (what follows "products + c"), keyed by its
+# accumulation class (rtl/accum.py); golden/gemm.py's FUSED_STEPS runs it.
 DESCRIPTIONS = {Fixed: _describe_fixed, Grouped: _describe_grouped,
                 TwoStage: _describe_two_stage}
 

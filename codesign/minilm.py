@@ -20,7 +20,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from fpforge.golden.gemm import GemmConfig, emulated_matmul
+from fpforge.golden.gemm import emulated_matmul
+from fpforge.golden.gemm_config import GemmConfig
 
 from .quality import qsnr_db, quantize_dequantize
 

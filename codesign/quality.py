@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fpforge.golden.gemm import GemmConfig, emulated_matmul, quantized_operand
+from fpforge.golden.gemm import emulated_matmul
+from fpforge.golden.gemm_config import GemmConfig
+from fpforge.golden.gemm_operands import quantized_operand
 
 __all__ = ["qsnr_db", "tensor_qsnr_db", "gauss_qsnr_db", "dot_qsnr_db", "GAUSS_SAMPLES"]
 

@@ -19,7 +19,9 @@ import numpy as np
 
 from .bench_golden import timed
 from .dot import dot_unit
-from .gemm import Accumulator, GemmConfig, emulated_matmul, matmul_codes, quantized_codes
+from .gemm import emulated_matmul, matmul_codes
+from .gemm_config import Accumulator, GemmConfig
+from .gemm_operands import quantized_codes
 from .mx import mx_dequantize, mx_quantize
 from .tensor_core import FusedAccumulator, chained_steps
 

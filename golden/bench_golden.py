@@ -29,7 +29,7 @@ import jaxlib
 import ml_dtypes
 import numpy as np
 
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.scalar import MulSpec
 
 from . import evaluate, quantize

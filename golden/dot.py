@@ -296,7 +296,7 @@ def _two_stage(acc: TwoStage, t: Terms, spec: MxDotSpec) -> Sum:
 
 
 # One function per accumulation step, keyed by its class (rtl/accum.py; the RTL's table is
-# rtl/fp_units/dot.py ``MxDot.ACCUMULATE``).
+# ``MxDot.ACCUMULATE``, rtl/fp_units/dot_accum.py).
 SUMS = {Exact: _exact, Fixed: _fixed, Grouped: _grouped, TwoStage: _two_stage}
 
 

@@ -16,13 +16,13 @@ from fpforge.rtl.formats import CATALOG, FloatFormat
 from fpforge.rtl.options import Rounding, UnitOptions
 from fpforge.rtl.scalar import AddSpec, CvtSpec, MulSpec, SubSpec
 
-from ._jax import I32, U32, U64, jnp, msb
+from ._jax import I32, U32, U64, jax, jnp, msb
 from .decode import decode
 from .ops import add_unit, cvt_unit, mul_unit, sub_unit
 from .rounding import Mode, Raw, round_raw
 
-__all__ = ["F32", "bits", "mul", "add", "sub", "div", "quotient", "fmin", "cast", "cast_flags",
-           "cast_back", "FLT_MAX"]
+__all__ = ["F32", "bits", "array_bits", "array_floats", "mul", "add", "sub", "div", "quotient",
+           "fmin", "cast", "cast_flags", "cast_back", "FLT_MAX"]
 
 F32 = CATALOG["float32"]
 FLT_MAX = 0x7F7F_FFFF
@@ -32,6 +32,16 @@ _MUL, _ADD, _SUB = (S(F32, (F32, F32)) for S in (MulSpec, AddSpec, SubSpec))
 def bits(value: float) -> int:
     """The bit pattern of a Python float rounded to float32 (for constants)."""
     return int(np.array([value], np.float32).view(np.uint32)[0])
+
+
+def array_bits(x):
+    """float32 values (arrays) as their uint32 bit patterns."""
+    return jax.lax.bitcast_convert_type(jnp.asarray(x, jnp.float32), jnp.uint32)
+
+
+def array_floats(patterns):
+    """uint32 bit patterns (arrays) as the float32 values they encode."""
+    return jax.lax.bitcast_convert_type(jnp.asarray(patterns, jnp.uint32), jnp.float32)
 
 
 def _u32(x):

@@ -1,10 +1,12 @@
 """Emulated matrix multiply: the arithmetic of an array of fpforge dot units, bit for bit.
 
 ``emulated_matmul(a, b, config)`` computes a @ b (float32 in, float32 out) the way a
-block-scaled matrix engine built from fpforge's units does (docs/codesign.md):
+block-scaled matrix engine built from fpforge's units does (docs/codesign.md), as ``config``
+(golden/gemm_config.py) describes it:
 
 1. Both operands are quantized along the contraction axis K into OCP MX blocks of ``block``
-   elements (one E8M0 scale per block, any power-of-two scale rule, any rounding): ``mx_quantize``.
+   elements (one E8M0 scale per block, any power-of-two scale rule, any rounding): ``mx_quantize``
+   (or per channel, per tensor, by a value rule: golden/gemm_operands.py).
 2. Each block pair is one ``dot`` unit: the exact sum of the ``block`` exact products, times
    the two scales, rounded once into the accumulator's format (``dot_unit``, the RTL's own
    golden function).
@@ -20,185 +22,30 @@ multiply is what that hardware computes, not a float32 stand-in.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import NamedTuple
 
-from fpforge.rtl.accum import Grouped, TwoStage
-from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, resolve
-from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.accum import Fixed, Grouped, TwoStage
+from fpforge.rtl.formats import CATALOG, FloatFormat
 from fpforge.rtl.elements import E8M0_BIAS, E8M0_NAN, element_format
-from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES, MxQuantSpec
-from fpforge.rtl.options import OptionError, Rounding, UnitOptions
+from fpforge.rtl.options import Rounding, UnitOptions
 from fpforge.rtl.scalar import AddSpec, CvtSpec
 
-from . import fp32
 from ._jax import jax, jnp
-from .blockscale import block_dequantize, block_quantize, finite_amax, gemm_alpha
+from .blockscale import finite_amax, gemm_alpha
 from .decode import decode
 from .dot import dot_codes
-from .mx import (channel_quantize, decode_elements, float_scaled_quantize, mx_dequantize,
-                 mx_quantize)
+from .fp32 import array_bits, array_floats
+from .gemm_config import FLOAT_SCALINGS, Accumulator, GemmConfig
+from .gemm_operands import float_scales, quantized_operand, seeded_bits
+from .mx import decode_elements
 from .rounding import Mode, raw_from_float64, round_raw
-from .tensor_core import (FUSED_PRESETS, FusedAccumulator, exponents, float32_exactly,
-                          fused_matmul, grouped_fused_matmul, step_dtype, two_stage_matmul)
+from .tensor_core import (FusedAccumulator, exponents, float32_exactly, fused_matmul,
+                          grouped_fused_matmul, step_dtype, two_stage_matmul)
 from .ops import add_unit, cvt_unit
 
-__all__ = ["Accumulator", "GemmConfig", "emulated_matmul", "ACCUMULATOR_PRESETS", "matmul_codes",
-           "quantized_codes", "code_values_f64", "scale_values_f64"]
+__all__ = ["emulated_matmul", "matmul_codes", "FUSED_STEPS", "exact_in_float64",
+           "code_values_f64", "scale_values_f64", "times_float32", "scaled_epilogue"]
 
 F32, E8M0 = CATALOG["float32"], CATALOG["float8_e8m0fnu"]
-
-
-@dataclass(frozen=True)
-class Accumulator:
-    """How the dot units' block results are summed: a running sum in ``fmt`` rounded by
-    ``rounding`` after every block (the dot unit rounds into it too), promoted into a float32
-    running sum every ``promote_every`` K terms (None: never)."""
-
-    fmt: FloatFormat = F32
-    rounding: Rounding = Rounding.RNE
-    promote_every: int | None = None
-
-    def __post_init__(self):
-        try:
-            fmt = resolve(self.fmt)
-        except FormatError as err:
-            raise OptionError(str(err)) from None
-        # Promotion and the result widen the running sum into float32: exact for these.
-        if not fmt.has_inf or fmt.unsigned or fmt.precision > F32.precision or \
-                fmt.emax > F32.emax or fmt.emin < F32.emin:
-            raise OptionError(f"accumulator format must be a signed format with infinities "
-                              f"that float32 holds (float32, bfloat16, float16, fp8e5m2...), "
-                              f"not {fmt.name}")
-        object.__setattr__(self, "fmt", fmt)
-        object.__setattr__(self, "rounding",
-                           Rounding.parse_static(self.rounding, "the accumulator"))
-        if self.promote_every is not None and (not isinstance(self.promote_every, int)
-                                               or self.promote_every < 1):
-            raise OptionError(f"promote_every must be a positive number of K terms or None, "
-                              f"not {self.promote_every!r}")
-
-    def describe(self) -> str:
-        promote = f", promoted to float32 every {self.promote_every} terms" \
-            if self.promote_every else ""
-        return f"{self.fmt.name} running sum, {self.rounding.value}{promote}"
-
-
-# Named accumulators (docs/codesign.md): a float32 running sum as GPU epilogues keep it; bf16 and
-# fp16 running sums; DeepSeek-V3's recipe (a narrow running sum promoted every 128 terms; its
-# narrow sum is modelled as bf16 here, Hopper's own fixed-point sum is MMA-Sim's preset).
-ACCUMULATOR_PRESETS = {
-    "fp32": Accumulator(),
-    "bf16": Accumulator("bfloat16"),
-    "fp16": Accumulator("float16"),
-    "bf16_promote128": Accumulator("bfloat16", promote_every=128),
-}
-
-
-# Where the operands' E8M0 scales come from: one per block of ``block`` elements along K (OCP
-# MX), one per row of a and column of b over all of K (per channel), or one per operand (per
-# tensor, a power of two); the dot units' blocks share their row's or tensor's scale. The
-# ``_f32`` scalings give each channel / tensor a float32 scale amax / max_elem instead (the
-# symmetric scale of an INT8, INT4 or FP8 recipe: with mxint8 elements int8 in -127..127, with
-# int4 elements int4 in -7..7); the dot units then see unit E8M0 scales and the float32 scales
-# multiply the result.
-SCALINGS = ("block", "channel", "tensor", "channel_f32", "tensor_f32")
-FLOAT_SCALINGS = ("channel_f32", "tensor_f32")
-
-
-@dataclass(frozen=True)
-class GemmConfig:
-    """Element formats, scaling, block size (the dot units' lanes), scale rule and element
-    rounding of both operands, and the accumulator."""
-
-    elem_a: str = "fp8e4m3"
-    elem_b: str | None = None
-    block: int = 32
-    scale_rule: str = "floor"
-    rounding: str = "rne"
-    accum: Accumulator | FusedAccumulator | str = "fp32"
-    scaling: str = "block"
-    seed: int = 0               # a stochastic rounding's random bits, when none are given
-
-    def __post_init__(self):
-        elems = element_format(self.elem_a), element_format(self.elem_b or self.elem_a)
-        if self.scaling not in SCALINGS:
-            raise OptionError(f"unknown scaling {self.scaling!r}; valid: {', '.join(SCALINGS)}")
-        if self.scale_rule not in SCALE_RULES + VALUE_RULES:
-            raise OptionError(f"unknown scale rule {self.scale_rule!r}; valid: "
-                              f"{', '.join(SCALE_RULES + VALUE_RULES)}")
-        if self.value_scaled:
-            if self.scaling != "block":
-                raise OptionError(f"scale rule {self.scale_rule} gives each block its own "
-                                  f"scale: scaling must be block, not {self.scaling}")
-            for e in elems:         # the quantizer's one-line errors (NVFP4 rules: E2M1 only)
-                self.quant_spec(e.name)
-        if isinstance(self.accum, str):
-            presets = ACCUMULATOR_PRESETS | FUSED_PRESETS
-            if self.accum not in presets:
-                raise OptionError(f"unknown accumulator {self.accum!r}; valid: "
-                                  f"{', '.join(presets)}")
-            object.__setattr__(self, "accum", presets[self.accum])
-        if isinstance(self.accum, FusedAccumulator):
-            if any(e.twos_complement for e in elems):
-                raise OptionError("the tensor-core accumulators take floating-point elements, "
-                                  f"not {', '.join(e.name for e in elems if e.twos_complement)}")
-            other = {e.name for e in elems} - set(self.accum.elements or {e.name for e in elems})
-            if other:
-                raise OptionError(f"the {self.accum.source} step takes "
-                                  f"{' or '.join(self.accum.elements)} elements, not "
-                                  f"{', '.join(sorted(other))}")
-            if isinstance(self.accum.accum, Grouped):
-                self._check_grouped_step()
-            else:
-                if self.block != self.accum.group:
-                    raise OptionError(f"the {self.accum.source} step takes {self.accum.group} "
-                                      f"products: block must be {self.accum.group}, not "
-                                      f"{self.block}")
-                if self.value_scaled:
-                    raise OptionError(f"the {self.accum.source} step takes E8M0 scales, not "
-                                      f"the {self.scale_rule} recipe's")
-            if not self.accum.scales_in_group and self.scaling == "block":
-                raise OptionError(f"{self.accum.source} applies its scales after the sum: "
-                                  f"scaling must be channel or tensor, not block")
-        p = self.accum.promote_every
-        if p is not None and p % self.block:
-            raise OptionError(f"promote_every ({p}) must be a multiple of the block ({self.block})"
-                              f": a dot unit's block is never split")
-
-    def _check_grouped_step(self):
-        """kind::mxf4nvf4: E2M1 elements, scale blocks of 16 or 32 along its 64 products,
-        E8M0 scales (MXFP4) or NVFP4's E4M3."""
-        acc = self.accum
-        if self.block % acc.accum.group or acc.group % self.block:
-            raise OptionError(f"the {acc.source} step's scale blocks are 16 or 32 elements, "
-                              f"not {self.block}")
-        if self.scaling != "block":
-            raise OptionError(f"the {acc.source} step applies block scales: scaling must be "
-                              f"block, not {self.scaling}")
-        if self.value_scaled and self.scale_fmt != CATALOG["float8_e4m3fn"]:
-            raise OptionError(f"the {acc.source} step takes E8M0 or E4M3 (NVFP4) scales, not "
-                              f"the {self.scale_rule} recipe's {self.scale_fmt.name}")
-
-    @property
-    def value_scaled(self) -> bool:
-        """Block scales that are numbers of a scale format (NVFP4's E4M3, P3109's), by a
-        recipe's own float32 arithmetic (golden/blockscale.py), not E8M0 powers of two."""
-        return self.scale_rule in VALUE_RULES
-
-    def quant_spec(self, elem: str) -> MxQuantSpec:
-        """The quantizer of one operand's blocks."""
-        return MxQuantSpec(elem, block=self.block, scale_rule=self.scale_rule,
-                           rounding=self.rounding)
-
-    @property
-    def scale_fmt(self) -> FloatFormat:
-        return self.quant_spec(self.elem_a).scale_fmt
-
-    @property
-    def dot_spec(self) -> MxDotSpec:
-        return MxDotSpec(self.elem_a, self.elem_b, n=self.block, out_fmt=self.accum.fmt,
-                         rounding=self.accum.rounding, scale_fmt=self.scale_fmt)
 
 
 def emulated_matmul(a, b, config: GemmConfig = GemmConfig(), *, rbits_a=None, rbits_b=None):
@@ -223,80 +70,6 @@ def emulated_matmul(a, b, config: GemmConfig = GemmConfig(), *, rbits_a=None, rb
     return _emulated(config, a, b, (rbits_a, rbits_b))
 
 
-def seeded_bits(seed: int, shape_a, shape_b):
-    """Random bits for a stochastic rounding of both operands: a function of the seed and the
-    shapes, so a configuration's results repeat (pass rbits_a / rbits_b for fresh bits)."""
-    key = jax.random.key(seed)
-    return tuple(jax.random.bits(jax.random.fold_in(key, i), shape, jnp.uint32)
-                 for i, shape in enumerate((tuple(shape_a), tuple(shape_b))))
-
-
-def quantized_codes(config: GemmConfig, a, b, rbits):
-    """(element codes, scales per block) of a along K and of b.T along K."""
-    qa = quantized_operand(a, config.elem_a, config, rbits[0])
-    qb = quantized_operand(b.T, config.elem_b or config.elem_a, config, rbits[1])
-    return qa.elements, qa.scales, qb.elements, qb.scales
-
-
-class QuantizedOperand(NamedTuple):
-    scales: jnp.ndarray        # (rows, K / block) scale codes: E8M0, or the value rule's format
-    elements: jnp.ndarray      # (rows, K) element codes
-    values: jnp.ndarray        # (rows, K) float32: Q(x), what the codes and every scale stand for
-
-
-def quantized_operand(x, elem: str, config: GemmConfig, rbits=None) -> QuantizedOperand:
-    """x (rows, K) quantized along K as ``config`` quantizes an operand, with Q(x): the values
-    the dot units see times the scales they do not (a float32 scale per row or tensor, a value
-    rule's second level), by the same float32 arithmetic the recipe's dequantizer uses. Q(x)
-    is the straight-through estimator's and the tensor QSNR's."""
-    x = jnp.asarray(x, jnp.float32)
-    if config.value_scaled:
-        scaling = config.quant_spec(elem).scaling
-        amax = _floats(finite_amax(_bits(x)))
-        q = block_quantize(x, scaling, tensor_amax=amax, rbits=rbits)
-        return QuantizedOperand(q.scales, q.elements,
-                                block_dequantize(q, scaling, tensor_amax=amax))
-    scales, elements = operand_quantize(x, elem, config, rbits)
-    values = mx_dequantize(scales, elements, elem, config.block)
-    if config.scaling in FLOAT_SCALINGS:
-        scale = _bits(_float_scale(x, elem, config))[:, None]
-        values = _floats(fp32.mul(_bits(values), scale))
-    return QuantizedOperand(scales, elements, values)
-
-
-def float_scales(config: GemmConfig, a, b):
-    """The float32 scales of a's rows and b's columns (``_f32`` scalings), each (rows,)."""
-    fa = _float_scale(a, config.elem_a, config)
-    fb = _float_scale(b.T, config.elem_b or config.elem_a, config)
-    return fa, fb
-
-
-def _float_scale(x, elem: str, config: GemmConfig):
-    """RN32(amax / max_elem) per row (channel_f32) or for the whole tensor, broadcast to the
-    rows; 1 where amax is 0 or not finite (the elements then carry the zeros or NaNs). On bit
-    patterns through the integer-exact IEEE division: XLA turns a division by a constant into a
-    multiplication by its rounded reciprocal, and flushes subnormals."""
-    mag = _bits(x) & 0x7FFF_FFFF
-    amax = jnp.max(mag) if config.scaling == "tensor_f32" else jnp.max(mag, axis=-1)
-    scale = fp32.div(amax, fp32.bits(float(element_format(elem).grid.max_finite)))
-    scale = jnp.where((amax < 0x7F80_0000) & (scale != 0), scale, fp32.bits(1.0))
-    return _floats(jnp.broadcast_to(scale, x.shape[:1]))
-
-
-def operand_quantize(x, elem: str, config: GemmConfig, rbits=None):
-    """(scales, elements) of x (rows, K) under config's E8M0 scaling: one E8M0 scale per block
-    of ``block`` along K, per row, or per tensor (repeated for each block); with a float32
-    scale (``_f32``), unit E8M0 scales and the elements of x / scale. A value rule's blocks come
-    from ``quantized_operand``."""
-    spec = config.quant_spec(elem)
-    blocks = x.shape[1] // config.block
-    if config.scaling in FLOAT_SCALINGS:
-        return float_scaled_quantize(x, _float_scale(x, elem, config), rbits, spec=spec,
-                                     blocks=blocks)
-    if config.scaling == "block":
-        return mx_quantize(x, elem, block=config.block, scale_rule=config.scale_rule,
-                           rounding=config.rounding, rbits=rbits)
-    return channel_quantize(x, rbits, spec=spec, blocks=blocks, whole=config.scaling == "tensor")
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
@@ -312,19 +85,11 @@ def _emulated_fwd(config, a, b, rbits):
         y = scaled_epilogue(y, *float_scales(config, a, b))
     elif config.value_scaled:
         # the GEMM's per-tensor factor of a two-level recipe (NVFP4), from the tensors' amaxes
-        alpha = gemm_alpha(config.quant_spec(config.elem_a).scaling, finite_amax(_bits(a)),
-                           finite_amax(_bits(b)))
+        alpha = gemm_alpha(config.quant_spec(config.elem_a).scaling,
+                           finite_amax(array_bits(a)), finite_amax(array_bits(b)))
         if alpha is not None:
             y = times_float32(y, alpha)
     return y, (qa.values, qb.values)
-
-
-def _bits(x):
-    return jax.lax.bitcast_convert_type(jnp.asarray(x, jnp.float32), jnp.uint32)
-
-
-def _floats(bits):
-    return jax.lax.bitcast_convert_type(jnp.asarray(bits, jnp.uint32), jnp.float32)
 
 
 @jax.jit
@@ -332,16 +97,18 @@ def times_float32(y, scale):
     """y (M, N) float32 times float32 scale patterns that broadcast against it, each product
     rounded once to nearest even into float32 (an exact float64 product through the shared
     rounder: IEEE's bits, subnormals included)."""
-    value = float32_exactly(_bits(y))[0] * float32_exactly(jnp.asarray(scale, jnp.uint32))[0]
+    value = float32_exactly(array_bits(y))[0] * \
+        float32_exactly(jnp.asarray(scale, jnp.uint32))[0]
     codes, _ = round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(Rounding.RNE))
-    return _floats(codes.astype(jnp.uint32))
+    return array_floats(codes.astype(jnp.uint32))
 
 
 @jax.jit
 def scaled_epilogue(y, fa, fb):
     """y (M, N) float32 times the float32 scales: y x RN32(fa_i x fb_j), each product rounded
     once to nearest even into float32 (a per-channel or per-tensor scaled GEMM's epilogue)."""
-    scale = float32_exactly(_bits(fa))[0][:, None] * float32_exactly(_bits(fb))[0][None, :]
+    scale = float32_exactly(array_bits(fa))[0][:, None] * \
+        float32_exactly(array_bits(fb))[0][None, :]
     codes, _ = round_raw(raw_from_float64(scale), F32, UnitOptions(), Mode(Rounding.RNE))
     return times_float32(y, codes.astype(jnp.uint32))
 
@@ -422,30 +189,55 @@ def _running_sum(xs, block_result, shape, blocks: int, every: int, acc: Accumula
 # in every other mode); infinite elements (E5M2's) never meet the span bound.
 
 def _fused(ea, sa, eb, sb, config: GemmConfig):
-    """A tensor core's fused, truncating steps (golden/tensor_core.py), then per-channel
-    scales, if any, times the float32 result, rounded once to nearest even."""
+    """A tensor core's fused, truncating steps (golden/tensor_core.py, chosen by the step's
+    accumulation class: FUSED_STEPS), then per-channel scales, if any, times the float32
+    result, rounded once to nearest even."""
     acc = config.accum
+    if type(acc.accum) not in FUSED_STEPS:
+        raise TypeError(f"golden/gemm.py FUSED_STEPS has no steps for {type(acc.accum).__name__}")
     fa, fb = element_format(config.elem_a), element_format(config.elem_b or config.elem_a)
-    if isinstance(acc.accum, Grouped):
-        return grouped_fused_matmul(
-            code_values_f64(fa)[ea.astype(jnp.int32)], scale_values_f64(sa, config.scale_fmt),
-            code_values_f64(fb)[eb.astype(jnp.int32)], scale_values_f64(sb, config.scale_fmt), acc,
-            config.scale_fmt.emin)
-    ua, ub = (decode_elements(jnp.arange(1 << e.width, dtype=jnp.uint32), e) for e in (fa, fb))
-    xa = exponents(ua, fa.grid.man_bits)[ea.astype(jnp.int32)]
-    xb = exponents(ub, fb.grid.man_bits)[eb.astype(jnp.int32)]
-    two_stage = isinstance(acc.accum, TwoStage)
-    dtype = jnp.float64 if two_stage else step_dtype(acc, fa, fb)
-    va = code_values_f64(fa).astype(dtype)[ea.astype(jnp.int32)]
-    vb = code_values_f64(fb).astype(dtype)[eb.astype(jnp.int32)]
-    steps = two_stage_matmul if two_stage else fused_matmul
-    c = steps(va, xa, sa, vb, xb, sb, acc)
+    c = FUSED_STEPS[type(acc.accum)](ea, sa, eb, sb, fa, fb, config)
     if acc.scales_in_group:
         return c
     value = float32_exactly(jax.lax.bitcast_convert_type(c, jnp.uint32))[0] * \
         scale_values_f64(sa[0])[:, None] * scale_values_f64(sb[0])[None, :]
     y, _ = round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(Rounding.RNE))
     return jax.lax.bitcast_convert_type(y.astype(jnp.uint32), jnp.float32)
+
+
+def _with_exponents(ea, eb, fa, fb, dtype):
+    """The elements' values in ``dtype`` and the exponents of their leading bits."""
+    ua, ub = (decode_elements(jnp.arange(1 << e.width, dtype=jnp.uint32), e) for e in (fa, fb))
+    xa = exponents(ua, fa.grid.man_bits)[ea.astype(jnp.int32)]
+    xb = exponents(ub, fb.grid.man_bits)[eb.astype(jnp.int32)]
+    va = code_values_f64(fa).astype(dtype)[ea.astype(jnp.int32)]
+    vb = code_values_f64(fb).astype(dtype)[eb.astype(jnp.int32)]
+    return va, xa, vb, xb
+
+
+def _fixed_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):
+    """Hopper's, Ada's and Blackwell's kind::mxf8f6f4 step: ``fused_matmul``."""
+    va, xa, vb, xb = _with_exponents(ea, eb, fa, fb, step_dtype(config.accum, fa, fb))
+    return fused_matmul(va, xa, sa, vb, xb, sb, config.accum)
+
+
+def _grouped_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):
+    """Blackwell's kind::mxf4nvf4 step: ``grouped_fused_matmul`` on the scales' values."""
+    return grouped_fused_matmul(
+        code_values_f64(fa)[ea.astype(jnp.int32)], scale_values_f64(sa, config.scale_fmt),
+        code_values_f64(fb)[eb.astype(jnp.int32)], scale_values_f64(sb, config.scale_fmt),
+        config.accum, config.scale_fmt.emin)
+
+
+def _two_stage_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):
+    """CDNA3's step: ``two_stage_matmul``, in float64."""
+    va, xa, vb, xb = _with_exponents(ea, eb, fa, fb, jnp.float64)
+    return two_stage_matmul(va, xa, sa, vb, xb, sb, config.accum)
+
+
+# A tensor core's steps over the blocks, keyed by the step's accumulation class (rtl/accum.py),
+# as the RTL dot unit's MxDot.ACCUMULATE and golden/dot.py's SUMS are.
+FUSED_STEPS = {Fixed: _fixed_steps, Grouped: _grouped_steps, TwoStage: _two_stage_steps}
 
 
 def exact_in_float64(config: GemmConfig) -> bool:

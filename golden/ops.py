@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.options import UnitOptions
 from fpforge.rtl.scalar import AddSpec, CvtSpec, FmaSpec, MulSpec, ScalarSpec, SubSpec
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import functools
 
-from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
+from fpforge.rtl.formats import CATALOG, FloatFormat
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.options import UnitOptions
 from fpforge.rtl.scalar import CvtSpec
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
+from fpforge.rtl.formats import CATALOG, FloatFormat
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.accum import GROUP_ZERO_EXP, Fixed, Grouped, TwoStage
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.elements import E8M0
@@ -41,8 +42,9 @@ from fpforge.rtl.options import Rounding, UnitOptions
 from ._jax import jax, jnp, shr
 from .rounding import Mode, raw_from_float64, round_raw
 
-__all__ = ["FusedAccumulator", "FUSED_PRESETS", "fused_matmul", "grouped_fused_matmul",
-           "two_stage_matmul", "chained_steps", "exponents", "float32_exactly", "step_dtype"]
+__all__ = ["FusedAccumulator", "DESCRIPTIONS", "FUSED_PRESETS", "fused_matmul",
+           "grouped_fused_matmul", "two_stage_matmul", "chained_steps", "exponents",
+           "float32_exactly", "step_dtype"]
 
 F32 = CATALOG["float32"]
 E_ZERO = -133
@@ -77,21 +79,33 @@ class FusedAccumulator:
                          c_fmt=F32, scale_fmt=scale_fmt if self.scales_in_group else E8M0)
 
     def describe(self) -> str:
-        acc = self.accum
-        if isinstance(acc, TwoStage):
-            return (f"fused dot-add of {self.group} products + c: the even and odd products "
-                    f"each truncated to {acc.frac_bits} bits below their largest and summed, "
-                    f"floored together, added to c in {acc.frac_bits2} bits (floored), "
-                    f"rounded to nearest even into {self.result.name} ({self.source})")
-        if isinstance(acc, Grouped):
-            return (f"fused dot-add of {self.group} products + c: exact sums of "
-                    f"{acc.group} at their block scales' exponents, truncated to "
-                    f"{acc.frac_bits} fraction bits below the largest, rounded toward zero "
-                    f"into {self.result.name} ({self.source})")
-        where = "in each step" if self.scales_in_group else "after the sum"
-        return (f"fused dot-add of {self.group} products + c, truncated to {acc.frac_bits} "
-                f"fraction bits below the largest exponent, rounded toward zero into "
-                f"{self.result.name}; scales {where} ({self.source})")
+        return (f"fused dot-add of {self.group} products + c{DESCRIPTIONS[type(self.accum)](self)}"
+                f" ({self.source})")
+
+
+def _describe_fixed(step: FusedAccumulator) -> str:
+    where = "in each step" if step.scales_in_group else "after the sum"
+    return (f", truncated to {step.accum.frac_bits} fraction bits below the largest exponent, "
+            f"rounded toward zero into {step.result.name}; scales {where}")
+
+
+def _describe_grouped(step: FusedAccumulator) -> str:
+    return (f": exact sums of {step.accum.group} at their block scales' exponents, truncated to "
+            f"{step.accum.frac_bits} fraction bits below the largest, rounded toward zero into "
+            f"{step.result.name}")
+
+
+def _describe_two_stage(step: FusedAccumulator) -> str:
+    return (f": the even and odd products each truncated to {step.accum.frac_bits} bits below "
+            f"their largest and summed, floored together, added to c in "
+            f"{step.accum.frac_bits2} bits (floored), rounded to nearest even into "
+            f"{step.result.name}")
+
+
+# How a tensor core's step sums, in words (what follows "products + c"), keyed by its
+# accumulation class (rtl/accum.py); golden/gemm.py's FUSED_STEPS runs it.
+DESCRIPTIONS = {Fixed: _describe_fixed, Grouped: _describe_grouped,
+                TwoStage: _describe_two_stage}
 
 
 FUSED_PRESETS = {

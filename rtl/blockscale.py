@@ -24,7 +24,8 @@ import enum
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from .formats import CATALOG, FloatFormat, FormatError, resolve
+from .formats import CATALOG, FloatFormat, FormatError
+from .format_names import resolve
 from .options import OptionError
 
 __all__ = ["Pow2Rule", "ValueRule", "Arithmetic", "BlockScaling", "PRESETS", "preset"]

@@ -12,7 +12,8 @@ from typing import ClassVar
 
 from .accum import Accumulation, Exact, accumulation
 from .elements import E8M0, E8M0_BIAS, ElementFormat, elem_port, element_format
-from .formats import CATALOG, FloatFormat, FormatError, Specials, resolve
+from .formats import CATALOG, FloatFormat, FormatError, Specials
+from .format_names import resolve
 from .options import OptionError, Rounding, UnitOptions
 from .ports import Port, clock_ports, result_ports, valid_ports
 from .pipeline import Pipeline

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .formats import CATALOG, FloatFormat, Specials, resolve
+from .formats import CATALOG, FloatFormat, Specials
+from .format_names import resolve
 from .options import OptionError
 from .ports import Port
 

@@ -13,7 +13,8 @@ from typing import ClassVar
 
 from .blockscale import PRESETS, BlockScaling
 from .elements import E8M0, E8M0_BIAS, ElementFormat, elem_port, element_format
-from .formats import CATALOG, FloatFormat, resolve
+from .formats import CATALOG, FloatFormat
+from .format_names import resolve
 from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
 from .ports import Port, clock_ports, flags_port, rbits_port, valid_ports
 from .pipeline import Pipeline

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
-from .formats import FloatFormat, resolve
+from .formats import FloatFormat
+from .format_names import resolve
 from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
 from .ports import Port, clock_ports, rbits_port, result_ports, rm_port, valid_ports
 from .pipeline import Pipeline

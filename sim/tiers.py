@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 
-from fpforge.rtl.formats import catalog_formats, catalog_selection
+from fpforge.rtl.formats import catalog_formats
+from fpforge.rtl.format_names import catalog_selection
 from fpforge.rtl.kinds import BASIC_UNITS, kind, make_spec
 from fpforge.rtl.options import Rounding
 from fpforge.rtl.spec import Spec

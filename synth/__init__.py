@@ -21,8 +21,8 @@ from fpforge.rtl.spec import Spec
 
 from fpforge.infra.executor import LocalExecutor, Task, TaskFailed, digest
 
-from .flow import (TARGETS, Job, JobResult, Library, Source, SynthError, job_key, own_library,
-                   user_library, yosys_version)
+from .cell_library import Library, own_library, user_library
+from .flow import TARGETS, Job, JobResult, Source, SynthError, job_key, yosys_version
 from .sta import BOUNDARY, check_sta, sta_version
 from .records import Design, SynthRecord, core_design, core_formats, design_for
 
@@ -112,7 +112,7 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
         sources[d.name] = Source(d.name, path, d.ports)
     # The FPGA batches are the longest runs: queue them first.
     targets = [t for t in TARGETS if t != "asic"] if fpga else []
-    # A deep design (flow.asic_script) has no FPGA figures: Yosys's WebAssembly build exhausts
+    # A deep design (scripts.asic_script) has no FPGA figures: Yosys's WebAssembly build exhausts
     # its call stack on its paths in synth_ice40 and synth_ecp5 alike.
     fpga_sources = tuple(sources[d.name] for d in designs if not d.deep)
     targets = targets if fpga_sources else []

@@ -31,7 +31,8 @@ from fpforge.rtl.spec import Spec
 from . import (DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError, default_specs, new_run_dir, run,
                run_designs)
 from .cells import REFERENCE_POINTS
-from .flow import declared, port_range, yosys_version
+from .flow import yosys_version
+from .scripts import declared, port_range
 from .records import Design, SynthRecord, core_design, core_formats, design_for
 
 __all__ = ["Target", "TARGETS", "flags_unconnected", "ppa_designs", "verdicts", "run_bench"]

@@ -12,7 +12,8 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fpforge.rtl.formats import FloatFormat, resolve
+from fpforge.rtl.formats import FloatFormat
+from fpforge.rtl.format_names import resolve
 
 __all__ = ["MulCore", "core_name"]
 

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from fpforge.rtl.formats import catalog_selection
+from fpforge.rtl.format_names import catalog_selection
 from fpforge.rtl.kinds import BASIC_UNITS
 from fpforge.rtl.options import OptionError
 

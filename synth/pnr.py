@@ -2,8 +2,8 @@
 
 A unit is combinational (or pipelined inside); an FPGA's Fmax is a register-to-register figure.
 So each unit is wrapped in a top module that registers every input and every output on one
-clock, synthesised with ``synth_ice40`` / ``synth_ecp5 -nodsp`` (same as the LUT counts in
-flow.py), placed and routed with the IOs left unconstrained, and the achieved frequency of that
+clock, synthesised with ``synth_ice40`` / ``synth_ecp5 -nodsp`` (same as the LUT counts of
+scripts.py), placed and routed with the IOs left unconstrained, and the achieved frequency of that
 clock is read from nextpnr's ``--report`` JSON. Fixed device, package and seed, so the figure is
 reproducible; it is a proxy (one seed, no constraints on IO placement), not a timing sign-off.
 
@@ -25,7 +25,8 @@ from pathlib import Path
 from fpforge.rtl.ports import CLOCK, Port
 from fpforge.infra.toolchain import ToolMissing, tool
 
-from .flow import declared, port_range, quoted_path, run_yosys, script_command
+from .flow import run_yosys, script_command
+from .scripts import declared, port_range, quoted_path
 
 __all__ = ["PNR_TARGETS", "PnrError", "PnrToolMissing", "PnrFigures", "wrapper_verilog", "run_pnr",
            "nextpnr_command", "check_tools"]

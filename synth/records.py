@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.ports import Port
 from fpforge.rtl.spec import Spec
 
@@ -29,13 +29,13 @@ class Design:
     unit: str | None = None
     stages: int = 0
     core: str | None = None     # name of the reference core design, if any
-    share: bool = True          # Yosys resource sharing (flow.asic_script: off for MX units)
+    share: bool = True          # Yosys resource sharing (scripts.asic_script: off for MX units)
     # What the FPGA batch top and the place-and-route wrapper instantiate it by: a unit's
     # spec.ports(), a component's signature. Without them it is synthesised for ASIC only.
     ports: tuple[Port, ...] = ()
     # Map for this worst-path delay (ps; a registered design's clock period) instead of area.
     delay_target_ps: float | None = None
-    deep: bool = False          # float32 datapaths with dividers (flow.asic_script's deep job)
+    deep: bool = False          # float32 datapaths with dividers (scripts.asic_script's deep job)
 
 
 CORE_UNITS = ("mul", "fma")     # the kinds whose integer product core synth/core.py builds
@@ -74,7 +74,7 @@ def design_for(spec: Spec, *, deep: bool | None = None, name: str | None = None)
                      fmt.describe()) for role, fmt in spec.formats().items())
     core = core_formats(spec)
     # Yosys's SAT resource sharing ran for over 15 minutes on an MX unit (k lanes, each with
-    # an element rounder) without finishing: off where a port has lanes (flow.asic_script).
+    # an element rounder) without finishing: off where a port has lanes (scripts.asic_script).
     if deep is None:
         deep = getattr(spec, "has_tensor_amax", False)
     name = spec.default_name if name is None else name

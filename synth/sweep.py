@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fpforge.rtl.formats import (CATALOG, P3109_CONFORMANCE, FloatFormat, FormatError,
-                                 catalog_formats, resolve)
+from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, catalog_formats
+from fpforge.rtl.format_names import P3109_CONFORMANCE, resolve
 from fpforge.rtl.kinds import BASIC_UNITS, KINDS, make_spec
 from fpforge.rtl.elements import ELEMENT_FORMATS, element_format
 from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES
@@ -68,7 +68,7 @@ MX_N = 8
 # accumulators.
 MX_VARIANTS = {
     # The NVFP4 quantizers compute in float32 (a multiplier per element, dividers per block):
-    # they take the flow's deep job (synth/flow.py), and so does floor_deep, the MX floor
+    # they take the flow's deep job (synth/scripts.py), and so does floor_deep, the MX floor
     # quantizer again, the one same-flow point to set them against (docs/blockscale.md, Cost).
     "mxq": {**{rule: {"scale_rule": rule} for rule in SCALE_RULES},
             "p3109_maxabs": {"scale_rule": "p3109_maxabs"},
@@ -100,7 +100,7 @@ class Case:
     unit: str
     variant: str = "default"
     values: tuple = ()          # (option, value) pairs: rtl.kinds.make_spec(unit, **values)
-    deep: bool = False          # through the deep job (synth/flow.py), under its own name
+    deep: bool = False          # through the deep job (synth/scripts.py), under its own name
 
     def spec(self) -> Spec:
         return make_spec(self.unit, **dict(self.values))
@@ -218,7 +218,7 @@ class Row:
 
 
 def _short(fmt: FloatFormat) -> str:
-    from fpforge.rtl.formats import SHORT_NAMES
+    from fpforge.rtl.format_names import SHORT_NAMES
     base = fmt.with_subnormals(True).name
     names = [s for s, c in SHORT_NAMES.items() if c == base]
     return names[0] if names else base

@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 from fpforge.cli import main
-from fpforge.rtl.formats import CATALOG, P3109_CONFORMANCE, resolve
+from fpforge.rtl.formats import CATALOG
+from fpforge.rtl.format_names import P3109_CONFORMANCE, resolve
 from fpforge.rtl.kinds import BASIC_UNITS, KINDS, SPEC_OPTIONS, make_spec
 from kind_examples import EXAMPLES
 

@@ -27,11 +27,11 @@ def add_pareto(sub):
 
 
 def _pareto(args) -> int:
-    from fpforge.codesign import pareto
+    from fpforge.codesign import pareto, pareto_axes
     if args.quick and args.config:
         raise OptionError("--quick runs the quick axes; --config FILE gives others, not both")
-    axes = pareto.Axes.from_json(args.config) if args.config else \
-        (pareto.QUICK if args.quick else pareto.FULL)
+    axes = pareto_axes.Axes.from_json(args.config) if args.config else \
+        (pareto_axes.QUICK if args.quick else pareto_axes.FULL)
     out = Path(args.out) if args.out else pareto.DEFAULT_OUT
     return pareto.run_pareto(axes=axes, out=out, jobs=args.jobs, machine=_machine(args))
 

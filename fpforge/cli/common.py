@@ -7,7 +7,8 @@ import argparse
 import os
 from pathlib import Path
 
-from fpforge.rtl.formats import FormatError, resolve
+from fpforge.rtl.formats import FormatError
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.kinds import KINDS, SPEC_OPTIONS, UNITS, make_spec, units_phrase
 from fpforge.rtl.options import OptionError
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fpforge.rtl.formats import CATALOG, P3109_CONFORMANCE, SHORT_NAMES, resolve
+from fpforge.rtl.formats import CATALOG
+from fpforge.rtl.format_names import P3109_CONFORMANCE, SHORT_NAMES, resolve
 from fpforge.rtl.kinds import KINDS, SPEC_OPTIONS, make_spec
 from fpforge.rtl.options import OptionError
 

@@ -20,7 +20,7 @@ import numpy as np
 import cocotb
 from cocotb.triggers import Timer
 
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.kinds import spec_from_dict
 from fpforge.rtl.ports import Port
 

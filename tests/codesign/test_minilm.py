@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fpforge.codesign import minilm
-from fpforge.golden.gemm import GemmConfig
+from fpforge.golden.gemm_config import GemmConfig
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from fpforge.codesign import pareto
+from fpforge.codesign import pareto, pareto_axes, pareto_report
+from fpforge.golden.gemm_config import GemmConfig
 from fpforge.cli import main
 
 ISSUE_COLUMNS = ("config", "elem_a", "elem_b", "scaling", "block", "scale_rule", "rounding",
@@ -17,7 +18,7 @@ ISSUE_COLUMNS = ("config", "elem_a", "elem_b", "scaling", "block", "scale_rule",
 
 
 def _row(name, ge, q):
-    return pareto.Row(name, "e", "e", "block", 32, "floor", "rne", "fp32", 8.25,
+    return pareto_report.Row(name, "e", "e", "block", 32, "floor", "rne", "fp32", 8.25,
                       qsnr_dot_db=q, ge_per_mac=ge)
 
 
@@ -25,7 +26,7 @@ def test_front_keeps_exactly_the_undominated_rows():
     rows = [_row("cheap-bad", 10, 10.0), _row("dear-good", 50, 30.0),
             _row("dominated", 60, 20.0), _row("tie-on-cost-worse", 50, 25.0),
             _row("no-cost", None, 40.0), _row("middle", 20, 20.0)]
-    assert pareto.front(rows) == [True, True, False, False, False, True]
+    assert pareto_report.front(rows) == [True, True, False, False, False, True]
 
 
 def test_a_small_run_writes_every_report_with_the_issue_columns(tmp_path):
@@ -83,7 +84,7 @@ def test_bad_axes_are_one_line_exit_2_before_any_work(tmp_path, capsys, data, sa
 def test_a_tensor_core_preset_is_costed_as_its_one_step_unit(preset):
     """The running sum is the unit's accumulator input c: one dot unit, no adder."""
     scaling = "channel" if preset == "hopper_fp8" else "block"
-    config = pareto.GemmConfig("fp8e4m3", accum=preset, scaling=scaling)
+    config = GemmConfig("fp8e4m3", accum=preset, scaling=scaling)
     (role, case), = pareto.hardware_cases(config)
     spec = case.spec()
     assert role == "dot" and spec == config.accum.dot_spec("fp8e4m3")
@@ -103,18 +104,18 @@ def test_a_list_of_axes_joins_its_sweeps_and_costs_nvfp4_with_its_scale_format(t
                                    "accum": ["fp32", "blackwell_mxf4nvf4"]},
                                   {"elements": ["fp4e2m1"], "block": [16],
                                    "scaling": ["block"], "accum": ["fp32"]}]))
-    configs = pareto.configurations(pareto.Axes.from_json(config))
-    assert [(c.scale_rule, pareto.accum_name(c.accum)) for c in configs] == [
+    configs = pareto_axes.configurations(pareto_axes.Axes.from_json(config))
+    assert [(c.scale_rule, pareto_axes.accum_name(c.accum)) for c in configs] == [
         ("floor", "fp32"), ("nvfp4_te", "fp32"), ("nvfp4_te", "blackwell_mxf4nvf4")]
     (_, dot), _ = pareto.hardware_cases(configs[1])
     assert dict(dot.values)["scale_format"] == "float8_e4m3fn"
     assert "scale_format" not in dict(pareto.hardware_cases(configs[0])[0][1].values)
-    assert pareto.bits_per_elem(configs[1]) == 4.5
+    assert pareto_axes.bits_per_elem(configs[1]) == 4.5
     # the grouped tensor-core step: one 64-lane dot unit, a pair of E4M3 scales per 16 lanes
     [(role, step)] = pareto.hardware_cases(configs[2])
     values = dict(step.values)
     assert role == "dot" and (values["n"], values["sum_group"], values["scale_format"],
                               values["frac_bits"]) == (64, 16, "float8_e4m3fn", 35)
-    cdna3 = pareto.GemmConfig("fp8e4m3fnuz", block=16, accum="cdna3_fp8", scaling="channel")
+    cdna3 = GemmConfig("fp8e4m3fnuz", block=16, accum="cdna3_fp8", scaling="channel")
     [(role, step)] = pareto.hardware_cases(cdna3)
     assert role == "dot" and dict(step.values)["frac_bits2"] == 31

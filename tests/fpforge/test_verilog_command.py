@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fpforge import cli
-from fpforge.rtl.formats import valid_forms
+from fpforge.rtl.format_names import valid_forms
 from kind_examples import specs as kind_specs
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.kinds import KINDS, SPEC_OPTIONS, UNITS, make_spec, spec_argv, units_phrase

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from fpforge.golden import mx_quantize
-from fpforge.golden.gemm import (Accumulator, GemmConfig, emulated_matmul, float_scales,
-                                 quantized_codes, seeded_bits)
+from fpforge.golden.gemm import emulated_matmul
+from fpforge.golden.gemm_config import Accumulator, GemmConfig
+from fpforge.golden.gemm_operands import float_scales, quantized_codes, seeded_bits
 from fpforge.golden.mx import mx_dequantize
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.elements import element_format
 from fpforge.rtl.options import OptionError
 
@@ -266,8 +267,8 @@ def test_tensor_scale_is_the_floor_rule_on_the_tensor_and_elements_round_to_it(e
     """Per-tensor scaling against numpy and MPFR: one scale, floor(log2(amax)) - emax of the
     whole tensor (OCP MX 6.3's rule), every element x / 2^s rounded to nearest even (MPFR at
     the element's precision and exponent range) and clamped to its largest finite value."""
-    from fpforge.golden.gemm import operand_quantize
-    from fpforge.rtl.formats import resolve as resolve_fmt
+    from fpforge.golden.gemm_operands import operand_quantize
+    from fpforge.rtl.format_names import resolve as resolve_fmt
     x = _data((8, 128), 13)
     scales, codes = (np.asarray(v) for v in operand_quantize(
         x, elem, GemmConfig(elem, block=32, scaling="tensor")))
@@ -417,7 +418,8 @@ def test_nvfp4_gemm_is_the_recipe_written_out(rule):
 def test_value_scaled_blocks_float64_path_is_the_dot_unit(elem, rule, block):
     """The float64 block sums (with the scales' values) agree with the dot unit's integer model
     (scale_format = the recipe's scale format) on codes and scales of the recipe."""
-    from fpforge.golden.gemm import matmul_codes, quantized_operand
+    from fpforge.golden.gemm import matmul_codes
+    from fpforge.golden.gemm_operands import quantized_operand
     config = GemmConfig(elem, block=block, scale_rule=rule, accum="bf16")
     rng = np.random.default_rng(22)
     a = (rng.standard_normal((5, 4 * block)) * 2.0 ** rng.integers(-8, 8, (5, 4))
@@ -450,7 +452,7 @@ def test_value_scaled_config_errors(kw, message):
 def test_quantized_operand_values_carry_the_float32_scale(elem, bits):
     """Q(x) under a float32 per-row scale is fl(q / 2^f * s), the symmetric integer's value
     (a tensor QSNR of x against the unscaled elements would be meaningless)."""
-    from fpforge.golden.gemm import quantized_operand
+    from fpforge.golden.gemm_operands import quantized_operand
     rng = np.random.default_rng(23)
     x = (rng.standard_normal((8, 64)) * 2.0 ** rng.integers(-9, 9, (8, 1))).astype(np.float32)
     top, f = (1 << (bits - 1)) - 1, bits - 2

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from fpforge import golden
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.elements import element_format
 
 BASE = "5f7d1c4"

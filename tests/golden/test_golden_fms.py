@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fpforge import golden
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.kinds import make_spec
 
 MODES = ("rne", "rtz", "rdn", "rup", "rna", "rod")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fpforge import golden
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 
 from oracles import exact
 from oracles.compare import check_candidate

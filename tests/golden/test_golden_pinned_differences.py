@@ -15,7 +15,7 @@ import pytest
 from oracles import exact
 from oracles.compare import check_candidate, golden_module
 from oracles.references import f32_bits, ml_encode
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 
 E8M0 = resolve("float8_e8m0fnu")
 

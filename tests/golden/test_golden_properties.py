@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from oracles.compare import CANDIDATES
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 
 # The oracle satisfies these by construction; it runs them under -m slow only.
 CANDS = ["golden", pytest.param("oracle", marks=pytest.mark.slow)]

@@ -16,7 +16,7 @@ from oracles.compare import check_candidate
 from oracles.references import ml_encode
 from oracles.vectors import all_codes, binary_vectors, corner_codes, pairs, random_codes, \
     triples
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 
 SMALL = ["float6_e3m2fn", "float6_e2m3fn", "float4_e2m1fn", "e3m2", "e2m3fnuz", "e3m2_ftz",
          "e3m1fn", "e2m1", "e5m0fnu", "e2m3fin_ftz", "e3m0fin"]

@@ -13,7 +13,7 @@ import pytest
 from oracles.compare import check_candidate
 from oracles.references import mpfr_apply
 from oracles.vectors import binary_vectors, corner_codes, pairs, random_codes, triples
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 
 MODES = ["rne", "rtz", "rup", "rdn"]
 CANDIDATES = ["oracle", "golden"]

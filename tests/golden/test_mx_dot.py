@@ -12,7 +12,8 @@ import pytest
 from fpforge import golden
 from fpforge.golden.dot import exact_limbs
 from oracles.mx_refs import NV, dot_reference, grouped_dot_reference
-from fpforge.rtl.formats import CATALOG, resolve
+from fpforge.rtl.formats import CATALOG
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.dot import DOT_N_RANGE
 from fpforge.rtl.elements import element_format
 from fpforge.sim.stimulus.dot import cancelling_rows as vectors

@@ -14,7 +14,8 @@ import pytest
 
 from fpforge.golden import mx_quantize
 from fpforge.golden._jax import jnp
-from fpforge.golden.gemm import GemmConfig, code_values_f64, emulated_matmul
+from fpforge.golden.gemm import code_values_f64, emulated_matmul
+from fpforge.golden.gemm_config import GemmConfig
 from fpforge.golden.mx import channel_quantize, decode_elements
 from fpforge.golden.tensor_core import FUSED_PRESETS, exponents, fused_matmul, step_dtype
 from fpforge.rtl.elements import element_format

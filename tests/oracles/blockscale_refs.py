@@ -12,7 +12,7 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 
 from . import exact
 

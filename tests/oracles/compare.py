@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fpforge.rtl.formats import FloatFormat, resolve
+from fpforge.rtl.formats import FloatFormat
+from fpforge.rtl.format_names import resolve
 
 from . import exact
 

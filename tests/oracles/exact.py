@@ -33,7 +33,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from fpforge.rtl.formats import FloatFormat, Specials, resolve
+from fpforge.rtl.formats import FloatFormat, Specials
+from fpforge.rtl.format_names import resolve
 
 NX, UF, OF, DZ, NV = 1, 2, 4, 8, 16
 

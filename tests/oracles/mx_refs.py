@@ -15,7 +15,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
+from fpforge.rtl.formats import CATALOG, FloatFormat
+from fpforge.rtl.format_names import resolve
 
 os.environ.setdefault("TORCHINDUCTOR_DISABLE", "1")
 

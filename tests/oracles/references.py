@@ -15,7 +15,8 @@ import ml_dtypes
 import numpy as np
 import softfloatpy as sf
 
-from fpforge.rtl.formats import CATALOG, FloatFormat, resolve
+from fpforge.rtl.formats import CATALOG, FloatFormat
+from fpforge.rtl.format_names import resolve
 
 # ----- ml_dtypes ---------------------------------------------------------------------------------
 

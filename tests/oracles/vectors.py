@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 
 
 def corner_codes(fmt) -> list[int]:

@@ -10,8 +10,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fpforge.rtl.formats import (CATALOG, GRAMMAR, SHORT_NAMES, FloatFormat, FormatError, Specials,
-                         catalog_formats, resolve, valid_forms)
+from fpforge.rtl.formats import (AMBIGUOUS_SPELLINGS, CATALOG, FloatFormat, FormatError, Specials,
+                                 catalog_formats)
+from fpforge.rtl.format_names import GRAMMAR, SHORT_NAMES, resolve, valid_forms
 
 from oracles.references import ML_NAMES, ml_type
 
@@ -192,6 +193,7 @@ def test_ambiguous_fn_spellings_are_refused(spelling, message):
 def test_only_the_fn_spellings_that_ml_dtypes_reads_otherwise_are_refused():
     """float8_e4m3fn's fn is the grammar's fn (NaN at all-ones), so e4m3fn stays; so do the
     other catalog tails the grammar reads alike (e5m2fnuz, e8m0fnu, ...)."""
+    assert {tail: fmt.name for tail, fmt in AMBIGUOUS_SPELLINGS.items()} == AMBIGUOUS
     assert resolve("e4m3fn") == CATALOG["float8_e4m3fn"]
     for name, fmt in CATALOG.items():
         tail = name.rpartition("_")[2]

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from fpforge.rtl.formats import (CATALOG, FloatFormat, FormatError, Specials, p3109, resolve)
+from fpforge.rtl.formats import CATALOG, FloatFormat, FormatError, Specials
+from fpforge.rtl.format_names import p3109, resolve
 
 from oracles import exact
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.kinds import make_spec
 from fpforge.sim.check import UNDEFINED, Checker, bit_exact, describe_code, describe_flags, expected
 from fpforge.sim.packing import UndefinedBits, from_binstr, to_binstr

@@ -12,8 +12,9 @@ fraction bit short (F - 1) they must not.
 import numpy as np
 import pytest
 
-from fpforge.golden.gemm import (Accumulator, GemmConfig, emulated_matmul, matmul_codes,
-                                 quantized_codes)
+from fpforge.golden.gemm import emulated_matmul, matmul_codes
+from fpforge.golden.gemm_config import Accumulator, GemmConfig
+from fpforge.golden.gemm_operands import quantized_codes
 from fpforge.golden.tensor_core import FUSED_PRESETS, FusedAccumulator, chained_steps
 from fpforge.rtl.accum import TwoStage
 from fpforge.rtl.scalar import AddSpec

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from kind_examples import SMALL, small
 from fpforge.rtl.kinds import KINDS, make_spec
 from fpforge.sim.stimulus import generate, parts_of

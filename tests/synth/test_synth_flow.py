@@ -8,7 +8,8 @@ from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.ports import Port
 from fpforge.synth import SynthError, run_designs
 from fpforge.synth.cells import CELL_BY_NAME, NAND2_AREA
-from fpforge.synth.flow import FPGA_TOP, Source, batch_top, parse_ltp
+from fpforge.synth.flow import Source, parse_ltp
+from fpforge.synth.scripts import FPGA_TOP, batch_top
 from fpforge.synth.liberty import write_library
 from fpforge.synth.sta import parse_report
 from fpforge.synth.records import Design, SynthRecord, core_design, design_for

@@ -105,7 +105,8 @@ def test_sweep_rejects_bad_mx_options_before_any_work(tmp_path, kwargs, message)
 
 
 def test_deep_job_drops_only_abcs_sat_sweep_and_ltp(tmp_path):
-    from fpforge.synth.flow import asic_script, own_library
+    from fpforge.synth.cell_library import own_library
+    from fpforge.synth.scripts import asic_script
     lib = own_library(tmp_path)
     standard = asic_script(tmp_path / "d.v", "d", lib, tmp_path)
     deep = asic_script(tmp_path / "d.v", "d", lib, tmp_path, deep=True)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fpforge.rtl.formats import CATALOG, P3109_CONFORMANCE, FormatError, resolve
+from fpforge.rtl.formats import CATALOG, FormatError
+from fpforge.rtl.format_names import P3109_CONFORMANCE, resolve
 from fpforge.rtl.kinds import KINDS, make_spec
 from fpforge.rtl.options import OptionError
 from fpforge.rtl.scalar import ScalarSpec

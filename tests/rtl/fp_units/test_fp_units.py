@@ -19,7 +19,8 @@ from amaranth.hdl import Shape
 from amaranth.lib.wiring import In, Out
 
 from fpforge.rtl import emit
-from fpforge.rtl.formats import catalog_formats, resolve
+from fpforge.rtl.formats import catalog_formats
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.kinds import KINDS, build, make_spec
 from fpforge.rtl.options import RM_WIDTH
 from fpforge.sim.check import Checker, expected, raise_on_failure

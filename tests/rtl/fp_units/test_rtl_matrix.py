@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from fpforge import golden
-from fpforge.rtl.formats import resolve
+from fpforge.rtl.format_names import resolve
 from fpforge.rtl.kinds import make_spec
 
 from tests.rtl.export_cases import PAIRS, ROUNDINGS, pair_id

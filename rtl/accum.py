@@ -15,13 +15,10 @@ Plain Python (no Amaranth, no JAX). docs/mx.md states the semantics.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from .options import OptionError
-from .spec import check_int
-
-if TYPE_CHECKING:
-    from .dot import MxDotSpec
+from .spec import Spec, check_int
 
 __all__ = ["Accumulation", "Exact", "Fixed", "Grouped", "TwoStage", "accumulation",
            "ACCUMULATORS", "FRAC_BITS_RANGE", "GROUP_ZERO_EXP", "TWO_STAGE_F2_MAX"]
@@ -70,12 +67,13 @@ class Accumulation:
         """The generated file's ``accumulator`` header line."""
         raise NotImplementedError
 
-    def term_bits(self, spec: MxDotSpec) -> int:
+    def term_bits(self, spec: Spec) -> int:
         """Bits of one summand's magnitude in ``spec``'s accumulator."""
         raise NotImplementedError
 
-    def check(self, spec: MxDotSpec) -> None:
-        """The checks that need the whole spec (its n, scales, c, elements)."""
+    def check(self, spec: Spec) -> None:
+        """The checks that need the whole dot spec (rtl/dot.py: its n, scales, c, elements).
+        ``spec`` is typed by the protocol: rtl/dot.py imports this module, not the reverse."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,7 @@ class Exact(Accumulation):
     def header(self) -> str:
         return "exact (exact sum, one rounding)"
 
-    def term_bits(self, spec: MxDotSpec) -> int:
+    def term_bits(self, spec: Spec) -> int:
         a, b = spec.elem_a, spec.elem_b
         return (a.emax + 1 - a.lsb_min) + (b.emax + 1 - b.lsb_min)
 
@@ -129,7 +127,7 @@ class Fixed(Accumulation):
         return (f"fixed, {self.frac_bits} fraction bits (products truncated to 2^(Emax - "
                 f"{self.frac_bits}), docs/mx.md)")
 
-    def term_bits(self, spec: MxDotSpec) -> int:
+    def term_bits(self, spec: Spec) -> int:
         return self.frac_bits + 3
 
 
@@ -158,7 +156,7 @@ class Grouped(Fixed):
                 f"exactly, each times its scales at their exponent; terms truncated to "
                 f"2^(Emax - {self.frac_bits}), docs/mx.md)")
 
-    def check(self, spec: MxDotSpec) -> None:
+    def check(self, spec: Spec) -> None:
         """The golden model holds a group's scaled sum in 64 bits and the truncated terms' sum
         in int64: both are checked here."""
         g = self.group
@@ -214,7 +212,7 @@ class TwoStage(Fixed):
                 f"odd products truncated apart, floored together, added to c and floored, "
                 f"docs/mx.md)")
 
-    def check(self, spec: MxDotSpec) -> None:
+    def check(self, spec: Spec) -> None:
         if spec.c_fmt is None or spec.scaled:
             raise OptionError(_TWO_STAGE_NEEDS)
         if spec.n % 2:

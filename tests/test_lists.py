@@ -11,7 +11,7 @@ from pathlib import Path
 from fpforge.cli import main
 from fpforge.rtl.formats import CATALOG
 from fpforge.rtl.format_names import P3109_CONFORMANCE, resolve
-from fpforge.rtl.kinds import BASIC_UNITS, KINDS, SPEC_OPTIONS, make_spec
+from fpforge.rtl.kinds import BASIC_UNITS, KINDS, SHAPES, SPEC_OPTIONS, make_spec
 from kind_examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,12 +96,11 @@ def registry_lists() -> list[set[str]]:
     """Every list of kinds the registry defines: all of them, each shape's (scalar, block),
     the default units, the kinds that take each option, that have each cut point or each
     port; each also within a shape."""
-    shapes = {"scalar": {k for k in KINDS if hasattr(KINDS[k].spec, "CUT_POINTS")}}
-    shapes["block"] = set(KINDS) - shapes["scalar"]
+    shapes = {shape: {k for k in KINDS if KINDS[k].shape == shape} for shape in SHAPES}
     lists = [set(KINDS), set(BASIC_UNITS), *shapes.values()]
     lists += [{k for k in KINDS if o.dest in KINDS[k].spec.OPTIONS} for o in SPEC_OPTIONS]
-    points = {p for k in shapes["scalar"] for p in KINDS[k].spec.CUT_POINTS}
-    lists += [{k for k in shapes["scalar"] if p in KINDS[k].spec.CUT_POINTS} for p in points]
+    points = {p for k in KINDS for p in KINDS[k].spec.CUT_POINTS}
+    lists += [{k for k in KINDS if p in KINDS[k].spec.CUT_POINTS} for p in points]
     ports = {k: {p.name for values in EXAMPLES[k] for p in make_spec(k, **values).ports()}
              for k in KINDS}
     lists += [{k for k in KINDS if name in ports[k]} for name in set().union(*ports.values())]

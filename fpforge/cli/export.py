@@ -116,5 +116,7 @@ def add_units(sub):
 def _units(args) -> int:
     for name, kind in KINDS.items():
         takes = ", ".join(o.flag for o in SPEC_OPTIONS if o.dest in kind.spec.OPTIONS)
-        print(f"{name:<5} {kind.summary}\n      options: --unit {name}, {takes}")
+        points = ", ".join(kind.spec.CUT_POINTS) or "none (stages are output registers)"
+        print(f"{name:<5} {kind.summary}\n      shape: {kind.shape}; cut points: {points}"
+              f"\n      options: --unit {name}, {takes}")
     return 0

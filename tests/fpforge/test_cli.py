@@ -44,6 +44,8 @@ def test_formats_and_units_list_the_catalog_and_the_registry(capsys):
     out = capsys.readouterr().out
     assert [line.split()[0] for line in out.splitlines() if not line.startswith(" ")] == \
         list(KINDS)
+    assert "      shape: scalar; cut points: decode, product, align, core, round" in out
+    assert "      shape: block; cut points: decode, product, sum, round" in out
 
 
 LONG = "n" * 300

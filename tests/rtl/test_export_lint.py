@@ -18,11 +18,16 @@ def _check(specs, tmp_path):
 
 
 def test_every_kind_combinational_and_pipelined(tmp_path):
-    """A small spec of every kind in KINDS, without and with pipeline stages."""
+    """A small spec of every kind in KINDS, without and with pipeline stages, and with a
+    register at every cut point its datapath has (the block kinds' cuts included)."""
     assert list(KIND_OPTIONS) == list(KINDS)
     for unit in KINDS:
         assert set(s.stages > 0 for s in KIND_SPECS if s.unit == unit) == {False, True}
-    _check(KIND_SPECS, tmp_path)
+    every_cut = [make_spec(s.unit, **(s.option_values() | {"stages": None,
+                                                          "cuts": ",".join(s.pipeline_points)}))
+                 for s in KIND_SPECS if s.stages == 0 and s.pipeline_points]
+    assert {s.unit for s in every_cut} == set(KINDS)
+    _check(KIND_SPECS + every_cut, tmp_path)
 
 
 @pytest.mark.parametrize("fmt", SMALL)

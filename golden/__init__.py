@@ -13,8 +13,8 @@ from __future__ import annotations
 from .dot import mx_dot
 from .model import evaluate
 from .mx import mx_dequantize, mx_quantize
-from .ops import add, convert, fma, mul, sub
 from .quantize import dequantize, fake_quantize, quantize
+from .scalar import add, convert, fma, mul, sub
 
 __all__ = ["evaluate", "mul", "add", "sub", "fma", "convert", "quantize", "dequantize",
            "fake_quantize", "mx_quantize", "mx_dequantize", "mx_dot"]

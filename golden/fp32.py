@@ -18,8 +18,8 @@ from fpforge.rtl.scalar import AddSpec, CvtSpec, MulSpec, SubSpec
 
 from ._jax import I32, U32, U64, jax, jnp, msb
 from .decode import decode
-from .ops import add_unit, cvt_unit, mul_unit, sub_unit
 from .rounding import Mode, Raw, round_raw
+from .scalar import add_unit, cvt_unit, mul_unit, sub_unit
 
 __all__ = ["F32", "bits", "array_bits", "array_floats", "mul", "add", "sub", "div", "quotient",
            "fmin", "cast", "cast_flags", "cast_back", "FLT_MAX"]

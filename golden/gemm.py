@@ -24,8 +24,8 @@ from __future__ import annotations
 import functools
 
 from fpforge.rtl.accum import Fixed, Grouped, TwoStage
-from fpforge.rtl.formats import CATALOG, FloatFormat
 from fpforge.rtl.elements import E8M0_BIAS, E8M0_NAN, element_format
+from fpforge.rtl.formats import CATALOG, FloatFormat
 from fpforge.rtl.options import Rounding, UnitOptions
 from fpforge.rtl.scalar import AddSpec, CvtSpec
 
@@ -38,9 +38,9 @@ from .gemm_config import FLOAT_SCALINGS, Accumulator, GemmConfig
 from .gemm_operands import float_scales, quantized_operand, seeded_bits
 from .mx import decode_elements
 from .rounding import Mode, raw_from_float64, round_raw
+from .scalar import add_unit, cvt_unit
 from .tensor_core import (FusedAccumulator, exponents, float32_exactly, fused_matmul,
                           grouped_fused_matmul, step_dtype, two_stage_matmul)
-from .ops import add_unit, cvt_unit
 
 __all__ = ["emulated_matmul", "matmul_codes", "FUSED_STEPS", "exact_in_float64",
            "code_values_f64", "scale_values_f64", "times_float32", "scaled_epilogue"]

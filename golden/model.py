@@ -1,7 +1,7 @@
 """The golden model's one entry point: what any unit must produce, by its spec's kind.
 
 rtl/kinds.py names each kind's golden function; ``evaluate`` checks the inputs and outputs
-against the spec's ports and calls it. The convenience wrappers (golden/ops.py, quantize.py)
+against the spec's ports and calls it. The convenience wrappers (golden/scalar.py, quantize.py)
 build a spec and come here.
 """
 

@@ -17,7 +17,7 @@ from fpforge.rtl.scalar import CvtSpec
 
 from ._jax import jax, jnp
 from .model import evaluate
-from .ops import cvt_unit
+from .scalar import cvt_unit
 
 _FLOAT_INPUTS = {jnp.dtype(jnp.float32): "float32", jnp.dtype(jnp.bfloat16): "bfloat16",
                  jnp.dtype(jnp.float16): "float16"}

@@ -76,17 +76,17 @@ def _load(ref: str) -> Any:
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
-    Kind(MulSpec, "fpforge.rtl.fp_units.mul:FpMul", "fpforge.golden.ops:mul_unit",
+    Kind(MulSpec, "fpforge.rtl.fp_units.mul:FpMul", "fpforge.golden.scalar:mul_unit",
          "a * b, rounded once"),
-    Kind(AddSpec, "fpforge.rtl.fp_units.add:FpAdd", "fpforge.golden.ops:add_unit",
+    Kind(AddSpec, "fpforge.rtl.fp_units.add:FpAdd", "fpforge.golden.scalar:add_unit",
          "a + b, rounded once"),
-    Kind(SubSpec, "fpforge.rtl.fp_units.add:FpSub", "fpforge.golden.ops:sub_unit",
+    Kind(SubSpec, "fpforge.rtl.fp_units.add:FpSub", "fpforge.golden.scalar:sub_unit",
          "a - b, rounded once"),
-    Kind(FmaSpec, "fpforge.rtl.fp_units.fma:FpFma", "fpforge.golden.ops:fma_unit",
+    Kind(FmaSpec, "fpforge.rtl.fp_units.fma:FpFma", "fpforge.golden.scalar:fma_unit",
          "a * b + c, rounded once"),
-    Kind(FmsSpec, "fpforge.rtl.fp_units.fma:FpFms", "fpforge.golden.ops:fms_unit",
+    Kind(FmsSpec, "fpforge.rtl.fp_units.fma:FpFms", "fpforge.golden.scalar:fms_unit",
          "a * b - c, rounded once"),
-    Kind(CvtSpec, "fpforge.rtl.fp_units.cvt:FpCvt", "fpforge.golden.ops:cvt_unit",
+    Kind(CvtSpec, "fpforge.rtl.fp_units.cvt:FpCvt", "fpforge.golden.scalar:cvt_unit",
          "x converted into another format"),
     Kind(MxQuantSpec, "fpforge.rtl.fp_units.mxq:MxQuantizer", "fpforge.golden.mx:mxq_unit",
          "OCP MX block quantizer: a block of float32/bfloat16 values -> E8M0 scale + elements"),

@@ -29,11 +29,12 @@ def parse_cuts(cuts, points: tuple[str, ...], unit: str = "") -> tuple[str, ...]
     bad = [c for c in names if c not in points]
     if bad or len(set(names)) != len(names):
         where = f" of {unit}" if unit else ""
+        given = ",".join(map(str, names))
         if not points:
             raise OptionError(f"{unit or 'this unit'} has no cut points (its stages are output "
-                              f"registers), so no cuts, not {cuts!r}")
+                              f"registers), so no cuts, not {given!r}")
         raise OptionError(f"cuts{where} must be distinct names among {', '.join(points)} "
-                          f"(comma-separated), not {cuts!r}")
+                          f"(comma-separated), not {given!r}")
     return tuple(c for c in points if c in names)
 
 

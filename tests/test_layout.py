@@ -81,10 +81,10 @@ def test_each_floor_imports_only_the_floors_below():
 def test_the_floor_check_can_fail(tmp_path):
     for folder, text in (("infra", "from fpforge.rtl.options import OptionError\n"),
                          ("rtl", "def f():\n    from fpforge.infra import executor, toolchain\n"
-                                 "    from fpforge.golden import ops\n"),
+                                 "    from fpforge.golden import scalar\n"),
                          ("golden", "from fpforge.codesign import quality\nimport amaranth\n"),
                          ("sim", "from fpforge.synth import flow\n"
-                                 "from fpforge.golden import ops\n"),
+                                 "from fpforge.golden import scalar\n"),
                          ("synth", "from fpforge.sim import lint\n"),
                          ("codesign", "from fpforge.golden import gemm\nfrom fpforge import cli\n"),
                          ("fpforge", "from fpforge.codesign import pareto\nfrom . import docs\n")):
@@ -260,7 +260,7 @@ def test_importing_infra_rtl_and_synth_loads_no_jax():
 def test_the_checker_sees_a_forbidden_import(tmp_path):
     # The AST scan must be able to fail.
     bad = tmp_path / "bad.py"
-    bad.write_text("from fpforge.golden.ops import mul\nimport jax.numpy as jnp\n"
+    bad.write_text("from fpforge.golden.scalar import mul\nimport jax.numpy as jnp\n"
                    "from fpforge import cli\nfrom sim import verify\n")
     assert imported_parts(bad) == {"golden", "jax", "cli", "top-level sim"}
 

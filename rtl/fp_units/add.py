@@ -1,6 +1,6 @@
 """fp add and sub: a + b and a - b, rounded once, and the aligned-sum core that fma reuses.
 
-Same contract as golden/ops.py ``add_core``, a different frame: sized from the formats here,
+Same contract as golden/scalar.py ``add_core``, a different frame: sized from the formats here,
 32 or 64 bits there.
 """
 

@@ -44,7 +44,7 @@ def test_a_pipeline_is_a_frozen_value():
      "cuts of mxdq must be distinct names among decode, scale, round (comma-separated), not "
      "'scale,scale'"),
     ("mxq", dict(scale_rule="nvfp4_te", cuts="scale"),
-     "mxq has no cut points (its stages are output registers), so no cuts, not ('scale',)"),
+     "mxq has no cut points (its stages are output registers), so no cuts, not 'scale'"),
     ("dot", dict(in_format="fp8e4m3", stages=1, cuts="decode,sum"),
      "2 cut(s) (decode, sum) need at least as many stages, not 1"),
 ])

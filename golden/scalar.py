@@ -1,4 +1,4 @@
-"""Step 2: the exact cores of the scalar kinds (mul, add, sub, fma, cvt), their golden functions
+"""Step 2: the exact cores of the scalar kinds (rtl/scalar.py), their golden functions
 (rtl/kinds.py names them) and the public operations built on them.
 
 Each operation is decode -> exact core -> ``round_raw`` (the one rounder) -> encode, the same

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fpforge.rtl.options import OptionError
 from fpforge.rtl.spec import Spec
 
 from .design import Design
@@ -28,9 +29,15 @@ from .stream import Plan
 from .tiers import case_id, matrix_simulator, stimulus_for
 
 __all__ = ["Verdict", "plan_for", "verify", "verify_exhaustive", "verify_matrix", "write_junit",
-           "shard_range"]
+           "shard_range", "check_exhaustive_size", "EXHAUSTIVE_MAX", "NATIVE_RATE"]
 
 EXHAUSTIVE_OUT = BUILD_ROOT / "exhaustive"
+# The native engine's rate, measured: ``make verify-exhaustive UNIT=mul FORMAT=fp16`` (2^32
+# inputs, 2 shards on 2 cores) took 118.6 s at load 3-4, 36.2 M inputs/s (docs/verification.md).
+# A run of more than EXHAUSTIVE_MAX inputs (about half an hour at that rate) starts only when
+# asked: --limit N or --force.
+NATIVE_RATE = 36.2e6
+EXHAUSTIVE_MAX = 1 << 36
 
 
 @dataclass
@@ -95,6 +102,29 @@ def shard_range(total: int, i: int, n: int) -> tuple[int, int]:
     return total * i // n, total * (i + 1) // n
 
 
+def _duration(seconds: float) -> str:
+    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("hours", 3600),
+                       ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:,.0f} {unit}"
+    return f"{seconds:.0f} seconds"
+
+
+def check_exhaustive_size(spec: Spec, *, limit: int = 0, force: bool = False) -> int:
+    """The number of inputs an exhaustive run of ``spec`` covers; above EXHAUSTIVE_MAX without
+    ``limit`` or ``force``, an OptionError that states the count and the time it would take."""
+    total = space_size(spec)
+    if limit:
+        return min(total, limit)
+    if total > EXHAUSTIVE_MAX and not force:
+        raise OptionError(
+            f"{spec.default_name} has {total:,} inputs (2^{total.bit_length() - 1}), about "
+            f"{_duration(total / NATIVE_RATE)} at {NATIVE_RATE / 1e6:.1f} M inputs/s; "
+            f"verify-exhaustive runs at most 2^{EXHAUSTIVE_MAX.bit_length() - 1} unasked: "
+            f"--limit N for the first N, --force for all of them")
+    return total
+
+
 def _exhaustive_shard(design: Design, plan: Plan, exe: str, progress_path: str) -> dict:
     """One shard of an exhaustive run, on the built native model (an executor task)."""
     from .engines.native import NativeEngine
@@ -102,15 +132,16 @@ def _exhaustive_shard(design: Design, plan: Plan, exe: str, progress_path: str) 
 
 
 def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int] | None = None,
-                      limit: int = 0, seed: int = 1, progress: bool = True,
+                      limit: int = 0, force: bool = False, seed: int = 1, progress: bool = True,
                       log=print, executor=None, store=None) -> Verdict:
     """Every input of ``design`` (the first ``limit`` only, if given) on the native engine,
     cut into ``shards`` contiguous shards run in parallel (one simulator process each, one
     build), or only ``shard`` = (i, N). Writes the merged summary under build/sim/exhaustive/.
+    More than EXHAUSTIVE_MAX inputs is refused before any work unless ``limit`` or ``force``.
     """
     from .engines.native import LANES, NativeEngine
     spec = design.spec
-    total = space_size(spec) if not limit else min(space_size(spec), limit)
+    total = check_exhaustive_size(spec, limit=limit, force=force)
     nshards = shard[1] if shard else (shards or os.cpu_count() or 1)
     mine = [shard[0]] if shard else list(range(nshards))
     eng = NativeEngine()

@@ -40,6 +40,9 @@ def add_verify(sub):
         r.add_argument("--shard", type=_shard, metavar="i/N", help="--exhaustive: shard i of N")
         r.add_argument("--limit", type=positive(int), default=0, metavar="N",
                        help="--exhaustive: only the first N inputs")
+        r.add_argument("--force", action="store_true",
+                       help="--exhaustive: run every input even beyond 2^36 (which would take "
+                            "more than half an hour)")
         r.add_argument("--junit", metavar="FILE", help="write JUnit XML there")
         add_executor_options(r, "case (--matrix) or shard (--exhaustive)")
         if name == "verify":
@@ -101,6 +104,8 @@ def _verify(args) -> int:
         raise OptionError(f"fpforge {args.command} needs --unit" +
                           (" (or --matrix)" if args.command == "verify" else ""))
     spec = make_spec(args.unit, **spec_values(args))
+    if args.exhaustive:         # refused before any work: nothing built, nothing written
+        vf.check_exhaustive_size(spec, limit=args.limit, force=args.force)
     design = _design(args, spec)
     if args.fault:
         if args.verilog:
@@ -110,11 +115,12 @@ def _verify(args) -> int:
     if args.exhaustive:
         with executor_of(args) as executor:
             verdict = vf.verify_exhaustive(design, shards=args.shards, shard=args.shard,
-                                           limit=args.limit, seed=args.seed, executor=executor,
+                                           limit=args.limit, force=args.force, seed=args.seed,
+                                           executor=executor,
                                            store=result_store(args, "exhaustive"))
     else:
-        if args.shards or args.shard or args.limit:
-            raise OptionError("--shards, --shard and --limit go with --exhaustive")
+        if args.shards or args.shard or args.limit or args.force:
+            raise OptionError("--shards, --shard, --limit and --force go with --exhaustive")
         engine = args.engine or "cocotb"
         verdict = vf.verify(design, engine=engine, sim=args.sim, seed=args.seed,
                             bubbles=args.bubbles)

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from fpforge.cli import main
+from fpforge.rtl.options import OptionError
 
 # fp16 -> E5M2 (same exponent field and bias): round the 10 fraction bits to 2, ties to even;
 # the carry walks into the exponent and past the largest finite code to infinity, as IEEE rne
@@ -118,7 +119,7 @@ def test_gate_level_netlist_matches_the_golden_model(tmp_path, capsys):
                              "--verilog fpforge checks its own unit"),
     (["--port", "x=h", "--verilog", "{narrow}", "--top", "my_narrow", "--port", "y"],
      "--port takes SPEC_PORT=MODULE_PORT (e.g. a=op_a), not 'y'"),
-    (["--shards", "2"], "--shards, --shard and --limit go with --exhaustive"),
+    (["--shards", "2"], "--shards, --shard, --limit and --force go with --exhaustive"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -134,3 +135,35 @@ def test_exhaustive_runs_every_input_on_the_native_engine(capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert "256 of 256 vectors, 0 mismatches" in out and "native engine" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--unit", "mul", "--format", "fp32"],
+     "fp_mul_e8m23_rne has 18,446,744,073,709,551,616 inputs (2^64), about 16,148 years at "
+     "36.2 M inputs/s; verify-exhaustive runs at most 2^36 unasked: --limit N for the first N, "
+     "--force for all of them"),
+    (["--unit", "fma", "--format", "fp16"],
+     "fp_fma_e5m10_rne has 281,474,976,710,656 inputs (2^48), about 90 days at 36.2 M inputs/s; "
+     "verify-exhaustive runs at most 2^36 unasked: --limit N for the first N, --force for all "
+     "of them"),
+])
+def test_an_exhaustive_run_of_ages_is_refused_before_any_work(args, message, tmp_path, capsys,
+                                                              monkeypatch):
+    """Issue 35: 2^64 inputs would start at once and run for millennia; it is refused in one
+    line with the count and the time, exit 2, nothing written (not even build/)."""
+    monkeypatch.chdir(tmp_path)
+    status = main(["verify-exhaustive", *args])
+    err = capsys.readouterr().err
+    assert status == 2 and err == f"fpforge verify-exhaustive: error: {message}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_size_check_lets_limit_force_and_small_spaces_through():
+    from fpforge.rtl.kinds import make_spec
+    from fpforge.sim.verify import EXHAUSTIVE_MAX, check_exhaustive_size
+    big, small = make_spec("mul", format="fp32"), make_spec("mul", format="fp16")
+    assert check_exhaustive_size(small) == 1 << 32 <= EXHAUSTIVE_MAX
+    assert check_exhaustive_size(big, limit=1000) == 1000
+    assert check_exhaustive_size(big, force=True) == 1 << 64
+    with pytest.raises(OptionError, match=r"2\^64"):
+        check_exhaustive_size(big)

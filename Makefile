@@ -52,6 +52,7 @@ SIM        ?=
 SHARDS     ?= $(JOBS)
 SHARD      ?=
 LIMIT      ?=
+FORCE      ?= 0
 VERIFY_FORMATS ?=
 EXECUTOR   ?=
 RESUME     ?= 0
@@ -94,7 +95,8 @@ help:
 	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32"
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
-	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N]   every input pair"
+	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N | FORCE=1]   every input pair"
+	@echo "                    (more than 2^36 inputs only with LIMIT or FORCE)"
 	@echo "make verify-p3109   every unit kind on the P3109 formats x saturation modes x P3109 roundings, every input (about 25 min on 2 cores)"
 	@echo "make verify-equiv BASE=<commit> [VERIFY_FORMATS=...] [UNIT=mul,fma]   prove the matrix's Verilog equivalent to BASE's"
 	@echo "make clock-table    stages/area of fp8e4m3, bf16, fp16 mul/add/fma at 2 ... 0.5 GHz -> docs/synth/clock.md"
@@ -187,7 +189,8 @@ verify:
 
 verify-exhaustive:
 	$(FPFORGE) verify-exhaustive --unit $(or $(UNIT),mul) $(SPEC_ARGS) \
-	  $(if $(SHARD),--shard $(SHARD),--shards $(SHARDS)) $(call opt,--limit,$(LIMIT)) $(RUN_ARGS)
+	  $(if $(SHARD),--shard $(SHARD),--shards $(SHARDS)) $(call opt,--limit,$(LIMIT)) \
+	  $(if $(filter-out 0,$(FORCE)),--force) $(RUN_ARGS)
 
 verify-p3109:
 	$(PY) -m pytest -q -n $(JOBS) -m slow tests/sim/test_p3109_benches.py

@@ -22,12 +22,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from fpforge.rtl.formats import FloatFormat
+from fpforge.rtl.formats import FloatFormat, Specials
 from fpforge.rtl.options import Flag, rm_name
 from fpforge.rtl.ports import Port
 from fpforge.rtl.spec import Spec
 
-__all__ = ["expected", "bit_exact", "Checker", "describe_code", "describe_flags",
+__all__ = ["expected", "bit_exact", "nan_mask", "any_nan", "comparison", "NAN_POLICIES", "Checker", "describe_code", "describe_flags",
            "progress_record", "summary_record", "write_json", "raise_on_failure", "UNDEFINED"]
 
 UNDEFINED = np.uint32(0xFFFFFFFF)   # a code no port of <= 31 bits has: "x or z bits here"
@@ -57,6 +57,55 @@ def bit_exact(want: dict, got: dict) -> np.ndarray:
         diff = diff.reshape(len(diff), -1).any(axis=1)
         bad = diff if bad is None else bad | diff
     return bad
+
+
+# How an expected NaN is judged: ``exact`` compares codes (fpforge's units, whose canonical NaN
+# is documented); ``any`` accepts any NaN code of the output's format where a NaN is expected,
+# as Berkeley TestFloat does unless asked to -checkNaNs. Flags are compared either way.
+NAN_POLICIES = ("exact", "any")
+
+
+def nan_mask(fmt: FloatFormat, codes) -> np.ndarray:
+    """Which of ``codes`` (an array) are NaN encodings of ``fmt`` (signalling ones included);
+    a code wider than the format (an undefined output) is not."""
+    c = np.asarray(codes, np.uint64)
+    mag, man = c & np.uint64(fmt.magnitude_mask), fmt.man_bits
+    sp = fmt.specials
+    if sp is Specials.IEEE:
+        nan = ((mag >> np.uint64(man)) == fmt.exp_all_ones) & \
+            ((mag & np.uint64((1 << man) - 1)) != 0)
+    elif sp in (Specials.FN, Specials.FNU):
+        nan = mag == fmt.magnitude_mask
+    elif sp in (Specials.FNUZ, Specials.EXT):
+        nan = c == fmt.nan_code
+    else:                                   # finite formats have no NaN
+        nan = np.zeros(c.shape, bool)
+    return nan & (c < np.uint64(1) << np.uint64(fmt.width))
+
+
+def any_nan(outputs) -> "callable":
+    """The compare of ``--nan any``: as :func:`bit_exact`, but an expected NaN is matched by any
+    NaN code of the port's format (lane by lane; flags and non-float ports stay exact)."""
+    fmts = {p.name: p.fmt for p in outputs if p.fmt is not None}
+
+    def compare(want: dict, got: dict) -> np.ndarray:
+        bad = None
+        for port, w in want.items():
+            w, g = np.asarray(w, np.uint32), np.asarray(got[port], np.uint32)
+            diff = w != g
+            if port in fmts:
+                diff &= ~(nan_mask(fmts[port], w) & nan_mask(fmts[port], g))
+            diff = diff.reshape(len(diff), -1).any(axis=1)
+            bad = diff if bad is None else bad | diff
+        return bad
+    return compare
+
+
+def comparison(nan: str, outputs):
+    """The compare a NaN policy (NAN_POLICIES) asks for over ``outputs``."""
+    if nan not in NAN_POLICIES:
+        raise ValueError(f"NaN policy must be one of {', '.join(NAN_POLICIES)}, not {nan!r}")
+    return bit_exact if nan == "exact" else any_nan(outputs)
 
 
 def _value(v) -> str:

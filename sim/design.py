@@ -20,6 +20,8 @@ from fpforge.rtl.options import OptionError
 from fpforge.rtl.ports import CLOCK, RESET, VALID_IN, VALID_OUT, Port
 from fpforge.rtl.spec import Spec
 
+from .check import NAN_POLICIES
+
 __all__ = ["Design", "DesignError"]
 
 
@@ -37,7 +39,9 @@ class Design:
     the cycles from inputs to outputs; pipelined designs have a ``clock``, maybe a ``reset``
     (``reset_low``: active low) and maybe ``valid_in`` / ``valid_out`` (without them the bench
     counts ``latency`` cycles itself). ``spec`` may be None for a design that is only simulated
-    (``ports`` then lists its data ports)."""
+    (``ports`` then lists its data ports). ``nan`` is how an expected NaN is judged
+    (sim/check.py NAN_POLICIES): ``exact`` codes for fpforge's own units, ``any`` NaN code of
+    the format for a user's module unless asked otherwise, as TestFloat judges."""
 
     spec: Spec | None
     top: str
@@ -53,6 +57,7 @@ class Design:
     valid_in: str | None = None
     valid_out: str | None = None
     label: str = ""
+    nan: str = "exact"
 
     # ----- construction ------------------------------------------------------------------------
     @classmethod
@@ -89,7 +94,7 @@ class Design:
     def from_files(cls, spec: Spec, files, top: str, *, port_map: dict | None = None,
                    latency: int = 0, clock: str | None = None, reset: str | None = None,
                    reset_low: bool = False, valid_in: str | None = None,
-                   valid_out: str | None = None) -> "Design":
+                   valid_out: str | None = None, nan: str = "any") -> "Design":
         """A user's module, checked against ``spec``: every spec input must exist with the
         spec's width, every output that exists must have it, and at least one must exist."""
         from .lint import module_ports
@@ -134,9 +139,12 @@ class Design:
             if name is not None and name not in have:
                 raise DesignError(f"{what} {name}: module {top} has no such port; its ports: "
                                   f"{', '.join(sorted(have))}")
+        if nan not in NAN_POLICIES:
+            raise DesignError(f"--nan must be one of {', '.join(NAN_POLICIES)}, not {nan!r}")
         return cls(spec=spec, top=top, ports=data, files=files, port_map=port_map,
                    absent=tuple(absent), latency=latency, clock=clock, reset=reset,
-                   reset_low=reset_low, valid_in=valid_in, valid_out=valid_out, label=top)
+                   reset_low=reset_low, valid_in=valid_in, valid_out=valid_out, label=top,
+                   nan=nan)
 
     # ----- derived -----------------------------------------------------------------------------
     def outer(self, port: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .check import Checker, expected, progress_record, summary_record, write_json
+from .check import Checker, comparison, expected, progress_record, summary_record, write_json
 from .design import Design
 from .stimulus import generate
 
@@ -113,7 +113,8 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
     written to ``report_path``). ``pipelined``: keep one chunk in flight (submit / collect)."""
     spec = design.spec
     checker = Checker(spec, design.inputs, design.outputs, max_report=plan.max_report,
-                      absent=design.absent, **({"compare": compare} if compare else {}))
+                      absent=design.absent,
+                      compare=compare or comparison(design.nan, design.outputs))
     ref = _Reference(design, plan, session.chunk)
     t0 = last = time.perf_counter()
     sim_s = wait_s = 0.0
@@ -151,6 +152,6 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
     summary = summary_record(checker, name=design.label, seed=plan.seed,
                              stimulus=plan.stimulus, elapsed_s=elapsed, golden_s=ref.golden_s,
                              waited_for_reference_s=wait_s, simulator_s=sim_s, engine=engine,
-                             **extra)
+                             nan=design.nan, **extra)
     write_json(report_path, summary)
     return checker, summary

@@ -68,6 +68,9 @@ class Verdict:
         if s.get("not_compared"):
             lines.append(f"  not compared (the module has no such port): "
                          f"{', '.join(s['not_compared'])}")
+        if s.get("nan") == "any":
+            lines.append("  NaN: any NaN code of the format matches an expected NaN (--nan any, "
+                         "as TestFloat; flags compared)")
         lines += ["  " + line for line in s.get("first_mismatches", [])]
         if s.get("failed"):
             lines.append("  " + s["failed"])

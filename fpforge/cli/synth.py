@@ -84,7 +84,7 @@ def _gate_level(specs, records, args) -> int:
             raise OptionError(f"--gate-level needs fpforge's own cells (no --liberty): no "
                               f"netlist and cell models for {spec.default_name}")
         design = Design.from_files(spec, [models[0], netlist], spec.default_name,
-                                   latency=spec.latency, **_own_clocking(spec))
+                                   latency=spec.latency, nan="exact", **_own_clocking(spec))
         v = verify(design, engine="batch" if args.sim is None else "cocotb", sim=args.sim)
         print(("gate-level " + v.explain()).replace("\n  log:", "\n  log:"))
         status = max(status, 0 if v.ok else 1)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.options import OptionError
+from fpforge.sim.check import NAN_POLICIES
 
 from .common import (add_executor_options, add_jobs, add_spec_options, executor_of,
                      format_list, positive, result_store, spec_values, unit_list)
@@ -33,6 +35,10 @@ def add_verify(sub):
         d.add_argument("--valid-out", metavar="NAME", help="its output valid, if it has one")
         d.add_argument("--latency", type=positive(int), metavar="N",
                        help="cycles from inputs to outputs (default 0: combinational)")
+        d.add_argument("--nan", choices=NAN_POLICIES,
+                       help="how an expected NaN is judged: any NaN code of the format (as "
+                            "TestFloat; the default with --verilog) or the exact code (the "
+                            "default for fpforge's own units); flags are compared either way"),
         r = c.add_argument_group("the run")
         r.add_argument("--seed", type=int, default=1, help="of every random draw (default 1)")
         r.add_argument("--shards", type=positive(int), default=0, metavar="N",
@@ -144,14 +150,15 @@ def _design(args, spec):
             if getattr(args, flag) not in (None, []):
                 raise OptionError(f"--{flag.replace('_', '-')} describes a module given with "
                                   "--verilog FILE; without --verilog fpforge checks its own unit")
-        return Design.of(spec)
+        design = Design.of(spec)
+        return design if args.nan is None else replace(design, nan=args.nan)
     if not args.top:
         raise OptionError("--verilog needs --top NAME (the module to check)")
     latency = args.latency if args.latency is not None else 0
     return Design.from_files(spec, args.verilog, args.top, port_map=_port_map(args.port),
                              latency=latency, clock=args.clock, reset=args.reset,
                              reset_low=args.reset_active_low, valid_in=args.valid_in,
-                             valid_out=args.valid_out)
+                             valid_out=args.valid_out, nan=args.nan or "any")
 
 
 def _port_map(items) -> dict:

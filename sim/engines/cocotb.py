@@ -86,6 +86,7 @@ class BenchConfig:
     lanes: int
     steps: int
     plan: dict
+    nan: str = "exact"
     report_path: str = ""
     progress_path: str = ""
     inputs_path: str = ""
@@ -302,7 +303,7 @@ class CocotbEngine:
             mode=mode, label=design.label,
             spec=design.spec.to_dict() if design.spec is not None else None,
             ports=[_port_record(p) for p in design.ports], absent=list(design.absent),
-            latency=design.latency, lanes=lanes, steps=steps, plan=plan.to_dict(),
+            latency=design.latency, lanes=lanes, steps=steps, plan=plan.to_dict(), nan=design.nan,
             report_path=str(test_dir / "summary.json"),
             progress_path=str(test_dir / "progress.json"),
             inputs_path=str(test_dir / "inputs.npz"), outputs_path=str(test_dir / "outputs.npz"))

@@ -56,7 +56,7 @@ def _design(cfg: BenchConfig) -> Design:
                   for n, d, w, lanes, f in cfg.ports)
     spec = spec_from_dict(cfg.spec) if cfg.spec is not None else None
     return Design(spec=spec, top="", ports=ports, absent=tuple(cfg.absent),
-                  latency=cfg.latency, label=cfg.label)
+                  latency=cfg.latency, label=cfg.label, nan=cfg.nan)
 
 
 class HarnessSession(Session):

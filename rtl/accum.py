@@ -14,6 +14,7 @@ Plain Python (no Amaranth, no JAX). docs/mx.md states the semantics.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -41,7 +42,7 @@ _TWO_STAGE_NEEDS = ("dot --frac-bits2 is the second stage of a two-stage sum wit
                     "or scale inputs (--no-scales)")
 
 
-class Accumulation:
+class Accumulation(ABC):
     """The base of the accumulation steps. ``accum`` is the step's --accum value; ``group``
     the lanes that share one scale pair (None: the whole vector); ``takes_c`` whether the
     accumulator input c joins the sum."""
@@ -51,25 +52,27 @@ class Accumulation:
     takes_c: ClassVar[bool] = True
     c_rule: ClassVar[str] = "truncated like a product"     # how c joins, for describe
 
+    # What every step defines (abstract: a step that leaves one out cannot be built).
     @property
+    @abstractmethod
     def ident(self) -> str:
         """The step in a module name (``MxDotSpec.default_name``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def option_values(self) -> dict:
         """The command-line option values that build this step again (``accumulation``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def describe(self) -> str:
-        raise NotImplementedError
+        """The step in ``MxDotSpec.describe()``."""
 
+    @abstractmethod
     def header(self) -> str:
         """The generated file's ``accumulator`` header line."""
-        raise NotImplementedError
 
+    @abstractmethod
     def term_bits(self, spec: Spec) -> int:
         """Bits of one summand's magnitude in ``spec``'s accumulator."""
-        raise NotImplementedError
 
     def check(self, spec: Spec) -> None:
         """The checks that need the whole dot spec (rtl/dot.py: its n, scales, c, elements).

@@ -20,7 +20,7 @@ from jax import lax
 
 from fpforge import golden
 from fpforge.golden import dot as golden_dot
-from fpforge.rtl.accum import Fixed
+from fpforge.rtl.accum import Accumulation, Fixed
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.fp_units import build
 from fpforge.rtl.fp_units.common import lzc
@@ -100,3 +100,25 @@ def test_an_unregistered_step_is_refused():
                                         r"TruncatedFixed(\n|$)"):
         golden.evaluate(spec, a=np.zeros((1, 4), np.uint8), b=np.zeros((1, 4), np.uint8),
                         scale_a=np.full(1, 127, np.uint8), scale_b=np.full(1, 127, np.uint8))
+
+
+def test_a_step_that_leaves_out_part_of_the_protocol_cannot_be_built():
+    """The base names what every step defines (ident, option values, describe, header, term
+    bits); a step without one of them fails when it is made, not when a unit asks it."""
+    @dataclass(frozen=True)
+    class Nameless(Accumulation):
+        accum = "nameless"
+
+        def option_values(self):
+            return {"accum": "nameless"}
+
+        def describe(self):
+            return "no ident"
+
+        def header(self):
+            return "no ident"
+
+        def term_bits(self, spec):
+            return 1
+    with pytest.raises(TypeError, match=r"abstract class Nameless with abstract method ident$"):
+        Nameless()

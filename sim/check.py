@@ -101,11 +101,20 @@ def any_nan(outputs) -> "callable":
     return compare
 
 
-def comparison(nan: str, outputs):
-    """The compare a NaN policy (NAN_POLICIES) asks for over ``outputs``."""
+def comparison(nan: str, outputs, flags_mask: int | None = None):
+    """The compare a NaN policy (NAN_POLICIES) asks for over ``outputs``; with ``flags_mask``,
+    only those flag bits (a module that reports fewer flags), undefined flags kept as such."""
     if nan not in NAN_POLICIES:
         raise ValueError(f"NaN policy must be one of {', '.join(NAN_POLICIES)}, not {nan!r}")
-    return bit_exact if nan == "exact" else any_nan(outputs)
+    compare = bit_exact if nan == "exact" else any_nan(outputs)
+    if flags_mask is None:
+        return compare
+
+    def masked(d: dict) -> dict:
+        f = np.asarray(d["flags"], np.uint32)
+        return {**d, "flags": np.where(f == UNDEFINED, f, f & np.uint32(flags_mask))}
+    return lambda want, got: compare(masked(want), masked(got)) if "flags" in want \
+        else compare(want, got)
 
 
 def _value(v) -> str:

@@ -12,7 +12,7 @@ ports out of Verilog text (a user module's ports come from Yosys's elaboration o
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fpforge.rtl import emit
@@ -20,6 +20,7 @@ from fpforge.rtl.options import OptionError
 from fpforge.rtl.ports import CLOCK, RESET, VALID_IN, VALID_OUT, Port
 from fpforge.rtl.spec import Spec
 
+from .binding import Binding, parse_ref, wrapper_name, wrapper_verilog
 from .check import NAN_POLICIES
 
 __all__ = ["Design", "DesignError"]
@@ -33,15 +34,18 @@ class DesignError(OptionError):
 class Design:
     """A module to simulate against ``spec``.
 
-    ``text`` or ``files`` hold its Verilog (``files`` are read as they are, in order); ``top``
-    is the module. ``port_map`` maps each spec data port to the module's port name; spec outputs
+    ``files`` (read as they are, in order) and ``text`` hold its Verilog; ``top`` is the
+    module (a user's module's is the wrapper of sim/binding.py, its ports the spec's). ``port_map`` maps each spec data port to the module's port name; spec outputs
     the module does not have are ``absent`` (not compared, and reports say so). ``latency`` is
     the cycles from inputs to outputs; pipelined designs have a ``clock``, maybe a ``reset``
     (``reset_low``: active low) and maybe ``valid_in`` / ``valid_out`` (without them the bench
     counts ``latency`` cycles itself). ``spec`` may be None for a design that is only simulated
     (``ports`` then lists its data ports). ``nan`` is how an expected NaN is judged
     (sim/check.py NAN_POLICIES): ``exact`` codes for fpforge's own units, ``any`` NaN code of
-    the format for a user's module unless asked otherwise, as TestFloat judges."""
+    the format for a user's module unless asked otherwise, as TestFloat judges.
+    ``flags_mask``: the flag bits compared (None: all); ``rm_values``: the rm codes the
+    stimulus draws (None: every code the port carries); ``notes``: what a verdict says of the
+    binding (undriven inputs, flags not compared)."""
 
     spec: Spec | None
     top: str
@@ -58,6 +62,9 @@ class Design:
     valid_out: str | None = None
     label: str = ""
     nan: str = "exact"
+    flags_mask: int | None = None
+    rm_values: tuple[int, ...] | None = None
+    notes: tuple[str, ...] = ()
 
     # ----- construction ------------------------------------------------------------------------
     @classmethod
@@ -91,23 +98,25 @@ class Design:
                    valid_out=VALID_OUT if piped else None, label=name)
 
     @classmethod
-    def from_files(cls, spec: Spec, files, top: str, *, port_map: dict | None = None,
-                   latency: int = 0, clock: str | None = None, reset: str | None = None,
+    def from_files(cls, spec: Spec, files, top: str, *, binding: Binding | None = None,
+                   port_map: dict | None = None, params=(), latency: int = 0,
+                   clock: str | None = None, reset: str | None = None,
                    reset_low: bool = False, valid_in: str | None = None,
                    valid_out: str | None = None, nan: str = "any") -> "Design":
-        """A user's module, checked against ``spec``: every spec input must exist with the
-        spec's width, every output that exists must have it, and at least one must exist."""
+        """A user's module, checked against ``spec`` through ``binding`` (sim/binding.py; plain
+        ``port_map`` entries are roles too): every spec input carried with the spec's width,
+        every output that exists too, at least one output. What is simulated is the wrapper
+        ``fpforge_bind_<top>`` (its data ports named as the spec's) around the module,
+        instantiated with ``params`` ((name, value) overrides)."""
         from .lint import module_ports
         files = tuple(Path(f).resolve() for f in files)
         for f in files:
             if not f.is_file():
                 raise DesignError(f"Verilog file {str(f)!r} does not exist")
-        port_map = dict(port_map or {})
-        names = {p.name for p in spec.ports()}
-        unknown = sorted(set(port_map) - names)
-        if unknown:
-            raise DesignError(f"--port {unknown[0]}=...: {spec.default_name} has no port "
-                              f"{unknown[0]!r}; its ports: {', '.join(sorted(names))}")
+        binding = binding or Binding()
+        if port_map:
+            binding = replace(binding, roles=binding.roles + tuple(
+                (k, parse_ref(v, f"--port {k}={v}")) for k, v in port_map.items()))
         if latency and clock is None:
             raise DesignError(f"a design with latency {latency} needs --clock NAME")
         if not latency and (valid_in or valid_out):
@@ -116,35 +125,30 @@ class Design:
             have = module_ports(files, top)
         except ValueError as err:
             raise DesignError(str(err)) from None
-        data = _data_ports(spec)
-        absent = []
-        for p in data:
-            outer = port_map.setdefault(p.name, p.name)
-            if outer not in have:
-                if p.is_input:
-                    raise DesignError(f"module {top} has no port {outer!r} for input {p.name} "
-                                      f"({p.width} bits); map it with --port {p.name}=NAME")
-                absent.append(p.name)
-                del port_map[p.name]
+        control = {}
+        for what, name, direction in (("--clock", clock, "input"), ("--reset", reset, "input"),
+                                      ("--valid-in", valid_in, "input"),
+                                      ("--valid-out", valid_out, "output")):
+            if name is None:
                 continue
-            direction, width = have[outer]
-            if (direction, width) != (p.direction, p.width):
-                raise DesignError(f"module {top} port {outer} is an {direction} of {width} "
-                                  f"bit(s); {p.name} needs an {p.direction} of {p.width}")
-        if len(absent) == sum(not p.is_input for p in data):
-            raise DesignError(f"module {top} has none of the outputs "
-                              f"{', '.join(p.name for p in data if not p.is_input)}")
-        for what, name in (("--clock", clock), ("--reset", reset), ("--valid-in", valid_in),
-                           ("--valid-out", valid_out)):
-            if name is not None and name not in have:
+            if name not in have:
                 raise DesignError(f"{what} {name}: module {top} has no such port; its ports: "
                                   f"{', '.join(sorted(have))}")
+            if have[name].direction != direction or have[name].width != 1:
+                raise DesignError(f"{what} {name}: module {top} port {name} is a "
+                                  f"{have[name].width}-bit {have[name].direction}; {what} "
+                                  f"names a 1-bit {direction}")
+            control[name] = what
         if nan not in NAN_POLICIES:
             raise DesignError(f"--nan must be one of {', '.join(NAN_POLICIES)}, not {nan!r}")
-        return cls(spec=spec, top=top, ports=data, files=files, port_map=port_map,
-                   absent=tuple(absent), latency=latency, clock=clock, reset=reset,
-                   reset_low=reset_low, valid_in=valid_in, valid_out=valid_out, label=top,
-                   nan=nan)
+        data = _data_ports(spec)
+        bound = binding.resolve(data, have, top, control=tuple(control), unit=spec.default_name)
+        return cls(spec=spec, top=wrapper_name(top), ports=data, files=files,
+                   text=wrapper_verilog(bound, params), absent=bound.absent, latency=latency,
+                   clock=clock, reset=reset, reset_low=reset_low, valid_in=valid_in,
+                   valid_out=valid_out, label=top, nan=nan, flags_mask=bound.flags_mask,
+                   rm_values=bound.rm_values() if any(p.name == "rm" for p in data) else None,
+                   notes=bound.notes())
 
     # ----- derived -----------------------------------------------------------------------------
     def outer(self, port: str) -> str:
@@ -176,10 +180,10 @@ class Design:
         return conns
 
     def verilog_sources(self) -> list[tuple[str, str]]:
-        """(file name, text) of every source, in order."""
-        if self.text is not None:
-            return [(f"{self.top}.v", self.text)]
-        return [(f.name, f.read_text()) for f in self.files]
+        """(file name, text) of every source, in order: the files, then ``text`` (a user's
+        module's wrapper, or fpforge's own unit)."""
+        return [(f.name, f.read_text()) for f in self.files] + \
+            ([(f"{self.top}.v", self.text)] if self.text is not None else [])
 
     def key(self) -> str:
         """A digest of everything a build of this design depends on."""

@@ -18,6 +18,8 @@ from pathlib import Path
 from fpforge.infra import toolchain
 from fpforge.rtl.lint import WAIVER_FILE
 
+from .frontend import PortInfo
+
 __all__ = ["verilator_lint", "iverilog_read", "yosys_read", "module_ports"]
 
 
@@ -64,9 +66,10 @@ def yosys_read(paths) -> tuple[bool, str]:
         return _yosys_in(Path(work), paths, ["hierarchy -check"])
 
 
-def module_ports(paths, top: str) -> dict[str, tuple[str, int]]:
-    """{port: (input|output, width)} of module ``top`` as Yosys elaborates it (a netlist's
-    view, not a reading of the text). Raises ValueError when Yosys cannot read the module."""
+def module_ports(paths, top: str) -> dict[str, PortInfo]:
+    """{port: PortInfo} of module ``top`` as Yosys elaborates it (a netlist's view, not a
+    reading of the text): one packed dimension, its bounds as declared. Raises ValueError when
+    Yosys cannot read the module."""
     paths = [Path(p).resolve() for p in paths]
     with tempfile.TemporaryDirectory(prefix="fpforge-yosys-") as work:
         ok, log = _yosys_in(Path(work), paths, [f"hierarchy -top {top}", "proc",
@@ -79,6 +82,10 @@ def module_ports(paths, top: str) -> dict[str, tuple[str, int]]:
     module = modules.get(top) or modules.get("\\" + top)
     if module is None:
         raise ValueError(f"no module {top} in {', '.join(p.name for p in paths)}")
-    return {name.lstrip("\\"): ("input" if p["direction"] == "input" else "output",
-                                len(p["bits"]))
-            for name, p in module["ports"].items()}
+    out = {}
+    for name, p in module["ports"].items():
+        width, lsb = len(p["bits"]), p.get("offset", 0)
+        dim = (lsb, lsb + width - 1) if p.get("upto") else (lsb + width - 1, lsb)
+        out[name.lstrip("\\")] = PortInfo("input" if p["direction"] == "input" else "output",
+                                           width, (dim,))
+    return out

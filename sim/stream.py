@@ -78,7 +78,8 @@ class _Reference:
             rng = np.random.default_rng(plan.seed)
             index = 0
             batch = max(self.chunk, plan.batch)
-            for inputs in generate(spec, plan.stimulus, rng, self.chunk):
+            for inputs in generate(spec, plan.stimulus, rng, self.chunk,
+                                   self.design.rm_values):
                 if self._stop:
                     break
                 t0 = time.perf_counter()
@@ -114,7 +115,8 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
     spec = design.spec
     checker = Checker(spec, design.inputs, design.outputs, max_report=plan.max_report,
                       absent=design.absent,
-                      compare=compare or comparison(design.nan, design.outputs))
+                      compare=compare or comparison(design.nan, design.outputs,
+                                                    design.flags_mask))
     ref = _Reference(design, plan, session.chunk)
     t0 = last = time.perf_counter()
     sim_s = wait_s = 0.0

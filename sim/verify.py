@@ -68,6 +68,7 @@ class Verdict:
         if s.get("not_compared"):
             lines.append(f"  not compared (the module has no such port): "
                          f"{', '.join(s['not_compared'])}")
+        lines += ["  " + note for note in s.get("notes", [])]
         if s.get("nan") == "any":
             lines.append("  NaN: any NaN code of the format matches an expected NaN (--nan any, "
                          "as TestFloat; flags compared)")
@@ -93,7 +94,7 @@ def verify(design: Design, *, engine: str = "cocotb", sim: str | None = None,
     """``design`` through ``plan`` (default: its tiers) on ``engine``."""
     plan = plan or plan_for(design.spec, seed=seed, bubbles=bubbles)
     eng = get_engine(engine, sim) if engine == "cocotb" else get_engine(engine)
-    summary = dict(eng.verify(design, plan))
+    summary = dict(eng.verify(design, plan), notes=list(design.notes))
     if engine == "cocotb":
         summary["sim"] = eng.sim
     return Verdict(design.label, summary)
@@ -201,7 +202,7 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
               "complete": vectors == want, "wall_s": wall, "vectors_per_s": vectors / wall,
               "engine": "native", "sim": "verilator", "lanes": LANES, "seed": seed,
               "load_average": os.getloadavg(), "cpu_s": cpu, "first_mismatches": first[:20],
-              "not_compared": list(design.absent),
+              "not_compared": list(design.absent), "notes": list(design.notes),
               "per_shard": {str(i): {k: r.get(k) for k in ("vectors", "mismatches",
                                                              "vectors_per_s", "golden_s")}
                             for i, r in results.items()}}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from fpforge.rtl.kinds import BASIC_UNITS
@@ -85,6 +86,7 @@ def _gate_level(specs, records, args) -> int:
                               f"netlist and cell models for {spec.default_name}")
         design = Design.from_files(spec, [models[0], netlist], spec.default_name,
                                    latency=spec.latency, nan="exact", **_own_clocking(spec))
+        design = replace(design, rm_values=None)    # fpforge's own rm: every code, as ever
         v = verify(design, engine="batch" if args.sim is None else "cocotb", sim=args.sim)
         print(("gate-level " + v.explain()).replace("\n  log:", "\n  log:"))
         status = max(status, 0 if v.ok else 1)

@@ -26,8 +26,26 @@ def add_verify(sub):
         d.add_argument("--verilog", metavar="FILE", action="append",
                        help="a Verilog source (repeat for several)")
         d.add_argument("--top", metavar="NAME", help="the module to check")
-        d.add_argument("--port", metavar="SPEC=MODULE", action="append",
-                       help="the module's name for a spec port (e.g. a=op_a); repeat")
+        d.add_argument("--port", metavar="ROLE=PORT", action="append",
+                       help="the module's port, slice or element that carries spec port ROLE: "
+                            "a=op_a, a=operands[7:0], a=operands_i[1] (an element of a packed "
+                            "array), a=operands_i[1][7:0]; repeat")
+        d.add_argument("--tie", metavar="PORT=VALUE", action="append",
+                       help="a constant on an input (or a slice or element of one) that is no "
+                            "role: op_sel=2'd1, operands_i[2]=0 (a decimal or a Verilog literal "
+                            "3'b111, 4'd3, 8'hff, '1, '0); repeat. Input bits nothing drives "
+                            "are driven 0, and the verdict lists them")
+        d.add_argument("--flags-order", metavar="F,F,...",
+                       help="the module's flag bits from the most significant, of nv, dz, of, "
+                            "uf, nx (default nv,dz,of,uf,nx: fpforge's, RISC-V fflags); a "
+                            "narrower flags port lists fewer, and the others are not compared")
+        d.add_argument("--no-flags", action="store_true",
+                       help="compare values only (the module's flags, if any, are ignored)")
+        d.add_argument("--rm-codes", metavar="MODE=CODE,...|riscv",
+                       help="which code of the module's rm input means which rounding mode, "
+                            "e.g. rne=0,rtz=1,rdn=2,rup=3,rna=4 (= riscv, fpforge's own); only "
+                            "listed codes are driven (default: fpforge's codes 0-4, never the "
+                            "reserved 5-7)")
         d.add_argument("--clock", metavar="NAME", help="its clock (pipelined modules)")
         d.add_argument("--reset", metavar="NAME", help="its synchronous reset (active high)")
         d.add_argument("--reset-active-low", action="store_true", help="the reset is active low")
@@ -144,31 +162,29 @@ def _verify_exhaustive(args) -> int:
 
 def _design(args, spec):
     """The design ``fpforge verify`` checks: fpforge's own unit, or the user's Verilog."""
+    from fpforge.sim.binding import Binding
     from fpforge.sim.design import Design
     if not args.verilog:
-        for flag in ("top", "port", "clock", "reset", "valid_in", "valid_out", "latency"):
+        for flag in ("top", "port", "tie", "flags_order", "rm_codes", "clock", "reset",
+                     "valid_in", "valid_out", "latency"):
             if getattr(args, flag) not in (None, []):
                 raise OptionError(f"--{flag.replace('_', '-')} describes a module given with "
                                   "--verilog FILE; without --verilog fpforge checks its own unit")
+        if args.no_flags:
+            raise OptionError("--no-flags describes a module given with --verilog FILE; "
+                              "without --verilog fpforge checks its own unit")
         design = Design.of(spec)
         return design if args.nan is None else replace(design, nan=args.nan)
     if not args.top:
         raise OptionError("--verilog needs --top NAME (the module to check)")
     latency = args.latency if args.latency is not None else 0
-    return Design.from_files(spec, args.verilog, args.top, port_map=_port_map(args.port),
-                             latency=latency, clock=args.clock, reset=args.reset,
+    binding = Binding.parse(ports=args.port or (), ties=args.tie or (),
+                            flags_order=args.flags_order, rm_codes=args.rm_codes,
+                            no_flags=args.no_flags)
+    return Design.from_files(spec, args.verilog, args.top, binding=binding, latency=latency,
+                             clock=args.clock, reset=args.reset,
                              reset_low=args.reset_active_low, valid_in=args.valid_in,
                              valid_out=args.valid_out, nan=args.nan or "any")
-
-
-def _port_map(items) -> dict:
-    out = {}
-    for item in items or []:
-        name, sep, outer = item.partition("=")
-        if not sep or not name or not outer:
-            raise OptionError(f"--port takes SPEC_PORT=MODULE_PORT (e.g. a=op_a), not {item!r}")
-        out[name] = outer
-    return out
 
 
 def add_verify_equiv(sub):

@@ -87,6 +87,8 @@ class BenchConfig:
     steps: int
     plan: dict
     nan: str = "exact"
+    flags_mask: int | None = None
+    rm_values: list | None = None
     report_path: str = ""
     progress_path: str = ""
     inputs_path: str = ""
@@ -304,6 +306,8 @@ class CocotbEngine:
             spec=design.spec.to_dict() if design.spec is not None else None,
             ports=[_port_record(p) for p in design.ports], absent=list(design.absent),
             latency=design.latency, lanes=lanes, steps=steps, plan=plan.to_dict(), nan=design.nan,
+            flags_mask=design.flags_mask,
+            rm_values=None if design.rm_values is None else list(design.rm_values),
             report_path=str(test_dir / "summary.json"),
             progress_path=str(test_dir / "progress.json"),
             inputs_path=str(test_dir / "inputs.npz"), outputs_path=str(test_dir / "outputs.npz"))

@@ -56,7 +56,8 @@ def _design(cfg: BenchConfig) -> Design:
                   for n, d, w, lanes, f in cfg.ports)
     spec = spec_from_dict(cfg.spec) if cfg.spec is not None else None
     return Design(spec=spec, top="", ports=ports, absent=tuple(cfg.absent),
-                  latency=cfg.latency, label=cfg.label, nan=cfg.nan)
+                  latency=cfg.latency, label=cfg.label, nan=cfg.nan, flags_mask=cfg.flags_mask,
+                  rm_values=None if cfg.rm_values is None else tuple(cfg.rm_values))
 
 
 class HarnessSession(Session):

@@ -86,16 +86,16 @@ def _shaped(spec: Spec, arrays: dict) -> dict:
     return out
 
 
-def generate(spec: Spec, parts: list, rng: np.random.Generator, chunk: int):
+def generate(spec: Spec, parts: list, rng: np.random.Generator, chunk: int, rm_values=None):
     """Yield dicts of input arrays (``spec.inputs()``) of at most ``chunk`` vectors, for every
-    part of ``parts`` in order."""
+    part of ``parts`` in order; ``rm``, where drawn, from ``rm_values`` only if given."""
     for name, params in parts:
         if name == "exhaustive":
             start = int(params.get("start", 0))
             stop = int(params.get("stop", space_size(spec)))
             for s in range(start, stop, chunk):
                 piece = exhaustive(spec, s, min(stop, s + chunk))
-                yield piece | mode_inputs(spec, rng, min(stop, s + chunk) - s)
+                yield piece | mode_inputs(spec, rng, min(stop, s + chunk) - s, rm_values)
             continue
         _, make = _kind_parts(spec)
         if make is None:
@@ -105,4 +105,5 @@ def generate(spec: Spec, parts: list, rng: np.random.Generator, chunk: int):
         for s in range(0, n, chunk):
             piece = {p: np.asarray(v[s:s + chunk]).astype(np.uint32) for p, v in full.items()}
             m = len(next(iter(piece.values())))
-            yield piece | {p: v for p, v in mode_inputs(spec, rng, m).items() if p not in piece}
+            yield piece | {p: v for p, v in mode_inputs(spec, rng, m, rm_values).items()
+                           if p not in piece}

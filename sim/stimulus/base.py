@@ -42,12 +42,16 @@ def exhaustive(spec: Spec, start: int, stop: int) -> dict[str, np.ndarray]:
 MODE_PORTS = ("rm", "rbits")
 
 
-def mode_inputs(spec: Spec, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
-    """Per-vector ``rm`` (every code the port can carry, reserved ones included) and ``rbits``
-    (uniform), for the ports the spec has."""
+def mode_inputs(spec: Spec, rng: np.random.Generator, n: int,
+                rm_values=None) -> dict[str, np.ndarray]:
+    """Per-vector ``rm`` (every code the port can carry, reserved ones included, or only
+    ``rm_values``: the codes a user's module defines) and ``rbits`` (uniform), for the ports the
+    spec has."""
     out = {}
     for p in spec.inputs():
-        if p.name in MODE_PORTS:
+        if p.name == "rm" and rm_values is not None:
+            out[p.name] = rng.choice(np.asarray(rm_values, np.uint32), n)
+        elif p.name in MODE_PORTS:
             shape = (n,) if p.lanes == 1 else (n, p.lanes)
             out[p.name] = rng.integers(0, 1 << p.lane_width, shape,
                                        dtype=np.uint64).astype(np.uint32)

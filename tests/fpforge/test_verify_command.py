@@ -118,7 +118,7 @@ def test_gate_level_netlist_matches_the_golden_model(tmp_path, capsys):
     (["--top", "my_narrow"], "--top describes a module given with --verilog FILE; without "
                              "--verilog fpforge checks its own unit"),
     (["--port", "x=h", "--verilog", "{narrow}", "--top", "my_narrow", "--port", "y"],
-     "--port takes SPEC_PORT=MODULE_PORT (e.g. a=op_a), not 'y'"),
+     "--port takes ROLE=PORT (e.g. a=op_a, a=operands[7:0]), not 'y'"),
     (["--shards", "2"], "--shards, --shard, --limit and --force go with --exhaustive"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys, monkeypatch):

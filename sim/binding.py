@@ -71,11 +71,11 @@ class Bits:
 
 def parse_ref(text: str, what: str) -> PortRef:
     """``NAME``, ``NAME[HI:LO]``, ``NAME[i]`` or ``NAME[i][HI:LO]``; ``what`` names the option."""
-    m = _REF.match(text.replace(" ", ""))
+    m = _REF.match(text.strip())
     if not m:
         raise OptionError(f"{what}: {text!r} is not a port reference; valid: NAME, NAME[HI:LO], "
                           "NAME[i], NAME[i][HI:LO]")
-    selects = tuple(int(i) if lo is None else (int(i), int(lo))
+    selects = tuple((int(i), int(lo)) if lo else int(i)
                     for i, lo in _SELECT.findall(m.group(2)))
     if any(isinstance(s, tuple) for s in selects[:-1]):
         raise OptionError(f"{what}: {text!r}: a part select [HI:LO] must be the last select")
@@ -399,9 +399,7 @@ class Bound:
         notes = []
         und = self.undriven()
         if und:
-            notes.append("undriven inputs driven 0: " + ", ".join(
-                b.port if b.width == self.ports[b.port].width else
-                f"{b.port} bits [{b.hi}:{b.lo}]" for b in und))
+            notes.append("undriven inputs driven 0: " + ", ".join(map(self._show, und)))
         if self.flags_order is not None and self.flags_mask is not None:
             missing = [f for f in FLAG_NAMES if f not in self.flags_order]
             notes.append(f"flags not compared (the module has no such bit): {', '.join(missing)}")
@@ -410,6 +408,18 @@ class Bound:
             notes.append("rounding modes driven (module code): " + ", ".join(
                 f"{names[f]}={c}" for f, c in self.rm_map))
         return tuple(notes)
+
+    def _show(self, b: Bits) -> str:
+        """``b`` as the module declares its port: ``op``, ``ops[23:16]``, or for a port of
+        several dimensions ``ops bits [23:16]`` of the flattened vector."""
+        info = self.ports[b.port]
+        if b.width == info.width:
+            return b.port
+        if len(info.dims) > 1:
+            return f"{b.port} bits [{b.hi}:{b.lo}]"
+        msb, lsb = info.dims[0]
+        at = (lambda off: lsb + off) if msb >= lsb else (lambda off: lsb - off)
+        return f"{b.port}[{at(b.hi)}]" if b.width == 1 else f"{b.port}[{at(b.hi)}:{at(b.lo)}]"
 
     def _drivers(self, port: str) -> list[tuple[int, int, str]]:
         """(lo, width, expression) of every piece of input ``port`` that is driven."""

@@ -274,6 +274,10 @@ class Binding:
             if role not in by_name:
                 raise OptionError(f"--port {role}=...: {unit} has no port {role!r}; its ports: "
                                   f"{', '.join(sorted(by_name))}")
+        for c in control:
+            if c in by_name:
+                raise OptionError(f"module {top}'s control port {c} has the name of the unit's "
+                                  f"data port {c}; the wrapper carries both: rename one")
         if self.no_flags and "flags" in roles:
             raise OptionError("--no-flags compares values only; it takes no --port flags=...")
         if self.rm_codes is not None and "rm" not in by_name:

@@ -172,6 +172,14 @@ def test_a_narrow_flags_port_needs_its_order():
     assert "flags not compared (the module has no such bit): dz, uf" in bound.notes()
 
 
+def test_a_control_port_named_as_a_data_port():
+    ports = {**PORTS, "a": PortInfo("input", 1, ((0, 0),))}
+    with pytest.raises(OptionError) as err:
+        bind(module=ports, control=("a",))
+    assert str(err.value) == ("module fpu's control port a has the name of the unit's data port "
+                              "a; the wrapper carries both: rename one")
+
+
 def test_rm_codes_need_an_rm_input():
     spec = make_spec("mul", format="fp8e4m3")
     data = tuple(p for p in spec.ports() if not p.is_control)
@@ -250,3 +258,28 @@ def test_verilator_reads_the_wrapper_around_a_systemverilog_module(tmp_path):
                            "--top-module", "fpforge_bind_fpu", "fpu.sv", "bind.v"],
                           cwd=tmp_path, env=env, capture_output=True, text=True)
     assert proc.returncode == 0 and "%Error" not in proc.stderr, proc.stderr
+
+
+# ----- what the binding changes in the bench: the rm codes drawn, the flags compared -------------
+
+def test_the_rm_stimulus_draws_the_listed_codes_only():
+    import numpy as np
+    from fpforge.sim.design import Design
+    from fpforge.sim.stimulus import generate
+    parts = [["exhaustive", {"stop": 4096}]]
+    own = next(generate(SPEC, parts, np.random.default_rng(1), 4096))["rm"]
+    assert set(own.tolist()) == set(range(8)) and Design.of(SPEC).rm_values is None
+    some = next(generate(SPEC, parts, np.random.default_rng(1), 4096, (0, 3)))["rm"]
+    assert set(some.tolist()) == {0, 3}
+
+
+def test_a_flags_mask_ignores_only_the_flags_a_module_lacks():
+    import numpy as np
+    from fpforge.sim.check import comparison
+    outputs = [p for p in DATA if not p.is_input]
+    compare = comparison("exact", outputs, 0b10101)       # nv, of, nx
+    want = {"y": np.array([1, 1, 1], np.uint32), "flags": np.array([0b00011] * 3, np.uint32)}
+    got = {"y": np.array([1, 1, 2], np.uint32), "flags": np.array([0b00001, 0b00010, 0b00001],
+                                                                  np.uint32)}
+    assert compare(want, got).tolist() == [False, True, True]
+    assert comparison("exact", outputs)(want, got).tolist() == [True, True, True]

@@ -25,8 +25,8 @@ from fpforge.rtl.ports import Port
 
 from .frontend import PortInfo
 
-__all__ = ["PortRef", "Bits", "Binding", "Bound", "parse_ref", "parse_value", "parse_port",
-           "parse_tie", "parse_flags_order", "parse_rm_codes", "FLAG_NAMES", "RM_PRESETS",
+__all__ = ["PortRef", "Bits", "Value", "Binding", "Bound", "parse_ref", "resolve", "parse_value",
+           "parse_port", "parse_tie", "parse_flags_order", "parse_rm_codes", "FLAG_NAMES", "RM_PRESETS",
            "wrapper_name", "wrapper_verilog"]
 
 # fpforge's flag order, most significant first (rtl/options.py Flag: RISC-V fflags).

@@ -35,8 +35,9 @@ class Design:
     """A module to simulate against ``spec``.
 
     ``files`` (read as they are, in order) and ``text`` hold its Verilog; ``top`` is the
-    module (a user's module's is the wrapper of sim/binding.py, its ports the spec's). ``port_map`` maps each spec data port to the module's port name; spec outputs
-    the module does not have are ``absent`` (not compared, and reports say so). ``latency`` is
+    module (a user's module's is the wrapper of sim/binding.py, its ports the spec's).
+    ``port_map`` maps each spec data port to the module's port name; spec outputs the module
+    does not have are ``absent`` (not compared, and reports say so). ``latency`` is
     the cycles from inputs to outputs; pipelined designs have a ``clock``, maybe a ``reset``
     (``reset_low``: active low) and maybe ``valid_in`` / ``valid_out`` (without them the bench
     counts ``latency`` cycles itself). ``spec`` may be None for a design that is only simulated

@@ -215,8 +215,12 @@ def _parse(sources: Sources, top: str | None = None):
         if not f.is_file():
             raise DesignError(f"Verilog file {str(f)!r} does not exist")
     # One compilation unit, files in order: a define of one file reaches the next, as in
-    # Verilator and Icarus.
-    tree = syntax.SyntaxTree.fromFiles([str(f) for f in sources.files], sm, bag)
+    # Verilator and Icarus. Verilog-2005 sources (no .sv, no file list: what Icarus -g2005
+    # simulates) are read with that standard's keywords, in which `bit` or `int` are names.
+    wrap = ("", "") if sources.systemverilog else ('`begin_keywords "1364-2005" ',
+                                                    "\n`end_keywords\n")
+    buffers = [sm.assignText(str(f), wrap[0] + f.read_text() + wrap[1]) for f in sources.files]
+    tree = syntax.SyntaxTree.fromBuffers(buffers, sm, bag)
     comp = ast.Compilation(bag)
     comp.addSyntaxTree(tree)
     return comp, sm

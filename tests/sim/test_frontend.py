@@ -99,6 +99,19 @@ def test_a_file_list_as_simulators_read_it(tree):
                               "does not exist")
 
 
+def test_verilog_2005_sources_are_read_with_its_keywords(tmp_path):
+    # `bit` and `int` are names in Verilog-2005 (Icarus -g2005 reads this), keywords in SV.
+    text = "module kw(input [7:0] bit, output [7:0] int);\n  assign int = bit;\nendmodule\n"
+    (tmp_path / "kw.v").write_text(text)
+    (tmp_path / "kw.sv").write_text(text)
+    src = Sources.of([tmp_path / "kw.v"])
+    assert not src.systemverilog
+    assert read_ports(src, "kw") == {"bit": PortInfo("input", 8, ((7, 0),)),
+                                     "int": PortInfo("output", 8, ((7, 0),))}
+    with pytest.raises(DesignError, match=r"kw.sv:1: expected identifier"):
+        read_ports(Sources.of([tmp_path / "kw.sv"]), "kw")
+
+
 def test_the_key_covers_included_files_defines_and_params(tree):
     src = Sources.from_args(["rtl/pkg.sv", "rtl/unit.sv", "-I", "inc"])
     assert files_read(src) == (tree / "rtl/pkg.sv", tree / "rtl/unit.sv", tree / "inc/defs.svh")

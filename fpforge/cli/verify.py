@@ -70,9 +70,11 @@ def add_verify(sub):
                            help="every input on the native Verilator engine")
             r.add_argument("--sim", choices=("icarus", "verilator"),
                            help="the cocotb bench's simulator (default: $SIM or icarus; "
-                                "--matrix: the faster one per case)")
+                                "verilator for SystemVerilog sources; --matrix: the faster "
+                                "one per case)")
             r.add_argument("--engine", choices=("cocotb", "batch"),
-                           help="cocotb (default) or batch (Icarus, no cocotb)")
+                           help="cocotb (default) or batch (Icarus, no cocotb; "
+                                "Verilog-2005 only)")
             r.add_argument("--bubbles", type=float, default=0.0, metavar="P",
                            help="chance that a cycle carries no operation (pipelined units)")
             r.add_argument("--fault", metavar="NAME",

@@ -262,7 +262,7 @@ def files_read(sources: Sources) -> tuple[Path, ...]:
 
 
 def read_ports(sources: Sources, top: str) -> dict[str, PortInfo]:
-    """{port: PortInfo} of module ``top`` as slang elaborates ``sources`` (module docstring).
+    """{port: PortInfo} of module ``top``'s packed ports as slang elaborates ``sources``.
     Raises DesignError with "FILE:LINE: message" of the front end's first error, or naming an
     unknown top module or parameter."""
     comp, sm = _parse(sources, top)
@@ -287,7 +287,13 @@ def read_ports(sources: Sources, top: str) -> dict[str, PortInfo]:
     error = _first_error(comp, sm)
     if error:
         raise DesignError(error)
-    return {p.name: _port_info(p) for p in body.portList}
+    return {p.name: _port_info(p) for p in body.portList if _bindable(p)}
+
+
+def _bindable(port) -> bool:
+    """A port of packed bits; interface ports and unpacked arrays are not one vector a bench can
+    drive, so they are left out."""
+    return hasattr(port, "direction") and not port.type.canonicalType.isUnpackedArray
 
 
 def _port_info(port) -> PortInfo:

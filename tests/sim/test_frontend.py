@@ -112,6 +112,15 @@ def test_verilog_2005_sources_are_read_with_its_keywords(tmp_path):
         read_ports(Sources.of([tmp_path / "kw.sv"]), "kw")
 
 
+def test_interface_and_unpacked_ports_are_left_out(tmp_path):
+    (tmp_path / "odd.sv").write_text(
+        "interface bus_if; logic [7:0] d; modport m(input d); endinterface\n"
+        "module odd(input logic [7:0] arr [2], bus_if.m b, input logic [3:0] ok, output int n);\n"
+        "  assign n = 0;\nendmodule\n")
+    assert read_ports(Sources.of([tmp_path / "odd.sv"]), "odd") == {
+        "ok": PortInfo("input", 4, ((3, 0),)), "n": PortInfo("output", 32, ((31, 0),))}
+
+
 def test_the_key_covers_included_files_defines_and_params(tree):
     src = Sources.from_args(["rtl/pkg.sv", "rtl/unit.sv", "-I", "inc"])
     assert files_read(src) == (tree / "rtl/pkg.sv", tree / "rtl/unit.sv", tree / "inc/defs.svh")

@@ -23,6 +23,7 @@ from math import prod
 from fpforge.rtl.options import FLAGS_WIDTH, RM_CODES, Flag, OptionError, Rounding
 from fpforge.rtl.ports import Port
 
+from .errors import DesignError
 from .frontend import PortInfo
 
 __all__ = ["PortRef", "Bits", "Value", "Binding", "Bound", "parse_ref", "resolve", "parse_value",
@@ -99,13 +100,13 @@ def resolve(ref: PortRef, ports: dict[str, PortInfo], what: str, top: str) -> Bi
     names none."""
     info = ports.get(ref.name)
     if info is None:
-        raise OptionError(f"{what}: module {top} has no port {ref.name!r}; its ports: "
+        raise DesignError(f"{what}: module {top} has no port {ref.name!r}; its ports: "
                           f"{', '.join(sorted(ports))}")
     dims, lo = tuple(info.dims), 0
     shown = f"{ref.name}{_dims(info.dims)}"
     for s in ref.selects:
         if not dims:
-            raise OptionError(f"{what}: {ref} selects below a single bit of {shown}")
+            raise DesignError(f"{what}: {ref} selects below a single bit of {shown}")
         inner = prod(abs(m - lsb) + 1 for m, lsb in dims[1:])
         if isinstance(s, int):
             off = _index_offset(s, dims[0])
@@ -114,12 +115,12 @@ def resolve(ref: PortRef, ports: dict[str, PortInfo], what: str, top: str) -> Bi
             hi, low = s
             offs = (_index_offset(hi, dims[0]), _index_offset(low, dims[0]))
             if None not in offs and (hi >= low) != (dims[0][0] >= dims[0][1]) and hi != low:
-                raise OptionError(f"{what}: {ref} selects against the direction of "
+                raise DesignError(f"{what}: {ref} selects against the direction of "
                                   f"{shown}; write [{low}:{hi}]")
             off = None if None in offs else min(offs)
             width = (abs(hi - low) + 1) * inner
         if off is None:
-            raise OptionError(f"{what}: {ref} is out of range of {shown} "
+            raise DesignError(f"{what}: {ref} is out of range of {shown} "
                               f"(valid: {dims[0][0]}..{dims[0][1]})")
         lo += off * inner
         dims = dims[1:]
@@ -272,16 +273,16 @@ class Binding:
         roles = dict(self.roles)
         for role, ref in self.roles:
             if role not in by_name:
-                raise OptionError(f"--port {role}=...: {unit} has no port {role!r}; its ports: "
+                raise DesignError(f"--port {role}=...: {unit} has no port {role!r}; its ports: "
                                   f"{', '.join(sorted(by_name))}")
         for c in control:
             if c in by_name:
-                raise OptionError(f"module {top}'s control port {c} has the name of the unit's "
+                raise DesignError(f"module {top}'s control port {c} has the name of the unit's "
                                   f"data port {c}; the wrapper carries both: rename one")
         if self.no_flags and "flags" in roles:
-            raise OptionError("--no-flags compares values only; it takes no --port flags=...")
+            raise DesignError("--no-flags compares values only; it takes no --port flags=...")
         if self.rm_codes is not None and "rm" not in by_name:
-            raise OptionError("--rm-codes needs a unit with an rm input (--rounding dynamic)")
+            raise DesignError("--rm-codes needs a unit with an rm input (--rounding dynamic)")
         bound, absent = {}, []
         for p in data:
             if p.name == "flags" and self.no_flags:
@@ -291,34 +292,34 @@ class Binding:
             what = f"--port {p.name}={ref}"
             if p.name not in roles and ref.name not in ports:
                 if p.is_input:
-                    raise OptionError(f"module {top} has no port {p.name!r} for input {p.name} "
+                    raise DesignError(f"module {top} has no port {p.name!r} for input {p.name} "
                                       f"({p.width} bits); map it with --port {p.name}=NAME")
                 absent.append(p.name)
                 continue
             bits = resolve(ref, ports, what, top)
             if ref.name in control:
-                raise OptionError(f"{what}: {ref.name} is a clock, reset, valid or ready port")
+                raise DesignError(f"{what}: {ref.name} is a clock, reset, valid or ready port")
             self._check(p, bits, ref, ports[ref.name].direction, top)
             bound[p.name] = bits
         outputs = [p for p in data if not p.is_input]
         if all(p.name in absent for p in outputs):
-            raise OptionError(f"module {top} has none of the outputs "
+            raise DesignError(f"module {top} has none of the outputs "
                               f"{', '.join(p.name for p in outputs)}")
         ties = []
         for ref, value in self.ties:
             what = f"--tie {ref}"
             bits = resolve(ref, ports, what, top)
             if ports[ref.name].direction != "input":
-                raise OptionError(f"{what}: {ref.name} is an output; ties drive inputs only")
+                raise DesignError(f"{what}: {ref.name} is an output; ties drive inputs only")
             if ref.name in control:
-                raise OptionError(f"{what}: {ref.name} is a clock, reset, valid or ready port")
+                raise DesignError(f"{what}: {ref.name} is a clock, reset, valid or ready port")
             ties.append((bits, value.bits(bits.width, what)))
         driven = [(f"--port {n}", b) for n, b in bound.items() if by_name[n].is_input] + \
             [(f"--tie {b.port}", b) for b, _ in ties]
         for i, (w1, b1) in enumerate(driven):
             for w2, b2 in driven[:i]:
                 if b1.overlaps(b2):
-                    raise OptionError(f"{w1} and {w2} both drive bits of {b1.port} "
+                    raise DesignError(f"{w1} and {w2} both drive bits of {b1.port} "
                                       f"(bits [{max(b1.lo, b2.lo)}..{min(b1.hi, b2.hi)}])")
         flags = None if "flags" in absent else (self.flags_order or FLAG_NAMES)
         rm_map = None if self.rm_codes is None else \
@@ -332,21 +333,21 @@ class Binding:
         """The direction and width of role ``p`` on ``bits``."""
         flags_hint = " (name its flags with --flags-order, or --no-flags)"
         if direction != p.direction or (bits.width != p.width and p.name not in ("flags", "rm")):
-            raise OptionError(f"module {top} port {ref} is an {direction} of {bits.width} "
+            raise DesignError(f"module {top} port {ref} is an {direction} of {bits.width} "
                               f"bit(s); {p.name} needs an {p.direction} of {p.width}")
         if p.name == "flags" and self.flags_order is not None:
             if bits.width != len(self.flags_order):
-                raise OptionError(f"--flags-order names {len(self.flags_order)} flag(s); "
+                raise DesignError(f"--flags-order names {len(self.flags_order)} flag(s); "
                                   f"{ref} has {bits.width} bit(s)")
             return
         if p.name == "rm" and self.rm_codes is not None:
             need = max(c for _, c in self.rm_codes).bit_length()
             if need > bits.width:
-                raise OptionError(f"--rm-codes: code {max(c for _, c in self.rm_codes)} does "
+                raise DesignError(f"--rm-codes: code {max(c for _, c in self.rm_codes)} does "
                                   f"not fit {ref} ({bits.width} bit(s))")
             return
         if bits.width != p.width:
-            raise OptionError(f"module {top} port {ref} is an {direction} of {bits.width} "
+            raise DesignError(f"module {top} port {ref} is an {direction} of {bits.width} "
                               f"bit(s); {p.name} needs an {p.direction} of {p.width}" +
                               (flags_hint if p.name == "flags" else ""))
 

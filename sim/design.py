@@ -3,41 +3,42 @@ how it is clocked.
 
 A :class:`Design` is either fpforge's own unit (``Design.of(spec)``: the Verilog of the one
 emitter, ports named as the spec names them) or any Verilog a user brings
-(``Design.from_files``: a top module, a port map from the spec's port names to the module's, a
-clock, reset and valid signals when pipelined). Either way the spec says what it must compute
-(the golden model) and which ports carry what; engines bind ports by the map and never read
-ports out of Verilog text (a user module's ports come from Yosys's elaboration of it).
+(``Design.from_files``: its :class:`~sim.frontend.Sources`, a top module, a port map from the
+spec's port names to the module's, a clock, reset and valid signals when pipelined). Either way
+the spec says what it must compute (the golden model) and which ports carry what; engines bind
+ports by the map and never read ports out of Verilog text (a user module's ports come from the
+SystemVerilog front end's elaboration of it, sim/frontend.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fpforge.rtl import emit
-from fpforge.rtl.options import OptionError
 from fpforge.rtl.ports import CLOCK, RESET, VALID_IN, VALID_OUT, Port
 from fpforge.rtl.spec import Spec
 
 from .binding import Binding, parse_ref, wrapper_name, wrapper_verilog
 from .check import NAN_POLICIES
+from .errors import DesignError
 
-__all__ = ["Design", "DesignError"]
+if TYPE_CHECKING:
+    from .frontend import Sources
 
-
-class DesignError(OptionError):
-    """A design that cannot be verified as described (missing port, width mismatch, ...)."""
+__all__ = ["Design"]
 
 
 @dataclass(frozen=True)
 class Design:
     """A module to simulate against ``spec``.
 
-    ``files`` (read as they are, in order) and ``text`` hold its Verilog; ``top`` is the
-    module (a user's module's is the wrapper of sim/binding.py, its ports the spec's).
-    ``port_map`` maps each spec data port to the module's port name; spec outputs the module
-    does not have are ``absent`` (not compared, and reports say so). ``latency`` is
+    ``text`` holds fpforge's Verilog, ``sources`` a user's (files read where they are, in
+    order, with their include directories and defines: sim/frontend.py); ``top`` is the
+    module (a user's module's is the wrapper of sim/binding.py, its ports the spec's, written
+    in ``text``). ``port_map`` maps each spec data port to the module's port name; spec outputs
+    the module does not have are ``absent`` (not compared, and reports say so). ``latency`` is
     the cycles from inputs to outputs; pipelined designs have a ``clock``, maybe a ``reset``
     (``reset_low``: active low) and maybe ``valid_in`` / ``valid_out`` (without them the bench
     counts ``latency`` cycles itself). ``spec`` may be None for a design that is only simulated
@@ -52,7 +53,7 @@ class Design:
     top: str
     ports: tuple[Port, ...]
     text: str | None = None
-    files: tuple[Path, ...] = ()
+    sources: Sources | None = None
     port_map: dict = field(default_factory=dict)
     absent: tuple[str, ...] = ()
     latency: int = 0
@@ -99,21 +100,19 @@ class Design:
                    valid_out=VALID_OUT if piped else None, label=name)
 
     @classmethod
-    def from_files(cls, spec: Spec, files, top: str, *, binding: Binding | None = None,
-                   port_map: dict | None = None, params=(), latency: int = 0,
-                   clock: str | None = None, reset: str | None = None,
-                   reset_low: bool = False, valid_in: str | None = None,
-                   valid_out: str | None = None, nan: str = "any") -> "Design":
-        """A user's module, checked against ``spec`` through ``binding`` (sim/binding.py; plain
+    def from_files(cls, spec: Spec, sources, top: str, *, binding: Binding | None = None,
+                   port_map: dict | None = None, latency: int = 0, clock: str | None = None,
+                   reset: str | None = None, reset_low: bool = False,
+                   valid_in: str | None = None, valid_out: str | None = None,
+                   nan: str = "any") -> "Design":
+        """A user's module in ``sources`` (a :class:`~sim.frontend.Sources`, or Verilog file
+        paths), checked against ``spec`` through ``binding`` (sim/binding.py; plain
         ``port_map`` entries are roles too): every spec input carried with the spec's width,
         every output that exists too, at least one output. What is simulated is the wrapper
         ``fpforge_bind_<top>`` (its data ports named as the spec's) around the module,
-        instantiated with ``params`` ((name, value) overrides)."""
-        from .lint import module_ports
-        files = tuple(Path(f).resolve() for f in files)
-        for f in files:
-            if not f.is_file():
-                raise DesignError(f"Verilog file {str(f)!r} does not exist")
+        instantiated with the sources' parameter overrides."""
+        from .frontend import Sources, read_ports
+        sources = Sources.of(sources)
         binding = binding or Binding()
         if port_map:
             binding = replace(binding, roles=binding.roles + tuple(
@@ -122,10 +121,7 @@ class Design:
             raise DesignError(f"a design with latency {latency} needs --clock NAME")
         if not latency and (valid_in or valid_out):
             raise DesignError("--valid-in / --valid-out need --latency N (N >= 1)")
-        try:
-            have = module_ports(files, top)
-        except ValueError as err:
-            raise DesignError(str(err)) from None
+        have = read_ports(sources, top)
         control = {}
         for what, name, direction in (("--clock", clock, "input"), ("--reset", reset, "input"),
                                       ("--valid-in", valid_in, "input"),
@@ -144,10 +140,11 @@ class Design:
             raise DesignError(f"--nan must be one of {', '.join(NAN_POLICIES)}, not {nan!r}")
         data = _data_ports(spec)
         bound = binding.resolve(data, have, top, control=tuple(control), unit=spec.default_name)
-        return cls(spec=spec, top=wrapper_name(top), ports=data, files=files,
-                   text=wrapper_verilog(bound, params), absent=bound.absent, latency=latency,
-                   clock=clock, reset=reset, reset_low=reset_low, valid_in=valid_in,
-                   valid_out=valid_out, label=top, nan=nan, flags_mask=bound.flags_mask,
+        return cls(spec=spec, top=wrapper_name(top), ports=data, sources=sources,
+                   text=wrapper_verilog(bound, sources.params), absent=bound.absent,
+                   latency=latency, clock=clock, reset=reset, reset_low=reset_low,
+                   valid_in=valid_in, valid_out=valid_out, label=top, nan=nan,
+                   flags_mask=bound.flags_mask,
                    rm_values=bound.rm_values() if any(p.name == "rm" for p in data) else None,
                    notes=bound.notes())
 
@@ -180,17 +177,35 @@ class Design:
             conns.append(f".{self.valid_out}({valid_out})")
         return conns
 
-    def verilog_sources(self) -> list[tuple[str, str]]:
-        """(file name, text) of every source, in order: the files, then ``text`` (a user's
-        module's wrapper, or fpforge's own unit)."""
-        return [(f.name, f.read_text()) for f in self.files] + \
-            ([(f"{self.top}.v", self.text)] if self.text is not None else [])
+    @property
+    def own_text(self) -> str:
+        """The Verilog an engine writes into its build beside its bench: fpforge's module, or a
+        user's module's wrapper (its ``sources`` are read where they are, so that an
+        `` `include `` finds its file and packages keep their order)."""
+        return self.text or ""
+
+    @property
+    def source_files(self) -> list[str]:
+        """A user's source files, in order (absolute paths), for a simulator's command line."""
+        return [str(f) for f in self.sources.files] if self.sources else []
+
+    @property
+    def source_args(self) -> list[str]:
+        """Include directories and defines of a user's sources, for Verilator or Icarus."""
+        return self.sources.tool_args() if self.sources else []
+
+    @property
+    def systemverilog(self) -> bool:
+        """SystemVerilog sources: simulated on Verilator (Icarus reads Verilog-2005 here)."""
+        return self.sources is not None and self.sources.systemverilog
 
     def key(self) -> str:
         """A digest of everything a build of this design depends on."""
         h = hashlib.sha256()
-        for name, text in self.verilog_sources():
-            h.update(name.encode() + b"\0" + text.encode() + b"\0")
+        if self.text is not None:       # as before sources existed: cached builds stay valid
+            h.update(f"{self.top}.v".encode() + b"\0" + self.text.encode() + b"\0")
+        if self.sources is not None:
+            h.update(self.sources.key().encode())
         h.update(repr((self.top, sorted(self.port_map.items()), self.absent, self.latency,
                        self.clock, self.reset, self.reset_low, self.valid_in, self.valid_out,
                        [(p.name, p.direction, p.lanes, p.lane_width) for p in self.ports]))

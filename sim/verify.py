@@ -93,6 +93,8 @@ def verify(design: Design, *, engine: str = "cocotb", sim: str | None = None,
            plan: Plan | None = None, seed: int = 1, bubbles: float = 0.0) -> Verdict:
     """``design`` through ``plan`` (default: its tiers) on ``engine``."""
     plan = plan or plan_for(design.spec, seed=seed, bubbles=bubbles)
+    if sim is None and design.systemverilog:
+        sim = "verilator"           # SystemVerilog's simulator (sim/engines/base.py)
     eng = get_engine(engine, sim) if engine == "cocotb" else get_engine(engine)
     summary = dict(eng.verify(design, plan), notes=list(design.notes))
     if engine == "cocotb":

@@ -22,9 +22,23 @@ def add_verify(sub):
         c = sub.add_parser(name, help=helptext, description=helptext + " (docs/verification.md)."
                            " Exit status 0: every vector matched; 1: mismatches; 2: bad input.")
         add_spec_options(c, required=False)
-        d = c.add_argument_group("any Verilog (default: fpforge's own unit for the spec)")
-        d.add_argument("--verilog", metavar="FILE", action="append",
-                       help="a Verilog source (repeat for several)")
+        d = c.add_argument_group("any Verilog or SystemVerilog (default: fpforge's own unit "
+                                 "for the spec)")
+        d.add_argument("--verilog", metavar="FILE", action=_InOrder,
+                       help="a Verilog (.v) or SystemVerilog (.sv) source; repeat, packages "
+                            "first. SystemVerilog runs on Verilator")
+        d.add_argument("-f", dest="file_list", metavar="FILE", action=_InOrder,
+                       help="a file list as simulators read it: sources, +incdir+DIR, "
+                            "+define+NAME[=V], -I DIR, -D NAME[=V], -f/-F FILE, // and # "
+                            "comments (paths relative to the current directory; under -F, to "
+                            "the list's folder)")
+        d.add_argument("-I", "--include", metavar="DIR", action="append",
+                       help="a directory `include searches; repeat")
+        d.add_argument("--define", metavar="NAME[=VALUE]", action="append",
+                       help="a preprocessor define; repeat")
+        d.add_argument("--param", metavar="NAME=VALUE", action="append",
+                       help="override a parameter of --top with an integer (an enum "
+                            "parameter by its value); repeat")
         d.add_argument("--top", metavar="NAME", help="the module to check")
         d.add_argument("--port", metavar="ROLE=PORT", action="append",
                        help="the module's port, slice or element that carries spec port ROLE: "
@@ -74,9 +88,11 @@ def add_verify(sub):
                            help="every input on the native Verilator engine")
             r.add_argument("--sim", choices=("icarus", "verilator"),
                            help="the cocotb bench's simulator (default: $SIM or icarus; "
-                                "--matrix: the faster one per case)")
+                                "verilator for SystemVerilog sources; --matrix: the faster "
+                                "one per case)")
             r.add_argument("--engine", choices=("cocotb", "batch"),
-                           help="cocotb (default) or batch (Icarus, no cocotb)")
+                           help="cocotb (default) or batch (Icarus, no cocotb; "
+                                "Verilog-2005 only)")
             r.add_argument("--bubbles", type=float, default=0.0, metavar="P",
                            help="chance that a cycle carries no operation (pipelined units)")
             r.add_argument("--fault", metavar="NAME",
@@ -92,6 +108,16 @@ def add_verify(sub):
             c.set_defaults(run=_verify)
         else:
             c.set_defaults(run=_verify_exhaustive, sim=None)
+
+
+class _InOrder(argparse.Action):
+    """--verilog and -f, appended to their own list and, in command-line order, to
+    ``sources`` (a simulator reads its files and file lists in the order given)."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), value])
+        words = [value] if self.dest == "verilog" else ["-f", value]
+        namespace.sources = [*(getattr(namespace, "sources", None) or []), *words]
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -110,7 +136,7 @@ def _verify(args) -> int:
     from fpforge.sim.tiers import full_matrix, verify_formats
 
     if args.matrix:
-        if args.unit or spec_values(args) or args.verilog:
+        if args.unit or spec_values(args) or _sources_given(args):
             raise OptionError("--matrix runs the whole matrix of make verify; it takes "
                               "--formats, --sim, --jobs and --junit, not unit options")
         specs = full_matrix(verify_formats(",".join(args.formats) if args.formats else None))
@@ -132,7 +158,7 @@ def _verify(args) -> int:
         vf.check_exhaustive_size(spec, limit=args.limit, force=args.force)
     design = _design(args, spec)
     if args.fault:
-        if args.verilog:
+        if _sources_given(args):
             raise OptionError("--fault swaps fpforge's own unit for a wrong one; it does not "
                               "apply to --verilog")
         design = faulty_design(spec, args.fault)
@@ -164,27 +190,36 @@ def _design(args, spec):
     """The design ``fpforge verify`` checks: fpforge's own unit, or the user's Verilog."""
     from fpforge.sim.binding import Binding
     from fpforge.sim.design import Design
-    if not args.verilog:
+    from fpforge.sim.frontend import Sources
+    if not _sources_given(args):
         for flag in ("top", "port", "tie", "flags_order", "rm_codes", "clock", "reset",
-                     "valid_in", "valid_out", "latency"):
+                     "valid_in", "valid_out", "latency", "include", "define", "param"):
             if getattr(args, flag) not in (None, []):
                 raise OptionError(f"--{flag.replace('_', '-')} describes a module given with "
-                                  "--verilog FILE; without --verilog fpforge checks its own unit")
+                                  "--verilog FILE or -f FILE; without them fpforge checks its "
+                                  "own unit")
         if args.no_flags:
-            raise OptionError("--no-flags describes a module given with --verilog FILE; "
-                              "without --verilog fpforge checks its own unit")
+            raise OptionError("--no-flags describes a module given with --verilog FILE or "
+                              "-f FILE; without them fpforge checks its own unit")
         design = Design.of(spec)
         return design if args.nan is None else replace(design, nan=args.nan)
     if not args.top:
-        raise OptionError("--verilog needs --top NAME (the module to check)")
+        raise OptionError("--verilog / -f need --top NAME (the module to check)")
     latency = args.latency if args.latency is not None else 0
     binding = Binding.parse(ports=args.port or (), ties=args.tie or (),
                             flags_order=args.flags_order, rm_codes=args.rm_codes,
                             no_flags=args.no_flags)
-    return Design.from_files(spec, args.verilog, args.top, binding=binding, latency=latency,
+    words = [*args.sources, *(w for d in args.include or [] for w in ("-I", d)),
+             *(w for d in args.define or [] for w in ("-D", d))]
+    sources = Sources.from_args(words, params=args.param or [])
+    return Design.from_files(spec, sources, args.top, binding=binding, latency=latency,
                              clock=args.clock, reset=args.reset,
                              reset_low=args.reset_active_low, valid_in=args.valid_in,
                              valid_out=args.valid_out, nan=args.nan or "any")
+
+
+def _sources_given(args) -> bool:
+    return bool(getattr(args, "sources", None))
 
 
 def add_verify_equiv(sub):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BUILD_ROOT", "SimulationError", "check_inputs", "SIMULATORS"]
+__all__ = ["BUILD_ROOT", "SimulationError", "check_inputs", "SIMULATORS", "systemverilog_only"]
 
 BUILD_ROOT = Path(__file__).resolve().parents[2] / "build" / "sim"
 SIMULATORS = ("icarus", "verilator")
@@ -15,6 +15,14 @@ SIMULATORS = ("icarus", "verilator")
 
 class SimulationError(RuntimeError):
     """A simulator failed, or produced fewer outputs than inputs."""
+
+
+def systemverilog_only(design, what: str) -> str:
+    """Why ``what`` (Icarus) does not take ``design``'s SystemVerilog: Icarus's SystemVerilog
+    support stops short of what real IP uses (packages with structs, ``parameter type``), so
+    SystemVerilog is simulated on Verilator, its default."""
+    return (f"{design.label} has SystemVerilog sources, which run on Verilator (the default for "
+            f"them: --sim verilator, or --exhaustive); {what} runs Icarus on Verilog-2005 only")
 
 
 def check_inputs(design, inputs: dict) -> int:

@@ -24,9 +24,10 @@ import numpy as np
 from fpforge.infra import toolchain
 
 from ..design import Design
+from ..errors import DesignError
 from ..packing import from_binstr, to_binstr
 from ..stream import Plan, Session, check_stream
-from .base import BUILD_ROOT, SimulationError, check_inputs
+from .base import BUILD_ROOT, SimulationError, check_inputs, systemverilog_only
 
 __all__ = ["BatchEngine"]
 
@@ -132,19 +133,21 @@ class BatchEngine:
 
     def build(self, design: Design) -> Path:
         """Compile the testbench and the design once (cached by the design's key)."""
+        if design.systemverilog:
+            raise DesignError(systemverilog_only(design, "--engine batch"))
         d = BUILD_ROOT / "batch" / f"{design.label[:60]}_{design.key()}"
         vvp = d / "sim.vvp"
         if vvp.exists():
             return vvp
         tmp = Path(tempfile.mkdtemp(prefix=".build_", dir=_mkdir(d.parent)))
         try:
-            sources = []
-            for name, text in design.verilog_sources():
-                (tmp / name).write_text(text)
-                sources.append(name)
+            sources = design.source_files
+            if design.text is not None:
+                (tmp / f"{design.top}.v").write_text(design.text)
+                sources.append(f"{design.top}.v")
             (tmp / "tb.v").write_text(_testbench(design))
-            _run([toolchain.tool("iverilog"), "-g2005", "-o", "sim.vvp", "-s", "tb", "tb.v",
-                  *sources], tmp)
+            _run([toolchain.tool("iverilog"), "-g2005", *design.source_args, "-o", "sim.vvp",
+                  "-s", "tb", "tb.v", *sources], tmp)
             try:
                 tmp.rename(d)           # atomic: another worker may have built it meanwhile
             except OSError:

@@ -37,8 +37,9 @@ from cocotb_tools.check_results import get_results
 from fpforge.infra import toolchain
 
 from ..design import Design
+from ..errors import DesignError
 from ..stream import Plan
-from .base import BUILD_ROOT, SIMULATORS, check_inputs
+from .base import BUILD_ROOT, SIMULATORS, check_inputs, systemverilog_only
 from .harness import Harness
 
 __all__ = ["CocotbEngine", "BenchConfig", "BenchResult", "simulator", "geometry", "ENV_VAR",
@@ -134,8 +135,10 @@ VERILATED_MK_FIXES = {
     "CFG_LDLIBS_THREADS": "-pthread",
 }
 OPT_FLAGS = ["OPT_FAST=-O2", "OPT_SLOW=-O0", "OPT_GLOBAL=-O0"]
-# Verilator: Amaranth's Verilog trips width and unused-signal lints that do not matter here.
-# --timing: the harness generates its clock with a delay.
+# Verilator: Amaranth's Verilog trips width and unused-signal lints that do not matter here, and
+# a user's design is built whatever Verilator's lint thinks of its style (-Wno-fatal: warnings
+# are printed to the build log, not fatal). --timing: the harness generates its clock with a
+# delay.
 VERILATOR_ARGS = ["--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-O3",
                   "--x-assign", "fast", "--x-initial", "fast"]
 # Icarus: Verilog-2005, not the runner's -g2012. Yosys's Verilog starts every ``always @*``
@@ -224,22 +227,29 @@ def waves_requested() -> bool:
     return os.environ.get("WAVES", "0") not in ("", "0")
 
 
-def build_top(sim: str, build_dir: Path, top: str, text: str, waves: bool) -> Path:
+def build_top(sim: str, build_dir: Path, top: str, text: str, waves: bool,
+              design: Design | None = None) -> Path:
     """Write the Verilog ``text`` of module ``top`` into ``build_dir`` (untouched when equal, so
-    the runner does not rebuild) and build it for ``sim``; returns ``build_dir``."""
+    the runner does not rebuild) and build it for ``sim`` after ``design``'s source files (a
+    user's, read where they are, with their include directories and defines); returns
+    ``build_dir``."""
+    if design is not None and design.systemverilog and sim != "verilator":
+        raise DesignError(systemverilog_only(design, f"--sim {sim}"))
     build_dir.mkdir(parents=True, exist_ok=True)
     src = build_dir / f"{top}.v"
     if not src.exists() or src.read_text() != text:
         src.write_text(text)
-    sources = [src]
+    files = design.source_files if design is not None else []
+    sources = [*(cocotb_runner.Verilog(f) for f in files), src]
     if sim == "verilator":
         vlt = build_dir / "public.vlt"
         vlt.write_text(f'`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n')
         sources.append(cocotb_runner.VerilatorControlFile(vlt))
-    args = VERILATOR_ARGS if sim == "verilator" else ICARUS_ARGS
+    args = (VERILATOR_ARGS if sim == "verilator" else ICARUS_ARGS) + \
+        (design.source_args if design is not None else [])
     # The runners rebuild when a source changed, not when the flags did: a stamp tells.
     stamp = build_dir / "build_args.json"
-    flags_changed = not stamp.exists() or stamp.read_text() != json.dumps(args)
+    flags_changed = not stamp.exists() or stamp.read_text() != json.dumps(args + files)
     runner = _runner(sim)
     if sim == "verilator":
         _seed_runtime(build_dir, waves)
@@ -248,7 +258,7 @@ def build_top(sim: str, build_dir: Path, top: str, text: str, waves: bool) -> Pa
                  log_file=build_dir / "build.log")
     if sim == "verilator":
         _store_runtime(build_dir, waves)
-    stamp.write_text(json.dumps(args))
+    stamp.write_text(json.dumps(args + files))
     (build_dir / "toplevel").write_text(top)
     return build_dir
 
@@ -297,7 +307,7 @@ class CocotbEngine:
         key = hashlib.sha1(json.dumps([design.key(), h.lanes, h.steps]).encode())
         build_dir = BUILD_ROOT / self.sim / \
             f"{h.name[:80]}_{key.hexdigest()[:10]}{'_waves' if self.waves else ''}"
-        return build_top(self.sim, build_dir, h.name, h.verilog(), self.waves)
+        return build_top(self.sim, build_dir, h.name, h.verilog(), self.waves, design)
 
     def _config(self, design: Design, mode: str, plan: Plan, test_dir: Path) -> BenchConfig:
         lanes, steps = self.geometry(design)

@@ -64,9 +64,9 @@ class Harness:
         return self.steps + self.latency
 
     def verilog(self) -> str:
-        """The design's sources plus the top module. No ``timescale``: the runner sets it."""
-        return "\n".join(text for _, text in self.design.verilog_sources()) + "\n" + \
-            self._top() + "\n"
+        """The design's own text (fpforge's unit; a user's sources are files of their own)
+        plus the top module. No ``timescale``: the runner sets it."""
+        return self.design.own_text + "\n" + self._top() + "\n"
 
     def _top(self) -> str:
         d, L, S = self.design, self.lanes, self.steps

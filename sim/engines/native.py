@@ -70,8 +70,7 @@ class NativeTop:
         return self.lanes * port.lanes * self.bytes[port.name]
 
     def verilog(self) -> str:
-        return "\n".join(text for _, text in self.design.verilog_sources()) + "\n" + \
-            self._top() + "\n"
+        return self.design.own_text + "\n" + self._top() + "\n"
 
     def _top(self) -> str:
         d, L = self.design, self.lanes
@@ -110,6 +109,8 @@ class NativeTop:
                 f"#define FOR_OUTPUTS(X) {ports(self.design.outputs)}\n")
 
 
+# -Wno-fatal: a user's design is built whatever Verilator's lint thinks of its style (its
+# warnings are the user's business; what counts here is what it computes).
 VERILATOR_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint",
                   "-Wno-style", "-Wno-MULTIDRIVEN"]
 
@@ -208,7 +209,8 @@ class NativeEngine:
         d = BUILD_ROOT / "native" / f"{design.label[:80]}_l{self.lanes}_{key}"
         exe = d / "obj" / "fast"
         sources = {"top.v": top.verilog(), "ports.h": top.ports_header(),
-                   "native_main.cpp": MAIN_CPP.read_text()}
+                   "native_main.cpp": MAIN_CPP.read_text(),
+                   "sources.txt": "\n".join(design.source_args + design.source_files)}
         if exe.exists() and all((d / n).exists() and (d / n).read_text() == t
                                 for n, t in sources.items()):
             return exe
@@ -221,7 +223,8 @@ class NativeEngine:
             ["OPT_FAST=-O2", "OPT_SLOW=-O0", "OPT_GLOBAL=-O1"]
         cmd = [exe_name, "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 1),
                *VERILATOR_ARGS, "--top-module", "fast", "--prefix", "Vfast", "-Mdir", "obj",
-               "-CFLAGS", f"-I{d}", "-o", "fast", "top.v", "native_main.cpp"]
+               "-CFLAGS", f"-I{d}", "-o", "fast", *design.source_args, *design.source_files,
+               "top.v", "native_main.cpp"]
         for f in makeflags:
             cmd += ["-MAKEFLAGS", f]
         with open(d / "build.log", "w") as log:

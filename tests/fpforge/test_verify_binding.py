@@ -138,5 +138,5 @@ def test_binding_options_need_a_verilog_module(capsys):
     status = main(["verify", *UNIT, "--rm-codes", "riscv"])
     err = capsys.readouterr().err
     assert status == 2 and err == ("fpforge verify: error: --rm-codes describes a module given "
-                                   "with --verilog FILE; without --verilog fpforge checks its "
-                                   "own unit\n")
+                                   "with --verilog FILE or -f FILE; without them fpforge "
+                                   "checks its own unit\n")

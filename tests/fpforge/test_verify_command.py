@@ -104,7 +104,7 @@ def test_gate_level_netlist_matches_the_golden_model(tmp_path, capsys):
 
 @pytest.mark.parametrize("args,message", [
     (["--verilog", "missing.v", "--top", "t"], "Verilog file '{tmp}/missing.v' does not exist"),
-    (["--verilog", "{narrow}"], "--verilog needs --top NAME (the module to check)"),
+    (["--verilog", "{narrow}"], "--verilog / -f need --top NAME (the module to check)"),
     (["--verilog", "{narrow}", "--top", "my_narrow"],
      "module my_narrow has no port 'x' for input x (16 bits); map it with --port x=NAME"),
     (["--verilog", "{narrow}", "--top", "my_narrow", "--port", "x=q"],
@@ -112,11 +112,11 @@ def test_gate_level_netlist_matches_the_golden_model(tmp_path, capsys):
     (["--verilog", "{narrow}", "--top", "my_narrow", "--port", "z=h"],
      "--port z=...: fp_cvt_e5m10_to_e5m2_rne has no port 'z'; its ports: flags, x, y"),
     (["--verilog", "{narrow}", "--top", "other", "--port", "x=h"],
-     "Yosys cannot read module other from narrow.v: ERROR: Module `other' not found!"),
+     "no module 'other' in narrow.v; its modules: my_narrow"),
     (["--verilog", "{narrow}", "--top", "my_narrow", "--port", "x=h", "--latency", "2"],
      "a design with latency 2 needs --clock NAME"),
-    (["--top", "my_narrow"], "--top describes a module given with --verilog FILE; without "
-                             "--verilog fpforge checks its own unit"),
+    (["--top", "my_narrow"], "--top describes a module given with --verilog FILE or -f FILE; "
+                             "without them fpforge checks its own unit"),
     (["--port", "x=h", "--verilog", "{narrow}", "--top", "my_narrow", "--port", "y"],
      "--port takes ROLE=PORT (e.g. a=op_a, a=operands[7:0]), not 'y'"),
     (["--shards", "2"], "--shards, --shard, --limit and --force go with --exhaustive"),

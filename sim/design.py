@@ -38,7 +38,12 @@ class Design:
     the module does not have are ``absent`` (not compared, and reports say so). ``latency`` is
     the cycles from inputs to outputs; pipelined designs have a ``clock``, maybe a ``reset``
     (``reset_low``: active low) and maybe ``valid_in`` / ``valid_out`` (without them the bench
-    counts ``latency`` cycles itself). ``spec`` may be None for a design that is only simulated
+    counts ``latency`` cycles itself). A design may also have a valid/ready handshake:
+    ``ready_in``, its input-ready output (it takes an input on an edge where valid_in and
+    ready_in are high), and ``ready_out``, its output-ready input (a result is taken where
+    valid_out and ready_out are high); such a design, or one with a valid output and no
+    ``latency``, is ``elastic``: the module, not a count of cycles, says when results come.
+    ``spec`` may be None for a design that is only simulated
     (``ports`` then lists its data ports). ``nan`` is how an expected NaN is judged
     (sim/check.py NAN_POLICIES): ``exact`` codes for fpforge's own units, ``any`` NaN code of
     the format for a user's module unless asked otherwise, as TestFloat judges."""
@@ -58,6 +63,8 @@ class Design:
     valid_out: str | None = None
     label: str = ""
     nan: str = "exact"
+    ready_in: str | None = None
+    ready_out: str | None = None
 
     # ----- construction ------------------------------------------------------------------------
     @classmethod
@@ -94,7 +101,8 @@ class Design:
     def from_files(cls, spec: Spec, files, top: str, *, port_map: dict | None = None,
                    latency: int = 0, clock: str | None = None, reset: str | None = None,
                    reset_low: bool = False, valid_in: str | None = None,
-                   valid_out: str | None = None, nan: str = "any") -> "Design":
+                   valid_out: str | None = None, ready_in: str | None = None,
+                   ready_out: str | None = None, nan: str = "any") -> "Design":
         """A user's module, checked against ``spec``: every spec input must exist with the
         spec's width, every output that exists must have it, and at least one must exist."""
         from .lint import module_ports
@@ -110,8 +118,7 @@ class Design:
                               f"{unknown[0]!r}; its ports: {', '.join(sorted(names))}")
         if latency and clock is None:
             raise DesignError(f"a design with latency {latency} needs --clock NAME")
-        if not latency and (valid_in or valid_out):
-            raise DesignError("--valid-in / --valid-out need --latency N (N >= 1)")
+        _check_handshake(latency, clock, valid_in, valid_out, ready_in, ready_out)
         try:
             have = module_ports(files, top)
         except ValueError as err:
@@ -139,12 +146,23 @@ class Design:
             if name is not None and name not in have:
                 raise DesignError(f"{what} {name}: module {top} has no such port; its ports: "
                                   f"{', '.join(sorted(have))}")
+        for what, name, direction in (("--ready-in", ready_in, "output"),
+                                      ("--ready-out", ready_out, "input")):
+            if name is None:
+                continue
+            if name not in have:
+                raise DesignError(f"{what} {name}: module {top} has no such port; its ports: "
+                                  f"{', '.join(sorted(have))}")
+            if have[name] != (direction, 1):
+                raise DesignError(f"{what} {name}: module {top} port {name} is an "
+                                  f"{have[name][0]} of {have[name][1]} bit(s); {what} names "
+                                  f"a 1-bit {direction} of the module")
         if nan not in NAN_POLICIES:
             raise DesignError(f"--nan must be one of {', '.join(NAN_POLICIES)}, not {nan!r}")
         return cls(spec=spec, top=top, ports=data, files=files, port_map=port_map,
                    absent=tuple(absent), latency=latency, clock=clock, reset=reset,
                    reset_low=reset_low, valid_in=valid_in, valid_out=valid_out, label=top,
-                   nan=nan)
+                   nan=nan, ready_in=ready_in, ready_out=ready_out)
 
     # ----- derived -----------------------------------------------------------------------------
     def outer(self, port: str) -> str:
@@ -160,11 +178,19 @@ class Design:
         """The outputs that are compared (the module's, of the spec's)."""
         return [p for p in self.ports if not p.is_input and p.name not in self.absent]
 
-    def control(self, *, clock: str, reset: str, valid_in: str, valid_out: str) -> list[str]:
-        """Named connections of a pipelined design's clock, reset (its polarity applied) and
-        valid ports to the given signals (``valid_out=""`` leaves it open); none when the
+    @property
+    def elastic(self) -> bool:
+        """Whether the module decides when it takes inputs and delivers results (a ready
+        port, or a valid output and no fixed latency): benches follow its handshake."""
+        return bool(self.ready_in or self.ready_out or (self.valid_out and not self.latency))
+
+    def control(self, *, clock: str, reset: str, valid_in: str, valid_out: str,
+                ready_in: str = "", ready_out: str = "") -> list[str]:
+        """Named connections of a pipelined design's clock, reset (its polarity applied),
+        valid and ready ports to the given signals (``""`` leaves an output open; a ready
+        output the design has needs ``ready_in``, a ready input ``ready_out``); none when the
         design is combinational."""
-        if not self.latency:
+        if not (self.latency or self.elastic):
             return []
         conns = [f".{self.clock}({clock})"]
         if self.reset:
@@ -173,6 +199,10 @@ class Design:
             conns.append(f".{self.valid_in}({valid_in})")
         if self.valid_out:
             conns.append(f".{self.valid_out}({valid_out})")
+        if self.ready_in:
+            conns.append(f".{self.ready_in}({ready_in})")
+        if self.ready_out:
+            conns.append(f".{self.ready_out}({ready_out})")
         return conns
 
     def verilog_sources(self) -> list[tuple[str, str]]:
@@ -190,7 +220,25 @@ class Design:
                        self.clock, self.reset, self.reset_low, self.valid_in, self.valid_out,
                        [(p.name, p.direction, p.lanes, p.lane_width) for p in self.ports]))
                  .encode())
+        if self.elastic:        # the keys of designs without a handshake stay as they were
+            h.update(repr((self.ready_in, self.ready_out)).encode())
         return h.hexdigest()[:12]
+
+
+def _check_handshake(latency: int, clock, valid_in, valid_out, ready_in, ready_out) -> None:
+    """The combinations of control ports a bench can drive: a ready pairs with its valid, and
+    without a fixed latency results come when the valid output says so."""
+    if ready_in and not valid_in:
+        raise DesignError("--ready-in needs --valid-in NAME (the input valid it answers)")
+    if ready_out and not valid_out:
+        raise DesignError("--ready-out needs --valid-out NAME (the output valid it answers)")
+    if not latency and valid_in and not valid_out:
+        raise DesignError("--valid-in without --valid-out needs --latency N (N >= 1)")
+    if (ready_out or (valid_out and not latency)) and not valid_in:
+        raise DesignError("a handshake design needs --valid-in NAME (it says when the bench "
+                          "offers an operation)")
+    if (valid_out or ready_in) and clock is None:
+        raise DesignError("a design with --valid-out or --ready-in needs --clock NAME")
 
 
 def _data_ports(spec: Spec) -> tuple[Port, ...]:

@@ -33,8 +33,16 @@ def add_verify(sub):
         d.add_argument("--reset-active-low", action="store_true", help="the reset is active low")
         d.add_argument("--valid-in", metavar="NAME", help="its input valid, if it has one")
         d.add_argument("--valid-out", metavar="NAME", help="its output valid, if it has one")
+        d.add_argument("--ready-in", metavar="NAME",
+                       help="its input-ready output (it takes an operation on a clock edge "
+                            "where valid-in and ready-in are high); needs --valid-in")
+        d.add_argument("--ready-out", metavar="NAME",
+                       help="its output-ready input (the bench takes a result where "
+                            "valid-out and ready-out are high); needs --valid-out")
         d.add_argument("--latency", type=positive(int), metavar="N",
-                       help="cycles from inputs to outputs (default 0: combinational)")
+                       help="cycles from inputs to outputs (default 0: combinational; not "
+                            "needed with --valid-out: results are taken, in order, when the "
+                            "module says they are valid, after any number of cycles)")
         d.add_argument("--nan", choices=NAN_POLICIES,
                        help="how an expected NaN is judged: any NaN code of the format (as "
                             "TestFloat; the default with --verilog) or the exact code (the "
@@ -59,8 +67,12 @@ def add_verify(sub):
                                 "--matrix: the faster one per case)")
             r.add_argument("--engine", choices=("cocotb", "batch"),
                            help="cocotb (default) or batch (Icarus, no cocotb)")
-            r.add_argument("--bubbles", type=float, default=0.0, metavar="P",
-                           help="chance that a cycle carries no operation (pipelined units)")
+            r.add_argument("--bubbles", type=_probability, default=0.0, metavar="P",
+                           help="chance that a cycle carries no operation (pipelined units and "
+                                "handshakes; 0 <= P < 1)")
+            r.add_argument("--stalls", type=_probability, default=0.0, metavar="P",
+                           help="chance that the bench holds --ready-out low in a cycle "
+                                "(back-pressure; 0 <= P < 1)")
             r.add_argument("--fault", metavar="NAME",
                            help="check a deliberately wrong unit instead (self-test): "
                                 "force-inexact, force-invalid, rtz-instead, rna-instead, "
@@ -84,6 +96,16 @@ def _shard(text: str) -> tuple[int, int]:
     if not (n >= 1 and 0 <= i < n):
         raise argparse.ArgumentTypeError(f"{text!r}: need 0 <= i < N")
     return i, n
+
+
+def _probability(text: str) -> float:
+    try:
+        p = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}")
+    if not 0 <= p < 1:
+        raise argparse.ArgumentTypeError(f"must be 0 <= P < 1, not {text!r}")
+    return p
 
 
 def _verify(args) -> int:
@@ -128,8 +150,11 @@ def _verify(args) -> int:
         if args.shards or args.shard or args.limit or args.force:
             raise OptionError("--shards, --shard, --limit and --force go with --exhaustive")
         engine = args.engine or "cocotb"
+        if args.stalls and not design.ready_out:
+            raise OptionError("--stalls holds the module's output-ready low: it needs "
+                              "--ready-out NAME")
         verdict = vf.verify(design, engine=engine, sim=args.sim, seed=args.seed,
-                            bubbles=args.bubbles)
+                            bubbles=args.bubbles, stalls=args.stalls)
     print(verdict.explain())
     if args.junit:
         vf.write_junit(args.junit, [verdict])
@@ -138,7 +163,8 @@ def _verify(args) -> int:
 
 def _verify_exhaustive(args) -> int:
     args.exhaustive = True
-    args.matrix, args.formats, args.fault, args.engine, args.bubbles = False, None, None, None, 0
+    args.matrix, args.formats, args.fault, args.engine = False, None, None, None
+    args.bubbles = args.stalls = 0
     return _verify(args)
 
 
@@ -146,7 +172,8 @@ def _design(args, spec):
     """The design ``fpforge verify`` checks: fpforge's own unit, or the user's Verilog."""
     from fpforge.sim.design import Design
     if not args.verilog:
-        for flag in ("top", "port", "clock", "reset", "valid_in", "valid_out", "latency"):
+        for flag in ("top", "port", "clock", "reset", "valid_in", "valid_out", "ready_in",
+                     "ready_out", "latency"):
             if getattr(args, flag) not in (None, []):
                 raise OptionError(f"--{flag.replace('_', '-')} describes a module given with "
                                   "--verilog FILE; without --verilog fpforge checks its own unit")
@@ -158,7 +185,8 @@ def _design(args, spec):
     return Design.from_files(spec, args.verilog, args.top, port_map=_port_map(args.port),
                              latency=latency, clock=args.clock, reset=args.reset,
                              reset_low=args.reset_active_low, valid_in=args.valid_in,
-                             valid_out=args.valid_out, nan=args.nan or "any")
+                             valid_out=args.valid_out, ready_in=args.ready_in,
+                             ready_out=args.ready_out, nan=args.nan or "any")
 
 
 def _port_map(items) -> dict:

@@ -87,6 +87,7 @@ class BenchConfig:
     steps: int
     plan: dict
     nan: str = "exact"
+    handshake: bool = False         # an elastic design (harness.py)
     report_path: str = ""
     progress_path: str = ""
     inputs_path: str = ""
@@ -304,6 +305,7 @@ class CocotbEngine:
             spec=design.spec.to_dict() if design.spec is not None else None,
             ports=[_port_record(p) for p in design.ports], absent=list(design.absent),
             latency=design.latency, lanes=lanes, steps=steps, plan=plan.to_dict(), nan=design.nan,
+            handshake=design.elastic,
             report_path=str(test_dir / "summary.json"),
             progress_path=str(test_dir / "progress.json"),
             inputs_path=str(test_dir / "inputs.npz"), outputs_path=str(test_dir / "outputs.npz"))
@@ -353,7 +355,7 @@ class CocotbEngine:
         result["results_xml"] = str(xml)
         result["log"] = str(test_dir / "sim.log")
         failures = get_results(xml) if xml.exists() else (0, 1)
-        if failures[1] and not result.get("mismatches"):
+        if failures[1] and not result.get("mismatches") and not result.get("failed"):
             result["failed"] = (f"the cocotb test failed without a mismatch report; see "
                                 f"{result['log']}")
         return result

@@ -41,11 +41,12 @@ def cycle_budget(stalls: float = 0.0, bubbles: float = 0.0) -> int:
 
 class NoResult(RuntimeError):
     """A handshake design delivered no result for a vector within its cycle budget: the run
-    stops there (``str``: "no result after N cycles for vector K")."""
+    stops there (``str``: "no result after N cycles for vector K"). ``outputs``: the chunk's
+    results before vector K (the session's ``run`` would have returned them), still checked."""
 
-    def __init__(self, cycles: int, vector: int):
+    def __init__(self, cycles: int, vector: int, outputs: dict | None = None):
         super().__init__(f"no result after {cycles} cycles for vector {vector}")
-        self.cycles, self.vector = cycles, vector
+        self.cycles, self.vector, self.outputs = cycles, vector, outputs
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,9 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
                 write_json(progress_path, progress_record(checker, now - t0))
     except NoResult as err:
         failed = {"failed": str(err)}
+        n = len(next(iter(err.outputs.values()))) if err.outputs else 0
+        if n:                   # the chunk's results before the first missing one
+            checker.check(inputs, index0, {p: v[:n] for p, v in want.items()}, err.outputs)
     finally:
         ref.stop()
     elapsed = time.perf_counter() - t0

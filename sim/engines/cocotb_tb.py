@@ -198,28 +198,33 @@ class HandshakeSession(Session):
             await Timer(Harness.HALF_PERIOD, unit="ns")     # back on a falling edge
             self.steps_run += S
             self.valid_steps += S
-            if int(self.dut.stuck.value):
-                self._no_result(t)
             for p in self.design.outputs:
                 raw[p.name].append(read_binstr(getattr(self.dut, p.name)))
+            if int(self.dut.stuck.value):
+                k = min(n, t * L * S + self._first_missing())
+                raise NoResult(self.budget, self.offset + k, self._outputs(raw, k))
         self.offset += n
-        out = {}
-        for p in self.design.outputs:
-            codes = from_binstr(raw[p.name], p.lane_width, L * S * p.lanes, undefined="mark")
-            codes = codes.reshape(txns * L * S, p.lanes)[:n]
-            out[p.name] = codes[:, 0] if p.lanes == 1 else codes
-        return out
+        return self._outputs(raw, n)
 
-    def _no_result(self, t: int):
-        """Transaction ``t`` went ``budget`` cycles without a result: the first vector (lane
-        j's step op_j is vector op_j * L + j of the transaction) that a lane has not
-        delivered."""
+    def _first_missing(self) -> int:
+        """The first vector of the transaction without a result: lane j has delivered
+        ``op_j`` results, so its next is vector op_j * L + j; every vector before the least of
+        those has its result."""
         L, S = self.h.lanes, self.h.steps
         cw = S.bit_length()
         bits = read_binstr(self.dut.delivered)
         done = [int(bits[len(bits) - (j + 1) * cw:len(bits) - j * cw], 2) for j in range(L)]
-        first = min(op * L + j for j, op in enumerate(done) if op < S)
-        raise NoResult(self.budget, self.offset + t * L * S + first)
+        return min(op * L + j for j, op in enumerate(done) if op < S)
+
+    def _outputs(self, raw: dict, n: int) -> dict:
+        """The first ``n`` results of the transactions read into ``raw``, in order."""
+        L, S = self.h.lanes, self.h.steps
+        out = {}
+        for p in self.design.outputs:
+            codes = from_binstr(raw[p.name], p.lane_width, L * S * p.lanes, undefined="mark")
+            codes = codes.reshape(len(raw[p.name]) * L * S, p.lanes)[:n]
+            out[p.name] = codes[:, 0] if p.lanes == 1 else codes
+        return out
 
 
 @cocotb.test()

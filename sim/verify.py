@@ -203,6 +203,9 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
               "engine": "native", "sim": "verilator", "lanes": LANES, "seed": seed,
               "load_average": os.getloadavg(), "cpu_s": cpu, "first_mismatches": first[:20],
               "not_compared": list(design.absent),
+              **({"failed": "; ".join(f"shard {i}: {r['failed']}" for i, r in results.items()
+                                      if r.get("failed"))}
+                 if any(r.get("failed") for r in results.values()) else {}),
               "per_shard": {str(i): {k: r.get(k) for k in ("vectors", "mismatches",
                                                              "vectors_per_s", "golden_s")}
                             for i, r in results.items()}}

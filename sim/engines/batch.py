@@ -23,7 +23,7 @@ import numpy as np
 
 from fpforge.infra import toolchain
 
-from ..design import Design
+from ..design import Design, DesignError
 from ..packing import from_binstr, to_binstr
 from ..stream import Plan, Session, check_stream
 from .base import BUILD_ROOT, SimulationError, check_inputs
@@ -132,6 +132,10 @@ class BatchEngine:
 
     def build(self, design: Design) -> Path:
         """Compile the testbench and the design once (cached by the design's key)."""
+        if design.elastic:
+            raise DesignError("the batch engine clocks a fixed latency and drives no "
+                              "handshake; a module with --ready-in, --ready-out or a valid "
+                              "output and no --latency runs on --engine cocotb")
         d = BUILD_ROOT / "batch" / f"{design.label[:60]}_{design.key()}"
         vvp = d / "sim.vvp"
         if vvp.exists():

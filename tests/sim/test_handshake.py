@@ -117,7 +117,85 @@ def test_results_out_of_order_or_misread_operands_mismatch(variant, shells, caps
     assert "FAIL" in out and " 0 mismatches" not in out and "no result" not in out
 
 
+def test_the_reordering_shell_is_caught_only_by_back_pressure(shells, capsys):
+    """Its bug needs a stall with two results waiting: the bench's stalls are real."""
+    status, out = verify(capsys, "--verilog", str(shells["reorders"]), *HANDSHAKE)
+    assert status == 0, out
+
+
 def test_a_shell_that_never_delivers_stops_at_vector_0(shells, capsys):
     status, out = verify(capsys, "--verilog", str(shells["silent"]), *HANDSHAKE)
     assert status == 1, out
     assert f"no result after {cycle_budget()} cycles for vector 0" in out
+
+
+# Never says a result is valid, and never needs the multiplier: a quick native build.
+SILENT = """
+module hs_silent(clk, rst, in_valid, in_ready, a, b, out_valid, out_ready, y, flags);
+  input clk, rst, in_valid, out_ready;
+  input [7:0] a, b;
+  output in_ready, out_valid;
+  output [7:0] y;
+  output [4:0] flags;
+  reg [7:0] last = 0;
+  always @(posedge clk) if (in_valid) last <= a ^ b;
+  assign in_ready = 1'b1;
+  assign out_valid = 1'b0;
+  assign y = last;
+  assign flags = 5'd0;
+endmodule
+"""
+
+
+def test_every_input_through_the_handshake_on_the_native_engine(shells, capsys):
+    status = main(["verify-exhaustive", *MUL, "--verilog", str(shells["good"]), *HANDSHAKE,
+                   "--shards", "1"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "hs_mul: PASS, 65,536 vectors, 0 mismatches" in out
+
+
+@pytest.mark.slow      # a second native build (~20 s)
+def test_the_native_engine_stops_a_design_that_never_delivers(tmp_path, capsys):
+    path = tmp_path / "silent.v"
+    path.write_text(SILENT)
+    status = main(["verify-exhaustive", *MUL, "--verilog", str(path),
+                   *HANDSHAKE[2:], "--top", "hs_silent", "--shards", "1"])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert f"shard 0: no result after {cycle_budget()} cycles for vector 0" in out
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--ready-in", "in_valid"], "--ready-in in_valid: module hs_mul port in_valid is an input "
+                                 "of 1 bit(s); --ready-in names a 1-bit output of the module"),
+    (["--ready-out", "a"], "--ready-out a: module hs_mul port a is an input of 8 bit(s); "
+                           "--ready-out names a 1-bit input of the module"),
+    (["--ready-in", "nope"], "--ready-in nope: module hs_mul has no such port; its ports: a, b, "
+                             "clk, flags, in_ready, in_valid, out_ready, out_valid, rst, tag_o, "
+                             "y"),
+    (["--valid-out", None], "--ready-out needs --valid-out NAME (the output valid it answers)"),
+    (["--valid-in", None], "--ready-in needs --valid-in NAME (the input valid it answers)"),
+    (["--ready-in", None, "--ready-out", None, "--valid-out", None],
+     "--valid-in without --valid-out needs --latency N (N >= 1)"),
+    (["--ready-in", None, "--valid-in", None, "--ready-out", None],
+     "a handshake design needs --valid-in NAME (it says when the bench offers an operation)"),
+    (["--ready-out", None, "--stalls", "0.5"],
+     "--stalls holds the module's output-ready low: it needs --ready-out NAME"),
+    (["--engine", "batch"], "the batch engine clocks a fixed latency and drives no handshake; a "
+                            "module with --ready-in, --ready-out or a valid output and no "
+                            "--latency runs on --engine cocotb"),
+    (["--stalls", "1"], "argument --stalls: must be 0 <= P < 1, not '1'"),
+])
+def test_bad_handshake_options_are_one_line_and_exit_2(args, message, shells, capsys):
+    """A None after an option drops that option from the shell's full handshake."""
+    given = dict(zip(HANDSHAKE[::2], HANDSHAKE[1::2]))
+    for flag, value in zip(args[::2], args[1::2]):
+        if value is None:
+            given.pop(flag)
+        else:
+            given[flag] = value
+    status, out = verify(capsys, "--verilog", str(shells["good"]),
+                         *[x for item in given.items() for x in item])
+    assert status == 2
+    assert out.strip().splitlines()[-1].endswith(message)

@@ -141,6 +141,9 @@ def _verify(args) -> int:
                               "apply to --verilog")
         design = faulty_design(spec, args.fault)
     if args.exhaustive:
+        if args.stalls or args.bubbles:
+            raise OptionError("--stalls and --bubbles go with the cocotb engine; --exhaustive "
+                              "offers an operation every cycle and takes every result")
         with executor_of(args) as executor:
             verdict = vf.verify_exhaustive(design, shards=args.shards, shard=args.shard,
                                            limit=args.limit, force=args.force, seed=args.seed,

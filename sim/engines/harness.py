@@ -107,17 +107,11 @@ class Harness:
         for j in range(L):
             conns = d.control(clock="clk", reset="rst", valid_in="lane_valid_i",
                               valid_out="lane_valid_o" if j == 0 else "")
-            for p in ins:
-                conns.append(f".{d.outer(p.name)}({p.name}[(slot * {L} + {j}) * {p.width} +: "
-                             f"{p.width}])")
-            for p in outs:
-                v.append(f"  wire [{p.width - 1}:0] {p.name}_{j};")
-                conns.append(f".{d.outer(p.name)}({p.name}_{j})")
-                if not d.latency:
-                    # one output register per lane around a combinational design
-                    v += [f"  reg [{p.width - 1}:0] {p.name}_{j}_q = 0;",
-                          f"  always @(posedge clk) {p.name}_{j}_q <= {p.name}_{j};"]
-            v.append(f"  {d.top} lane{j}({', '.join(conns)});")
+            # one output register per lane around a combinational design
+            registers = (lambda p, j=j: [] if d.latency else [
+                f"  reg [{p.width - 1}:0] {p.name}_{j}_q = 0;",
+                f"  always @(posedge clk) {p.name}_{j}_q <= {p.name}_{j};"])
+            v += self._lane(j, conns, "slot", registers)
         v += ["  always @(posedge clk) begin",
               "    if (go != go_seen) begin",
               "      go_seen <= go;", "      step <= 0;", "      count <= 0;",
@@ -130,6 +124,22 @@ class Harness:
             v.append(f"        {p.name}[count * {L * p.width} +: {L * p.width}] <= {{{lanes}}};")
         v += ["        count <= count + 1;", "      end", "    end", "  end", "endmodule"]
         return "\n".join(v)
+
+    def _lane(self, j: int, conns: list[str], slot: str, after=lambda p: []) -> list[str]:
+        """Lane ``j``: its output wires (each followed by ``after(port)``'s lines) and its
+        instance, with the control connections ``conns`` and its inputs read at step ``slot``
+        of the wide inputs."""
+        d, L = self.design, self.lanes
+        conns, v = list(conns), []
+        for p in d.inputs:
+            conns.append(f".{d.outer(p.name)}({p.name}[({slot} * {L} + {j}) * {p.width} +: "
+                         f"{p.width}])")
+        for p in d.outputs:
+            v.append(f"  wire [{p.width - 1}:0] {p.name}_{j};")
+            conns.append(f".{d.outer(p.name)}({p.name}_{j})")
+            v += after(p)
+        v.append(f"  {d.top} lane{j}({', '.join(conns)});")
+        return v
 
     def _valid_out(self) -> list[str]:
         """lane_valid_o from the design's valid output, or counted through ``latency``
@@ -181,13 +191,7 @@ class Harness:
             v += [f"  wire ri{j};" if d.ready_in else f"  wire ri{j} = 1;"]
             conns = d.control(clock="clk", reset="rst", valid_in=f"vi{j}", valid_out=f"vo{j}",
                               ready_in=f"ri{j}", ready_out="ready_o")
-            for p in ins:
-                conns.append(f".{d.outer(p.name)}({p.name}[(islot{j} * {L} + {j}) * "
-                             f"{p.width} +: {p.width}])")
-            for p in outs:
-                v.append(f"  wire [{p.width - 1}:0] {p.name}_{j};")
-                conns.append(f".{d.outer(p.name)}({p.name}_{j})")
-            v.append(f"  {d.top} lane{j}({', '.join(conns)});")
+            v += self._lane(j, conns, f"islot{j}")
             regs += [f"      ip{j} <= 0;", f"      op{j} <= 0;", f"      hold{j} <= 0;"]
             # a result beyond the lane's S (more results than inputs) is taken and dropped
             took.append(f"vo{j} & op{j} != {S}")

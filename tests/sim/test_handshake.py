@@ -186,6 +186,9 @@ def test_the_native_engine_stops_a_design_that_never_delivers(tmp_path, capsys):
                             "module with --ready-in, --ready-out or a valid output and no "
                             "--latency runs on --engine cocotb"),
     (["--stalls", "1"], "argument --stalls: must be 0 <= P < 1, not '1'"),
+    (["--exhaustive", "", "--bubbles", "0.1"], "--stalls and --bubbles go with the cocotb "
+                                               "engine; --exhaustive offers an operation every "
+                                               "cycle and takes every result"),
 ])
 def test_bad_handshake_options_are_one_line_and_exit_2(args, message, shells, capsys):
     """A None after an option drops that option from the shell's full handshake."""
@@ -196,6 +199,6 @@ def test_bad_handshake_options_are_one_line_and_exit_2(args, message, shells, ca
         else:
             given[flag] = value
     status, out = verify(capsys, "--verilog", str(shells["good"]),
-                         *[x for item in given.items() for x in item])
+                         *[x for item in given.items() for x in item if x])
     assert status == 2
     assert out.strip().splitlines()[-1].endswith(message)

@@ -41,7 +41,12 @@ class Design:
     the module does not have are ``absent`` (not compared, and reports say so). ``latency`` is
     the cycles from inputs to outputs; pipelined designs have a ``clock``, maybe a ``reset``
     (``reset_low``: active low) and maybe ``valid_in`` / ``valid_out`` (without them the bench
-    counts ``latency`` cycles itself). ``spec`` may be None for a design that is only simulated
+    counts ``latency`` cycles itself). A design may also have a valid/ready handshake:
+    ``ready_in``, its input-ready output (it takes an input on an edge where valid_in and
+    ready_in are high), and ``ready_out``, its output-ready input (a result is taken where
+    valid_out and ready_out are high); such a design, or one with a valid output and no
+    ``latency``, is ``elastic``: the module, not a count of cycles, says when results come.
+    ``spec`` may be None for a design that is only simulated
     (``ports`` then lists its data ports). ``nan`` is how an expected NaN is judged
     (sim/check.py NAN_POLICIES): ``exact`` codes for fpforge's own units, ``any`` NaN code of
     the format for a user's module unless asked otherwise, as TestFloat judges.
@@ -67,6 +72,8 @@ class Design:
     flags_mask: int | None = None
     rm_values: tuple[int, ...] | None = None
     notes: tuple[str, ...] = ()
+    ready_in: str | None = None
+    ready_out: str | None = None
 
     # ----- construction ------------------------------------------------------------------------
     @classmethod
@@ -104,6 +111,7 @@ class Design:
                    port_map: dict | None = None, latency: int = 0, clock: str | None = None,
                    reset: str | None = None, reset_low: bool = False,
                    valid_in: str | None = None, valid_out: str | None = None,
+                   ready_in: str | None = None, ready_out: str | None = None,
                    nan: str = "any") -> "Design":
         """A user's module in ``sources`` (a :class:`~sim.frontend.Sources`, or Verilog file
         paths), checked against ``spec`` through ``binding`` (sim/binding.py; plain
@@ -119,22 +127,23 @@ class Design:
                 (k, parse_ref(v, f"--port {k}={v}")) for k, v in port_map.items()))
         if latency and clock is None:
             raise DesignError(f"a design with latency {latency} needs --clock NAME")
-        if not latency and (valid_in or valid_out):
-            raise DesignError("--valid-in / --valid-out need --latency N (N >= 1)")
+        _check_handshake(latency, clock, valid_in, valid_out, ready_in, ready_out)
         have = read_ports(sources, top)
         control = {}
         for what, name, direction in (("--clock", clock, "input"), ("--reset", reset, "input"),
                                       ("--valid-in", valid_in, "input"),
-                                      ("--valid-out", valid_out, "output")):
+                                      ("--valid-out", valid_out, "output"),
+                                      ("--ready-in", ready_in, "output"),
+                                      ("--ready-out", ready_out, "input")):
             if name is None:
                 continue
             if name not in have:
                 raise DesignError(f"{what} {name}: module {top} has no such port; its ports: "
                                   f"{', '.join(sorted(have))}")
             if have[name].direction != direction or have[name].width != 1:
-                raise DesignError(f"{what} {name}: module {top} port {name} is a "
-                                  f"{have[name].width}-bit {have[name].direction}; {what} "
-                                  f"names a 1-bit {direction}")
+                raise DesignError(f"{what} {name}: module {top} port {name} is an "
+                                  f"{have[name].direction} of {have[name].width} bit(s); "
+                                  f"{what} names a 1-bit {direction} of the module")
             control[name] = what
         if nan not in NAN_POLICIES:
             raise DesignError(f"--nan must be one of {', '.join(NAN_POLICIES)}, not {nan!r}")
@@ -143,7 +152,8 @@ class Design:
         return cls(spec=spec, top=wrapper_name(top), ports=data, sources=sources,
                    text=wrapper_verilog(bound, sources.params), absent=bound.absent,
                    latency=latency, clock=clock, reset=reset, reset_low=reset_low,
-                   valid_in=valid_in, valid_out=valid_out, label=top, nan=nan,
+                   valid_in=valid_in, valid_out=valid_out, ready_in=ready_in,
+                   ready_out=ready_out, label=top, nan=nan,
                    flags_mask=bound.flags_mask,
                    rm_values=bound.rm_values() if any(p.name == "rm" for p in data) else None,
                    notes=bound.notes())
@@ -162,11 +172,19 @@ class Design:
         """The outputs that are compared (the module's, of the spec's)."""
         return [p for p in self.ports if not p.is_input and p.name not in self.absent]
 
-    def control(self, *, clock: str, reset: str, valid_in: str, valid_out: str) -> list[str]:
-        """Named connections of a pipelined design's clock, reset (its polarity applied) and
-        valid ports to the given signals (``valid_out=""`` leaves it open); none when the
+    @property
+    def elastic(self) -> bool:
+        """Whether the module decides when it takes inputs and delivers results (a ready
+        port, or a valid output and no fixed latency): benches follow its handshake."""
+        return bool(self.ready_in or self.ready_out or (self.valid_out and not self.latency))
+
+    def control(self, *, clock: str, reset: str, valid_in: str, valid_out: str,
+                ready_in: str = "", ready_out: str = "") -> list[str]:
+        """Named connections of a pipelined design's clock, reset (its polarity applied),
+        valid and ready ports to the given signals (``""`` leaves an output open; a ready
+        output the design has needs ``ready_in``, a ready input ``ready_out``); none when the
         design is combinational."""
-        if not self.latency:
+        if not (self.latency or self.elastic):
             return []
         conns = [f".{self.clock}({clock})"]
         if self.reset:
@@ -175,6 +193,10 @@ class Design:
             conns.append(f".{self.valid_in}({valid_in})")
         if self.valid_out:
             conns.append(f".{self.valid_out}({valid_out})")
+        if self.ready_in:
+            conns.append(f".{self.ready_in}({ready_in})")
+        if self.ready_out:
+            conns.append(f".{self.ready_out}({ready_out})")
         return conns
 
     @property
@@ -210,7 +232,25 @@ class Design:
                        self.clock, self.reset, self.reset_low, self.valid_in, self.valid_out,
                        [(p.name, p.direction, p.lanes, p.lane_width) for p in self.ports]))
                  .encode())
+        if self.elastic:        # the keys of designs without a handshake stay as they were
+            h.update(repr((self.ready_in, self.ready_out)).encode())
         return h.hexdigest()[:12]
+
+
+def _check_handshake(latency: int, clock, valid_in, valid_out, ready_in, ready_out) -> None:
+    """The combinations of control ports a bench can drive: a ready pairs with its valid, and
+    without a fixed latency results come when the valid output says so."""
+    if ready_in and not valid_in:
+        raise DesignError("--ready-in needs --valid-in NAME (the input valid it answers)")
+    if ready_out and not valid_out:
+        raise DesignError("--ready-out needs --valid-out NAME (the output valid it answers)")
+    if not latency and valid_in and not valid_out:
+        raise DesignError("--valid-in without --valid-out needs --latency N (N >= 1)")
+    if (ready_out or (valid_out and not latency)) and not valid_in:
+        raise DesignError("a handshake design needs --valid-in NAME (it says when the bench "
+                          "offers an operation)")
+    if (valid_out or ready_in) and clock is None:
+        raise DesignError("a design with --valid-out or --ready-in needs --clock NAME")
 
 
 def _data_ports(spec: Spec) -> tuple[Port, ...]:

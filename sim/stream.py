@@ -13,6 +13,7 @@ session awaits simulator triggers; the other engines run it with ``asyncio.run``
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
@@ -24,13 +25,36 @@ from .check import Checker, comparison, expected, progress_record, summary_recor
 from .design import Design
 from .stimulus import generate
 
-__all__ = ["Plan", "check_stream", "Session"]
+__all__ = ["Plan", "check_stream", "Session", "NoResult", "cycle_budget", "NO_RESULT_CYCLES"]
+
+
+NO_RESULT_CYCLES = 1000
+
+
+def cycle_budget(stalls: float = 0.0, bubbles: float = 0.0) -> int:
+    """Clock cycles a handshake design may run without delivering a result while it owes one
+    before the run stops: NO_RESULT_CYCLES at full speed (an iterative unit of 64 cycles per
+    operation delivers 15 times in that), stretched by the chance that a cycle offers an
+    operation and takes a result."""
+    return math.ceil(NO_RESULT_CYCLES / ((1 - stalls) * (1 - bubbles)))
+
+
+class NoResult(RuntimeError):
+    """A handshake design delivered no result for a vector within its cycle budget: the run
+    stops there (``str``: "no result after N cycles for vector K"). ``outputs``: the chunk's
+    results before vector K (the session's ``run`` would have returned them), still checked."""
+
+    def __init__(self, cycles: int, vector: int, outputs: dict | None = None):
+        super().__init__(f"no result after {cycles} cycles for vector {vector}")
+        self.cycles, self.vector, self.outputs = cycles, vector, outputs
 
 
 @dataclass(frozen=True)
 class Plan:
     """What a run checks: ``stimulus`` parts (sim/stimulus/) in order, drawn from ``seed``;
     ``bubbles``: the chance that a cycle carries no operation (pipelined designs, cocotb);
+    ``stalls``: the chance that the bench holds a handshake design's output-ready low in a
+    cycle (cocotb);
     ``batch``: vectors per golden-model call (one compiled shape); ``max_report``: decoded
     mismatches kept."""
 
@@ -40,6 +64,7 @@ class Plan:
     batch: int = 1 << 16
     max_report: int = 10
     options: dict = field(default_factory=dict)     # engine-specific (lanes, steps, ...)
+    stalls: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -111,7 +136,8 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
                        progress_path: str = "", report_path: str = "", engine: str = "",
                        pipelined: bool = False, **extra) -> tuple[Checker, dict]:
     """Run ``plan`` through ``session``; returns the checker and the run's summary (also
-    written to ``report_path``). ``pipelined``: keep one chunk in flight (submit / collect)."""
+    written to ``report_path``). ``pipelined``: keep one chunk in flight (submit / collect).
+    A session that raises :class:`NoResult` ends the run: the summary's ``failed`` says why."""
     spec = design.spec
     checker = Checker(spec, design.inputs, design.outputs, max_report=plan.max_report,
                       absent=design.absent,
@@ -120,6 +146,7 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
     ref = _Reference(design, plan, session.chunk)
     t0 = last = time.perf_counter()
     sim_s = wait_s = 0.0
+    failed = {}
     try:
         items = iter(ref)
         pending = None
@@ -147,6 +174,11 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
             if now - last > 1.0:
                 last = now
                 write_json(progress_path, progress_record(checker, now - t0))
+    except NoResult as err:
+        failed = {"failed": str(err)}
+        n = len(next(iter(err.outputs.values()))) if err.outputs else 0
+        if n:                   # the chunk's results before the first missing one
+            checker.check(inputs, index0, {p: v[:n] for p, v in want.items()}, err.outputs)
     finally:
         ref.stop()
     elapsed = time.perf_counter() - t0
@@ -154,6 +186,6 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
     summary = summary_record(checker, name=design.label, seed=plan.seed,
                              stimulus=plan.stimulus, elapsed_s=elapsed, golden_s=ref.golden_s,
                              waited_for_reference_s=wait_s, simulator_s=sim_s, engine=engine,
-                             nan=design.nan, **extra)
+                             nan=design.nan, **failed, **extra)
     write_json(report_path, summary)
     return checker, summary

@@ -81,18 +81,19 @@ class Verdict:
 
 
 def plan_for(spec: Spec, *, seed: int = 1, bubbles: float = 0.0, sample: int | None = None,
-             max_report: int = 10) -> Plan:
+             max_report: int = 10, stalls: float = 0.0) -> Plan:
     """The tiers of ``spec``: every input where the space allows, else corners, relations and
     biased random (scalar kinds) or the block kinds' structured stimulus (sim/tiers.py)."""
     kw = {} if sample is None else {"sample": sample}
     return Plan(stimulus=stimulus_for(spec, **kw), seed=seed, bubbles=bubbles,
-                max_report=max_report)
+                max_report=max_report, stalls=stalls)
 
 
 def verify(design: Design, *, engine: str = "cocotb", sim: str | None = None,
-           plan: Plan | None = None, seed: int = 1, bubbles: float = 0.0) -> Verdict:
+           plan: Plan | None = None, seed: int = 1, bubbles: float = 0.0,
+           stalls: float = 0.0) -> Verdict:
     """``design`` through ``plan`` (default: its tiers) on ``engine``."""
-    plan = plan or plan_for(design.spec, seed=seed, bubbles=bubbles)
+    plan = plan or plan_for(design.spec, seed=seed, bubbles=bubbles, stalls=stalls)
     if sim is None and design.systemverilog:
         sim = "verilator"           # SystemVerilog's simulator (sim/engines/base.py)
     eng = get_engine(engine, sim) if engine == "cocotb" else get_engine(engine)
@@ -205,6 +206,9 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
               "engine": "native", "sim": "verilator", "lanes": LANES, "seed": seed,
               "load_average": os.getloadavg(), "cpu_s": cpu, "first_mismatches": first[:20],
               "not_compared": list(design.absent), "notes": list(design.notes),
+              **({"failed": "; ".join(f"shard {i}: {r['failed']}" for i, r in results.items()
+                                      if r.get("failed"))}
+                 if any(r.get("failed") for r in results.values()) else {}),
               "per_shard": {str(i): {k: r.get(k) for k in ("vectors", "mismatches",
                                                              "vectors_per_s", "golden_s")}
                             for i, r in results.items()}}

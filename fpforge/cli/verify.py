@@ -65,8 +65,16 @@ def add_verify(sub):
         d.add_argument("--reset-active-low", action="store_true", help="the reset is active low")
         d.add_argument("--valid-in", metavar="NAME", help="its input valid, if it has one")
         d.add_argument("--valid-out", metavar="NAME", help="its output valid, if it has one")
+        d.add_argument("--ready-in", metavar="NAME",
+                       help="its input-ready output (it takes an operation on a clock edge "
+                            "where valid-in and ready-in are high); needs --valid-in")
+        d.add_argument("--ready-out", metavar="NAME",
+                       help="its output-ready input (the bench takes a result where "
+                            "valid-out and ready-out are high); needs --valid-out")
         d.add_argument("--latency", type=positive(int), metavar="N",
-                       help="cycles from inputs to outputs (default 0: combinational)")
+                       help="cycles from inputs to outputs (default 0: combinational; not "
+                            "needed with --valid-out: results are taken, in order, when the "
+                            "module says they are valid, after any number of cycles)")
         d.add_argument("--nan", choices=NAN_POLICIES,
                        help="how an expected NaN is judged: any NaN code of the format (as "
                             "TestFloat; the default with --verilog) or the exact code (the "
@@ -93,8 +101,12 @@ def add_verify(sub):
             r.add_argument("--engine", choices=("cocotb", "batch"),
                            help="cocotb (default) or batch (Icarus, no cocotb; "
                                 "Verilog-2005 only)")
-            r.add_argument("--bubbles", type=float, default=0.0, metavar="P",
-                           help="chance that a cycle carries no operation (pipelined units)")
+            r.add_argument("--bubbles", type=_probability, default=0.0, metavar="P",
+                           help="chance that a cycle carries no operation (pipelined units and "
+                                "handshakes; 0 <= P < 1)")
+            r.add_argument("--stalls", type=_probability, default=0.0, metavar="P",
+                           help="chance that the bench holds --ready-out low in a cycle "
+                                "(back-pressure; 0 <= P < 1)")
             r.add_argument("--fault", metavar="NAME",
                            help="check a deliberately wrong unit instead (self-test): "
                                 "force-inexact, force-invalid, rtz-instead, rna-instead, "
@@ -130,6 +142,16 @@ def _shard(text: str) -> tuple[int, int]:
     return i, n
 
 
+def _probability(text: str) -> float:
+    try:
+        p = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}")
+    if not 0 <= p < 1:
+        raise argparse.ArgumentTypeError(f"must be 0 <= P < 1, not {text!r}")
+    return p
+
+
 def _verify(args) -> int:
     from fpforge.sim import verify as vf
     from fpforge.sim.faults import faulty_design
@@ -163,6 +185,9 @@ def _verify(args) -> int:
                               "apply to --verilog")
         design = faulty_design(spec, args.fault)
     if args.exhaustive:
+        if args.stalls or args.bubbles:
+            raise OptionError("--stalls and --bubbles go with the cocotb engine; --exhaustive "
+                              "offers an operation every cycle and takes every result")
         with executor_of(args) as executor:
             verdict = vf.verify_exhaustive(design, shards=args.shards, shard=args.shard,
                                            limit=args.limit, force=args.force, seed=args.seed,
@@ -172,8 +197,11 @@ def _verify(args) -> int:
         if args.shards or args.shard or args.limit or args.force:
             raise OptionError("--shards, --shard, --limit and --force go with --exhaustive")
         engine = args.engine or "cocotb"
+        if args.stalls and not design.ready_out:
+            raise OptionError("--stalls holds the module's output-ready low: it needs "
+                              "--ready-out NAME")
         verdict = vf.verify(design, engine=engine, sim=args.sim, seed=args.seed,
-                            bubbles=args.bubbles)
+                            bubbles=args.bubbles, stalls=args.stalls)
     print(verdict.explain())
     if args.junit:
         vf.write_junit(args.junit, [verdict])
@@ -182,7 +210,8 @@ def _verify(args) -> int:
 
 def _verify_exhaustive(args) -> int:
     args.exhaustive = True
-    args.matrix, args.formats, args.fault, args.engine, args.bubbles = False, None, None, None, 0
+    args.matrix, args.formats, args.fault, args.engine = False, None, None, None
+    args.bubbles = args.stalls = 0
     return _verify(args)
 
 
@@ -193,7 +222,8 @@ def _design(args, spec):
     from fpforge.sim.frontend import Sources
     if not _sources_given(args):
         for flag in ("top", "port", "tie", "flags_order", "rm_codes", "clock", "reset",
-                     "valid_in", "valid_out", "latency", "include", "define", "param"):
+                     "valid_in", "valid_out", "ready_in", "ready_out", "latency", "include",
+                     "define", "param"):
             if getattr(args, flag) not in (None, []):
                 raise OptionError(f"--{flag.replace('_', '-')} describes a module given with "
                                   "--verilog FILE or -f FILE; without them fpforge checks its "
@@ -215,7 +245,8 @@ def _design(args, spec):
     return Design.from_files(spec, sources, args.top, binding=binding, latency=latency,
                              clock=args.clock, reset=args.reset,
                              reset_low=args.reset_active_low, valid_in=args.valid_in,
-                             valid_out=args.valid_out, nan=args.nan or "any")
+                             valid_out=args.valid_out, ready_in=args.ready_in,
+                             ready_out=args.ready_out, nan=args.nan or "any")
 
 
 def _sources_given(args) -> bool:

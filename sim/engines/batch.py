@@ -135,6 +135,10 @@ class BatchEngine:
         """Compile the testbench and the design once (cached by the design's key)."""
         if design.systemverilog:
             raise DesignError(systemverilog_only(design, "--engine batch"))
+        if design.elastic:
+            raise DesignError("the batch engine clocks a fixed latency and drives no "
+                              "handshake; a module with --ready-in, --ready-out or a valid "
+                              "output and no --latency runs on --engine cocotb")
         d = BUILD_ROOT / "batch" / f"{design.label[:60]}_{design.key()}"
         vvp = d / "sim.vvp"
         if vvp.exists():

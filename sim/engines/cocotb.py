@@ -90,6 +90,7 @@ class BenchConfig:
     nan: str = "exact"
     flags_mask: int | None = None
     rm_values: list | None = None
+    handshake: bool = False         # an elastic design (harness.py)
     report_path: str = ""
     progress_path: str = ""
     inputs_path: str = ""
@@ -318,6 +319,7 @@ class CocotbEngine:
             latency=design.latency, lanes=lanes, steps=steps, plan=plan.to_dict(), nan=design.nan,
             flags_mask=design.flags_mask,
             rm_values=None if design.rm_values is None else list(design.rm_values),
+            handshake=design.elastic,
             report_path=str(test_dir / "summary.json"),
             progress_path=str(test_dir / "progress.json"),
             inputs_path=str(test_dir / "inputs.npz"), outputs_path=str(test_dir / "outputs.npz"))
@@ -367,7 +369,7 @@ class CocotbEngine:
         result["results_xml"] = str(xml)
         result["log"] = str(test_dir / "sim.log")
         failures = get_results(xml) if xml.exists() else (0, 1)
-        if failures[1] and not result.get("mismatches"):
+        if failures[1] and not result.get("mismatches") and not result.get("failed"):
             result["failed"] = (f"the cocotb test failed without a mismatch report; see "
                                 f"{result['log']}")
         return result

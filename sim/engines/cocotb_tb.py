@@ -6,6 +6,10 @@ harness (harness.py). The run's configuration arrives as JSON in ``FPFORGE_BENCH
   the bubbles), and for each one the **driver** writes the wide inputs and ``vmask`` and flips
   ``go``, and the **monitor** waits the transaction's cycles, checks ``done`` and ``count`` (the
   valid results the harness captured in order) and reads the wide outputs.
+- :class:`HandshakeSession` runs an elastic design (harness.py): the same transactions without
+  a fixed length (the monitor waits for ``done``), bubbles and stalls drawn inside the harness
+  from a seed per transaction; a transaction that runs out of cycles ends the run with
+  :class:`~sim.stream.NoResult` naming the first vector without a result.
 - ``verify`` mode runs the one verification loop (sim/stream.py: stimulus and golden model in a
   thread, the in-order checker with its decoded reports) and ends the test with the verdict;
   ``simulate`` mode maps ``inputs.npz`` to ``outputs.npz``.
@@ -18,7 +22,7 @@ import os
 import numpy as np
 
 import cocotb
-from cocotb.triggers import Timer
+from cocotb.triggers import RisingEdge, Timer
 
 from fpforge.rtl.format_names import resolve
 from fpforge.rtl.kinds import spec_from_dict
@@ -27,7 +31,7 @@ from fpforge.rtl.ports import Port
 from ..check import raise_on_failure, write_json
 from ..design import Design
 from ..packing import from_binstr, to_binstr
-from ..stream import Plan, Session, check_stream
+from ..stream import NoResult, Plan, Session, check_stream, cycle_budget
 from .cocotb import ENV_VAR, BenchConfig
 from .harness import Harness
 
@@ -58,6 +62,11 @@ def _design(cfg: BenchConfig) -> Design:
     return Design(spec=spec, top="", ports=ports, absent=tuple(cfg.absent),
                   latency=cfg.latency, label=cfg.label, nan=cfg.nan, flags_mask=cfg.flags_mask,
                   rm_values=None if cfg.rm_values is None else tuple(cfg.rm_values))
+
+
+def _threshold(p: float) -> str:
+    """A chance as the 16-bit threshold a uniform 16-bit draw falls below."""
+    return format(min(round(p * (1 << 16)), (1 << 16) - 1), "016b")
 
 
 class HarnessSession(Session):
@@ -141,18 +150,98 @@ class HarnessSession(Session):
         return out
 
 
+class HandshakeSession(Session):
+    """Chunks of vectors through an elastic design's harness (module docstring): every slot
+    of a transaction is a real vector (the last one padded with repeats), and bubbles and
+    stalls are the harness's per-cycle draws."""
+
+    def __init__(self, dut, design: Design, lanes: int, steps: int, plan: Plan, rng):
+        self.dut, self.design, self.rng = dut, design, rng
+        self.h = Harness(design, lanes, steps)
+        self.bubbles, self.stalls = plan.bubbles, plan.stalls
+        self.budget = cycle_budget(plan.stalls, plan.bubbles)
+        self.handles = {p.name: getattr(dut, p.name) for p in design.inputs}
+        self.go = 0
+        self.offset = 0             # vectors run before this chunk (for "vector K")
+        self.steps_run = self.valid_steps = 0
+        self.chunk = max(self.h.vectors, (1 << 16) // self.h.vectors * self.h.vectors)
+
+    async def reset(self):
+        self.dut.rst.value = 1
+        self.dut.go.value = 0
+        self.dut.seed.value = 1
+        self.dut.budget.value = self.budget
+        write_binstr(self.dut.stall_t, _threshold(self.stalls))
+        write_binstr(self.dut.bubble_t, _threshold(self.bubbles))
+        for h in self.handles.values():
+            write_binstr(h, "0" * len(h))
+        await Timer(3 * PERIOD_NS, unit="ns")
+        self.dut.rst.value = 0
+        await Timer(PERIOD_NS, unit="ns")
+
+    async def run(self, inputs: dict) -> dict:
+        L, S = self.h.lanes, self.h.steps
+        n = len(next(iter(inputs.values())))
+        txns = -(-n // (L * S))
+        binstrs = {}
+        for p in self.design.inputs:
+            real = np.asarray(inputs[p.name]).reshape(n, p.lanes)
+            grid = np.resize(real, (txns * S * L, p.lanes)).astype(np.uint32)  # pad: repeats
+            binstrs[p.name] = to_binstr(grid.reshape(txns, S * L * p.lanes), p.lane_width)
+        raw = {p.name: [] for p in self.design.outputs}
+        for t in range(txns):
+            for name, h in self.handles.items():
+                write_binstr(h, binstrs[name][t])
+            self.dut.seed.value = int(self.rng.integers(1, 1 << 32))
+            self.go ^= 1
+            self.dut.go.value = self.go
+            await RisingEdge(self.dut.done)
+            await Timer(Harness.HALF_PERIOD, unit="ns")     # back on a falling edge
+            self.steps_run += S
+            self.valid_steps += S
+            for p in self.design.outputs:
+                raw[p.name].append(read_binstr(getattr(self.dut, p.name)))
+            if int(self.dut.stuck.value):
+                k = min(n, t * L * S + self._first_missing())
+                raise NoResult(self.budget, self.offset + k, self._outputs(raw, k))
+        self.offset += n
+        return self._outputs(raw, n)
+
+    def _first_missing(self) -> int:
+        """The first vector of the transaction without a result: lane j has delivered
+        ``op_j`` results, so its next is vector op_j * L + j; every vector before the least of
+        those has its result."""
+        L, S = self.h.lanes, self.h.steps
+        cw = S.bit_length()
+        bits = read_binstr(self.dut.delivered)
+        done = [int(bits[len(bits) - (j + 1) * cw:len(bits) - j * cw], 2) for j in range(L)]
+        return min(op * L + j for j, op in enumerate(done) if op < S)
+
+    def _outputs(self, raw: dict, n: int) -> dict:
+        """The first ``n`` results of the transactions read into ``raw``, in order."""
+        L, S = self.h.lanes, self.h.steps
+        out = {}
+        for p in self.design.outputs:
+            codes = from_binstr(raw[p.name], p.lane_width, L * S * p.lanes, undefined="mark")
+            codes = codes.reshape(len(raw[p.name]) * L * S, p.lanes)[:n]
+            out[p.name] = codes[:, 0] if p.lanes == 1 else codes
+        return out
+
+
 @cocotb.test()
 async def bench(dut):
     cfg = BenchConfig.from_json(os.environ[ENV_VAR])
     design = _design(cfg)
     plan = Plan(**cfg.plan)
     dut._log.info("bench %s: %s\n    stimulus %s, seed %d, %d lanes x %d steps per transaction, "
-                  "bubbles %.2f%s", design.label,
+                  "bubbles %.2f%s%s", design.label,
                   design.spec.describe() if design.spec else "(no spec)", plan.stimulus,
                   plan.seed, cfg.lanes, cfg.steps, plan.bubbles,
+                  f", handshake, stalls {plan.stalls:.2f}" if cfg.handshake else "",
                   f"; not compared: {', '.join(design.absent)}" if design.absent else "")
-    session = HarnessSession(dut, design, cfg.lanes, cfg.steps, plan.bubbles,
-                             np.random.default_rng([plan.seed, 1]))
+    rng = np.random.default_rng([plan.seed, 1])
+    session = HandshakeSession(dut, design, cfg.lanes, cfg.steps, plan, rng) \
+        if cfg.handshake else HarnessSession(dut, design, cfg.lanes, cfg.steps, plan.bubbles, rng)
     await session.reset()
     if cfg.mode == "simulate":
         with np.load(cfg.inputs_path) as f:
@@ -169,4 +258,6 @@ async def bench(dut):
                   "%.1f s), %d mismatches", checker.vectors, summary["elapsed_s"],
                   summary["vectors_per_s"], summary["golden_s"],
                   summary["waited_for_reference_s"], checker.mismatches)
+    if summary.get("failed"):
+        raise AssertionError(summary["failed"])
     raise_on_failure(checker, design.label, plan.seed)

@@ -22,6 +22,19 @@ its valid counted through ``latency`` registers here; a combinational design get
 register per lane (so every output moves on the clock edge only: latency ``max(latency, 1)``).
 The clock is generated inside the top module (``always #1``): a cocotb ``Clock`` costs a VPI
 round trip per edge, measured ~25x slower than the logic itself on Verilator.
+
+An *elastic* design (a valid/ready handshake, or a valid output and no fixed latency:
+``Design.elastic``) decides itself when it takes an input and when a result comes, so its
+transaction has no fixed length. Each lane keeps its own input pointer (advanced on an edge
+where its valid_in and ready_in are high; the offered vector stays on the inputs until then,
+as AXI requires) and output pointer (a result is stored at that lane's next slot on an edge
+where valid_out and ready_out are high). A 32-bit xorshift register, seeded per transaction by
+the bench, decides per cycle whether the bench offers nothing (a bubble: ``rnd[31:16] <
+bubble_t``) and whether it holds ready_out low (a stall: ``rnd[15:0] < stall_t``); every lane
+sees the same draws. ``done`` rises when every lane has delivered its S results, or with
+``stuck`` when ``budget`` cycles have passed without a result while one is owed (the bench
+writes ``cycle_budget`` of sim/stream.py); ``delivered`` holds each lane's count, so the bench
+can name the first vector without a result.
 """
 
 from __future__ import annotations
@@ -64,9 +77,11 @@ class Harness:
         return self.steps + self.latency
 
     def verilog(self) -> str:
-        """The design's own text (fpforge's unit; a user's sources are files of their own)
-        plus the top module. No ``timescale``: the runner sets it."""
-        return self.design.own_text + "\n" + self._top() + "\n"
+        """The design's own text (fpforge's unit, or a user's module's wrapper; a user's
+        sources are files of their own) plus the top module. No ``timescale``: the runner sets
+        it."""
+        top = self._elastic_top() if self.design.elastic else self._top()
+        return self.design.own_text + "\n" + top + "\n"
 
     def _top(self) -> str:
         d, L, S = self.design, self.lanes, self.steps
@@ -94,17 +109,11 @@ class Harness:
         for j in range(L):
             conns = d.control(clock="clk", reset="rst", valid_in="lane_valid_i",
                               valid_out="lane_valid_o" if j == 0 else "")
-            for p in ins:
-                conns.append(f".{d.outer(p.name)}({p.name}[(slot * {L} + {j}) * {p.width} +: "
-                             f"{p.width}])")
-            for p in outs:
-                v.append(f"  wire [{p.width - 1}:0] {p.name}_{j};")
-                conns.append(f".{d.outer(p.name)}({p.name}_{j})")
-                if not d.latency:
-                    # one output register per lane around a combinational design
-                    v += [f"  reg [{p.width - 1}:0] {p.name}_{j}_q = 0;",
-                          f"  always @(posedge clk) {p.name}_{j}_q <= {p.name}_{j};"]
-            v.append(f"  {d.top} lane{j}({', '.join(conns)});")
+            # one output register per lane around a combinational design
+            registers = (lambda p, j=j: [] if d.latency else [
+                f"  reg [{p.width - 1}:0] {p.name}_{j}_q = 0;",
+                f"  always @(posedge clk) {p.name}_{j}_q <= {p.name}_{j};"])
+            v += self._lane(j, conns, "slot", registers)
         v += ["  always @(posedge clk) begin",
               "    if (go != go_seen) begin",
               "      go_seen <= go;", "      step <= 0;", "      count <= 0;",
@@ -117,6 +126,22 @@ class Harness:
             v.append(f"        {p.name}[count * {L * p.width} +: {L * p.width}] <= {{{lanes}}};")
         v += ["        count <= count + 1;", "      end", "    end", "  end", "endmodule"]
         return "\n".join(v)
+
+    def _lane(self, j: int, conns: list[str], slot: str, after=lambda p: []) -> list[str]:
+        """Lane ``j``: its output wires (each followed by ``after(port)``'s lines) and its
+        instance, with the control connections ``conns`` and its inputs read at step ``slot``
+        of the wide inputs."""
+        d, L = self.design, self.lanes
+        conns, v = list(conns), []
+        for p in d.inputs:
+            conns.append(f".{d.outer(p.name)}({p.name}[({slot} * {L} + {j}) * {p.width} +: "
+                         f"{p.width}])")
+        for p in d.outputs:
+            v.append(f"  wire [{p.width - 1}:0] {p.name}_{j};")
+            conns.append(f".{d.outer(p.name)}({p.name}_{j})")
+            v += after(p)
+        v.append(f"  {d.top} lane{j}({', '.join(conns)});")
+        return v
 
     def _valid_out(self) -> list[str]:
         """lane_valid_o from the design's valid output, or counted through ``latency``
@@ -132,3 +157,60 @@ class Harness:
             [f"      valid_d{i} <= valid_d{i - 1};" for i in range(2, n + 1)] + \
             ["    end", "  end", f"  assign lane_valid_o = valid_d{n};"]
         return regs + body
+
+    def _elastic_top(self) -> str:
+        """The harness of an elastic design (module docstring)."""
+        d, L, S = self.design, self.lanes, self.steps
+        ins, outs = d.inputs, d.outputs
+        cw = S.bit_length()
+        names = ["rst", "go", "seed", "budget", "stall_t", "bubble_t",
+                 *(p.name for p in ins + outs),
+                 "delivered", "done", "stuck"]
+        v = [f"module {self.name}({', '.join(names)});",
+             "  input rst, go;",
+             "  reg clk = 0;",
+             f"  always #{self.HALF_PERIOD} clk = ~clk;",
+             "  input [31:0] seed, budget;",
+             "  input [15:0] stall_t, bubble_t;"]
+        v += [f"  input [{S * L * p.width - 1}:0] {p.name};" for p in ins]
+        v += [f"  output reg [{S * L * p.width - 1}:0] {p.name} = 0;" for p in outs]
+        v += [f"  output [{L * cw - 1}:0] delivered;", "  output done, stuck;",
+              "  reg go_seen = 0;",
+              "  reg [31:0] rnd = 1;",
+              "  wire [31:0] rnd1 = rnd ^ (rnd << 13);",
+              "  wire [31:0] rnd2 = rnd1 ^ (rnd1 >> 17);",
+              "  wire [31:0] rnd_next = rnd2 ^ (rnd2 << 5);",
+              "  reg [31:0] idle = 0;       // cycles since the last result",
+              "  assign stuck = idle == budget;",
+              "  wire bubble = rnd[31:16] < bubble_t;",
+              f"  wire ready_o = {'~stuck & ~(rnd[15:0] < stall_t)' if d.ready_out else '1'};"]
+        regs, step, took = [], [], []
+        for j in range(L):
+            v += [f"  reg [{cw - 1}:0] ip{j} = {S}, op{j} = {S};", f"  reg hold{j} = 0;",
+                  f"  wire vi{j} = ip{j} != {S} & ~stuck & (hold{j} | ~bubble);",
+                  f"  wire [{cw - 1}:0] islot{j} = ip{j} == {S} ? 0 : ip{j};",
+                  f"  wire vo{j};"]
+            v += [f"  wire ri{j};" if d.ready_in else f"  wire ri{j} = 1;"]
+            conns = d.control(clock="clk", reset="rst", valid_in=f"vi{j}", valid_out=f"vo{j}",
+                              ready_in=f"ri{j}", ready_out="ready_o")
+            v += self._lane(j, conns, f"islot{j}")
+            regs += [f"      ip{j} <= 0;", f"      op{j} <= 0;", f"      hold{j} <= 0;"]
+            # a result beyond the lane's S (more results than inputs) is taken and dropped
+            took.append(f"vo{j} & op{j} != {S}")
+            step += [f"      if (vi{j} & ri{j}) ip{j} <= ip{j} + 1;",
+                     f"      hold{j} <= vi{j} & ~ri{j};",
+                     f"      if (vo{j} & ready_o & op{j} != {S}) begin"]
+            step += [f"        {p.name}[(op{j} * {L} + {j}) * {p.width} +: {p.width}] <= "
+                     f"{p.name}_{j};" for p in outs]
+            step += [f"        op{j} <= op{j} + 1;", "      end"]
+        v += [f"  assign delivered = {{{', '.join(f'op{j}' for j in reversed(range(L)))}}};",
+              f"  assign done = stuck | ({' & '.join(f'op{j} == {S}' for j in range(L))});",
+              "  always @(posedge clk) begin",
+              "    if (go != go_seen) begin",
+              "      go_seen <= go;", "      idle <= 0;", "      rnd <= seed;", *regs,
+              "    end else begin",
+              f"      if (ready_o & ({' | '.join(took)})) idle <= 0;",
+              "      else if (!done) idle <= idle + 1;",
+              "      rnd <= rnd_next;", *step,
+              "    end", "  end", "endmodule"]
+        return "\n".join(v)

@@ -15,6 +15,14 @@ own. The C++ loop (``native_main.cpp``) evaluates a combinational design once pe
 clocks a pipelined one once per step, reading its outputs ``latency`` steps later (valid is
 held high; bubbles and x bits are the cocotb engine's business: Verilator is 2-state).
 
+An elastic design (a valid/ready handshake, ``Design.elastic``) runs at full speed without
+stalls: each lane offers its next vector every cycle (valid_in high while it has one; the
+vector stays on its inputs until ready_in takes it), ready_out is held high, and a lane's result
+is taken, in order, whenever its valid_out is high. Each block's outputs then start with a
+32-bit count: the vectors before the first without a result, all of them unless the design
+went ``cycle_budget()`` cycles (sim/stream.py) without a result while it owed one; then the
+simulator stops and the session raises :class:`~sim.stream.NoResult`.
+
 Overlap: while the simulator works on one chunk, the verification loop (sim/stream.py) checks
 the chunk before and its reference thread evaluates the golden model on the next one.
 """
@@ -36,7 +44,7 @@ from fpforge.infra import toolchain
 
 from ..check import write_json
 from ..design import Design
-from ..stream import Plan, Session, check_stream
+from ..stream import NoResult, Plan, Session, check_stream, cycle_budget
 from .base import BUILD_ROOT, SimulationError, check_inputs
 from .cocotb import VERILATED_MK_FIXES, bench_env
 
@@ -75,14 +83,24 @@ class NativeTop:
     def _top(self) -> str:
         d, L = self.design, self.lanes
         ins, outs = d.inputs, d.outputs
-        v = [f"module fast(clk, rst, {', '.join(p.name for p in ins + outs)});",
+        hs = ["hs_vin", "hs_rin", "hs_vout"] if d.elastic else []
+        v = [f"module fast(clk, rst, {', '.join([*hs, *(p.name for p in ins + outs)])});",
              "  input clk, rst;"]
+        if d.elastic:       # per lane: valid in, ready in, valid out (module docstring)
+            v += [f"  input [{L - 1}:0] hs_vin;", f"  output [{L - 1}:0] hs_rin, hs_vout;"]
         for p in ins:
             v.append(f"  input [{self.row_bytes(p) * 8 - 1}:0] {p.name};")
         for p in outs:
             v.append(f"  output [{self.row_bytes(p) * 8 - 1}:0] {p.name};")
         for j in range(L):
-            conns = d.control(clock="clk", reset="rst", valid_in="1'b1", valid_out="")
+            if d.elastic:
+                conns = d.control(clock="clk", reset="rst", valid_in=f"hs_vin[{j}]",
+                                  valid_out=f"hs_vout[{j}]", ready_in=f"hs_rin[{j}]",
+                                  ready_out="1'b1")
+                if not d.ready_in:
+                    v.append(f"  assign hs_rin[{j}] = 1'b1;")
+            else:
+                conns = d.control(clock="clk", reset="rst", valid_in="1'b1", valid_out="")
             for p in ins:
                 c = 8 * self.bytes[p.name]
                 elems = [f"{p.name}[{(j * p.lanes + e) * c} +: {p.lane_width}]"
@@ -104,7 +122,9 @@ class NativeTop:
     def ports_header(self) -> str:
         ports = lambda group: " ".join(f"X({p.name}, {self.row_bytes(p)})"  # noqa: E731
                                        for p in group)
-        return (f"#define LATENCY {self.design.latency}\n"
+        hs = (f"#define HANDSHAKE 1\n#define LANES {self.lanes}\n"
+              f"#define BUDGET {cycle_budget()}\n") if self.design.elastic else ""
+        return (hs + f"#define LATENCY {self.design.latency}\n"
                 f"#define FOR_INPUTS(X) {ports(self.design.inputs)}\n"
                 f"#define FOR_OUTPUTS(X) {ports(self.design.outputs)}\n")
 
@@ -125,16 +145,19 @@ class NativeSession(Session):
         self.proc = subprocess.Popen([str(exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, bufsize=0)
         self._sent: list[int] = []
+        self._collected = 0             # vectors before the next block (for "vector K")
         self._blobs: queue.Queue = queue.Queue(maxsize=2)
         self._writer = threading.Thread(target=self._write, name="native-stdin", daemon=True)
         self._writer.start()
 
     def _write(self):
+        alive = True
         while (blob := self._blobs.get()) is not None:
             try:
-                self.proc.stdin.write(blob)
-            except BrokenPipeError:      # the simulator died: collect() reports it
-                return
+                if alive:
+                    self.proc.stdin.write(blob)
+            except BrokenPipeError:      # the simulator stopped: collect() reports it,
+                alive = False            # and close() still gets its blobs through
 
     def submit(self, inputs: dict) -> None:
         d, L = self.top.design, self.top.lanes
@@ -152,12 +175,16 @@ class NativeSession(Session):
         d, L = self.top.design, self.top.lanes
         n = self._sent.pop(0)
         steps = -(-n // L)
+        first = int(np.frombuffer(self._read(4), "<u4")[0]) if d.elastic else n
         out = {}
         for p in d.outputs:
             data = self._read(steps * self.top.row_bytes(p))
             codes = np.frombuffer(data, f"<u{self.top.bytes[p.name]}").astype(np.uint32)
-            codes = codes.reshape(steps * L, p.lanes)[:n]
+            codes = codes.reshape(steps * L, p.lanes)[:min(n, first)]
             out[p.name] = codes[:, 0] if p.lanes == 1 else codes
+        if first < n:
+            raise NoResult(cycle_budget(), self._collected + first, out)
+        self._collected += n
         return out
 
     async def run(self, inputs: dict) -> dict:

@@ -6,6 +6,10 @@
 // LATENCY 0 (a combinational unit): one eval() per step. Otherwise one clock cycle per step; the
 // outputs of step s are read LATENCY - 1 cycles after the edge that takes its inputs, and the
 // last inputs are held while the pipeline drains.
+// HANDSHAKE (an elastic design): each lane steps through its rows at its own pace, an input
+// taken on an edge where its valid and ready are high, a result where its valid is high; each
+// block's outputs start with a uint32, the vectors before the first without a result, and the
+// run ends after a block where BUDGET cycles passed without a result.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +19,9 @@
 #include "Vfast.h"
 #include "verilated.h"
 #include "ports.h"  // LATENCY, FOR_INPUTS(X), FOR_OUTPUTS(X) (port, row bytes): native.py
+#ifndef HANDSHAKE   // ports.h defines it (with LANES and BUDGET) for an elastic design
+#define HANDSHAKE 0
+#endif
 
 static bool read_exact(void* p, size_t n) { return fread(p, 1, n, stdin) == n; }
 
@@ -49,6 +56,41 @@ int main(int argc, char** argv) {
         FOR_OUTPUTS(RESIZE)
 #define READ(port, row) if (!read_exact(port##_buf.data(), port##_buf.size())) return 1;
         FOR_INPUTS(READ)
+#if HANDSHAKE
+        // Lane j's share of a row is row / LANES bytes at offset j * (row / LANES).
+        std::vector<uint32_t> in(LANES, 0), out(LANES, 0);
+        uint32_t owed = LANES;
+        for (uint32_t idle = 0; owed && idle < BUDGET; ) {
+            uint32_t offer = 0;
+            for (uint32_t j = 0; j < LANES; j++) {
+                if (in[j] == steps) continue;
+                offer |= 1u << j;
+#define DRIVE_LANE(port, row) memcpy(reinterpret_cast<uint8_t*>(&top->port) + j * (row / LANES), \
+    port##_buf.data() + in[j] * port##_row + j * (row / LANES), row / LANES);
+                FOR_INPUTS(DRIVE_LANE)
+            }
+            top->hs_vin = offer;
+            top->clk = 0;
+            top->eval();                      // ready and valid as the rising edge sees them
+            const uint32_t taken = offer & top->hs_rin, valid = top->hs_vout;
+            idle++;
+            for (uint32_t j = 0; j < LANES; j++) {
+                in[j] += taken >> j & 1;
+                if (!(valid >> j & 1) || out[j] == steps) continue;
+#define SAMPLE_LANE(port, row) memcpy(port##_buf.data() + out[j] * port##_row + j * (row / LANES), \
+    reinterpret_cast<const uint8_t*>(&top->port) + j * (row / LANES), row / LANES);
+                FOR_OUTPUTS(SAMPLE_LANE)
+                idle = 0;
+                owed -= ++out[j] == steps;
+            }
+            top->clk = 1;
+            top->eval();
+        }
+        uint32_t first = steps * LANES;
+        for (uint32_t j = 0; j < LANES; j++)
+            if (out[j] < steps && out[j] * LANES + j < first) first = out[j] * LANES + j;
+        write_exact(&first, 4);
+#else
         const uint32_t delay = LATENCY ? LATENCY : 1;   // steps from inputs to outputs read
         for (uint32_t t = 0; t < steps + delay - 1; t++) {
             const size_t s = t < steps ? t : steps - 1;
@@ -62,9 +104,13 @@ int main(int argc, char** argv) {
                 FOR_OUTPUTS(SAMPLE)
             }
         }
+#endif
 #define WRITE(port, row) write_exact(port##_buf.data(), port##_buf.size());
         FOR_OUTPUTS(WRITE)
         fflush(stdout);
+#if HANDSHAKE
+        if (owed) return 3;   // the design stopped delivering: the session says where
+#endif
     }
     top->final();
     return 0;

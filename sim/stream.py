@@ -23,6 +23,7 @@ import numpy as np
 from .check import Checker, comparison, expected, progress_record, summary_record, write_json
 from .design import Design
 from .stimulus import generate
+from .vectors import DUMP_MAX, FailingDump
 
 __all__ = ["Plan", "check_stream", "Session"]
 
@@ -32,13 +33,16 @@ class Plan:
     """What a run checks: ``stimulus`` parts (sim/stimulus/) in order, drawn from ``seed``;
     ``bubbles``: the chance that a cycle carries no operation (pipelined designs, cocotb);
     ``batch``: vectors per golden-model call (one compiled shape); ``max_report``: decoded
-    mismatches kept."""
+    mismatches kept; ``dump``: a file for the failing vectors (sim/vectors.py), at most
+    ``dump_max`` lines."""
 
     stimulus: list
     seed: int = 1
     bubbles: float = 0.0
     batch: int = 1 << 16
     max_report: int = 10
+    dump: str = ""
+    dump_max: int = DUMP_MAX
     options: dict = field(default_factory=dict)     # engine-specific (lanes, steps, ...)
 
     def to_dict(self) -> dict:
@@ -112,8 +116,9 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
     """Run ``plan`` through ``session``; returns the checker and the run's summary (also
     written to ``report_path``). ``pipelined``: keep one chunk in flight (submit / collect)."""
     spec = design.spec
+    dump = FailingDump(plan.dump, spec, design.label, plan.dump_max) if plan.dump else None
     checker = Checker(spec, design.inputs, design.outputs, max_report=plan.max_report,
-                      absent=design.absent,
+                      absent=design.absent, dump=dump,
                       compare=compare or comparison(design.nan, design.outputs))
     ref = _Reference(design, plan, session.chunk)
     t0 = last = time.perf_counter()
@@ -153,5 +158,7 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
                              stimulus=plan.stimulus, elapsed_s=elapsed, golden_s=ref.golden_s,
                              waited_for_reference_s=wait_s, simulator_s=sim_s, engine=engine,
                              nan=design.nan, **extra)
+    if dump is not None:
+        summary["dump"] = dump.close()
     write_json(report_path, summary)
     return checker, summary

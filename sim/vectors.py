@@ -7,8 +7,9 @@ them (``3C01 1400 3C02 01``); a bus port is one column per element, element 0 fi
 two hex digits in TestFloat's bit order, which is fpforge's: 0x10 invalid, 0x08 divide by zero,
 0x04 overflow, 0x02 underflow, 0x01 inexact. ``#`` starts a comment. TestFloat runs one
 rounding mode per file; a unit with a dynamic rounding mode (an ``rm`` input) reads the mode of
-the lines that follow from a directive comment ``# rm=NAME`` (rne, rtz, rdn, rup, rna), which
-the dump writes before each group of lines of one mode. A dump holds every failing vector up to
+the lines that follow from a directive comment ``# rm=NAME`` (rne, rtz, rdn, rup, rna, or a
+code: ``# rm=5`` for a reserved one), which the dump writes before each group of lines of one
+mode. A dump holds every failing vector up to
 DUMP_MAX lines; its header says how many failed and how many are written.
 """
 
@@ -29,7 +30,7 @@ __all__ = ["DUMP_MAX", "VectorFile", "read_vectors", "file_chunks", "FailingDump
            "merge_dumps", "file_disagreement", "file_disagreement_lines"]
 
 DUMP_MAX = 1_000_000          # lines of a --dump-failing file
-_RM = re.compile(r"#\s*rm\s*=\s*(\S+)")
+_RM = re.compile(r"#\s*rm\s*=\s*(\w+)")
 _MODES = {m.value: code for m, code in RM_CODES.items()}
 
 
@@ -83,17 +84,18 @@ def read_vectors(spec: Spec, path) -> VectorFile:
             if not dynamic:
                 raise OptionError(f"{path}:{no}: '# rm=' lines are for a unit with a dynamic "
                                   f"rounding mode; {spec.default_name} has none")
-            if m.group(1) not in _MODES:
+            rm = _rm_code(m.group(1), spec.port("rm").width)
+            if rm is None:
                 raise OptionError(f"{path}:{no}: unknown rounding mode {m.group(1)!r}; valid: "
-                                  f"{', '.join(_MODES)}")
-            rm = _MODES[m.group(1)]
+                                  f"{', '.join(_MODES)} or a code 0-"
+                                  f"{(1 << spec.port('rm').width) - 1}")
         fields = body.split()
         if not fields:
             continue
         if len(fields) not in counts or (ncols is not None and len(fields) != ncols):
             want = f"{ncols}" if ncols is not None else " or ".join(map(str, counts))
             raise OptionError(f"{path}:{no}: {len(fields)} columns; {spec.default_name} lines "
-                              f"have {want} ({' '.join(labels[:counts[-1]])})")
+                              f"have {want} ({' '.join(labels[:ncols or counts[-1]])})")
         ncols = len(fields)
         if dynamic and rm is None:
             raise OptionError(f"{path}:{no}: {spec.default_name} rounds by its rm input: give "
@@ -125,6 +127,18 @@ def read_vectors(spec: Spec, path) -> VectorFile:
         inputs["rm"] = np.array(rms, np.uint32)
     inputs = {p.name: inputs[p.name] for p in spec.inputs() if p.name in inputs}
     return VectorFile(str(path), inputs, expected, np.array(where))
+
+
+def _rm_code(text: str, width: int) -> int | None:
+    """The rm code of a directive: a mode's name, or a code (reserved ones included)."""
+    if text in _MODES:
+        return _MODES[text]
+    return int(text) if text.isdigit() and int(text) < (1 << width) else None
+
+
+def _rm_directive(code: int) -> str:
+    name = rm_name(code)
+    return f"# rm={name}" if name in _MODES else f"# rm={code} ({name})"
 
 
 def file_chunks(spec: Spec, path, chunk: int):
@@ -208,7 +222,7 @@ class FailingDump:
         for i, row in enumerate(rows.tolist()):
             if self.dynamic and rm[i] != last:
                 last = rm[i]
-                body.append(f"# rm={rm_name(int(last))}")
+                body.append(_rm_directive(int(last)))
             body.append(" ".join(_hex(c, w) for c, w in zip(row, widths)))
         write_dump(self.path, self.header(len(rows)), body)
         return {"path": self.path, "failing": self.failing, "written": int(len(rows))}

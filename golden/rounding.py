@@ -113,28 +113,10 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     if raw.cancels is not None:
         vanished = raw.cancels & (sig == 0) & ~raw.sticky & ~raw.is_inf & ~raw.is_nan
         sign = jnp.where(vanished, mode.is_(Rounding.RDN), sign)
-    # The leading one moves to bit W-1 and E is its weight. Then the result's LSB
-    #    is at bit W-1-M of sig_n for a normal result, E_lsb - E bits further up for a subnormal
-    #    one (precision M+1, floor at emin): every cut below is a right shift.
-    top = msb(sig)
-    E = raw.exp.astype(I32) + top
-    sig_n = shl(sig, (W - 1 - top) & (W - 1))         # & (W-1): in range, so no guard is emitted
-    # Beyond emax+1 the result overflows whatever the low bits are; clamping there keeps the
-    # code below in int32 and makes it exceed the largest finite code by itself.
-    E = jnp.minimum(E, fmt.emax + 1)
-    if not fmt.has_subnormals:
-        E = jnp.maximum(E, emin - M - 3)   # flushed whatever its bits; keeps int32 in range
-    E_lsb = jnp.maximum(E, emin) if fmt.has_subnormals else E    # exponent the LSB belongs to
-    rbit = (W - 2 - M) + (E_lsb - E)     # bit of sig_n just below the LSB (W or more: none)
-
-    # 2. Window (section 3): truncate and encode directly, one formula for normal, subnormal
-    #    and E8M0 codes (the kept hidden bit adds one to the exponent field, hence bias - 1).
-    #    One variable shift yields the kept bits and the round bit; what it dropped is the
-    #    sticky part.
-    k2 = shr(sig_n, rbit)                # kept bits, then the round bit
-    kept = k2 >> 1
-    rb = (k2 & 1) == 1
-    st = (shl(k2, rbit) != sig_n) | raw.sticky
+    # 1, 2. Normalize and window (_window), then encode the kept bits directly: one formula
+    #    for normal, subnormal and E8M0 codes (the kept hidden bit adds one to the exponent
+    #    field, hence bias - 1).
+    E, E_lsb, sig_n, rbit, kept, rb, st = _window(raw, sig, fmt)
     # A 32-bit format's code plus its carry needs 33 bits (0x7FFFFFFF + 1 must compare as too
     # big, not wrap to a negative code); narrower formats stay in int32.
     code_t = I32 if fmt.width < 32 else I64
@@ -201,6 +183,60 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     flags = (_flag(invalid, Flag.NV) | _flag(number & overflow, Flag.OF) |
              _flag(number & tiny & inexact, Flag.UF) | _flag(number & inexact, Flag.NX))
     return out.astype(code_dtype(fmt)), flags
+
+
+class Window(NamedTuple):
+    E: jnp.ndarray         # int32: weight of the leading one (clamped, see _window)
+    E_lsb: jnp.ndarray     # int32: weight of the result's LSB
+    sig_n: jnp.ndarray     # the significand with its leading one at its top bit
+    rbit: jnp.ndarray      # bit of sig_n just below the LSB (W or more: none)
+    kept: jnp.ndarray      # the bits kept, hidden bit included
+    rb: jnp.ndarray        # bool: the round bit
+    st: jnp.ndarray        # bool: the sticky bit (any bit below the round bit)
+
+
+def _window(raw: Raw, sig, fmt: FloatFormat) -> Window:
+    """Steps 1 and 2 of :func:`round_raw` on ``sig`` (raw.sig, maybe widened): normalize, then
+    cut at the result's LSB into kept bits, round bit and sticky (the increment is the mode's,
+    step 3; :func:`rounding_case` reads the same cut)."""
+    M, emin, W = fmt.man_bits, fmt.emin, width(sig)
+    # 1. The leading one moves to bit W-1 and E is its weight. Then the result's LSB
+    #    is at bit W-1-M of sig_n for a normal result, E_lsb - E bits further up for a subnormal
+    #    one (precision M+1, floor at emin): every cut below is a right shift.
+    top = msb(sig)
+    E = raw.exp.astype(I32) + top
+    sig_n = shl(sig, (W - 1 - top) & (W - 1))         # & (W-1): in range, so no guard is emitted
+    # Beyond emax+1 the result overflows whatever the low bits are; clamping there keeps the
+    # code below in int32 and makes it exceed the largest finite code by itself.
+    E = jnp.minimum(E, fmt.emax + 1)
+    if not fmt.has_subnormals:
+        E = jnp.maximum(E, emin - M - 3)   # flushed whatever its bits; keeps int32 in range
+    E_lsb = jnp.maximum(E, emin) if fmt.has_subnormals else E    # exponent the LSB belongs to
+    rbit = (W - 2 - M) + (E_lsb - E)
+
+    # 2. Window (section 3): one variable shift yields the kept bits and the round bit; what it
+    #    dropped is the sticky part.
+    k2 = shr(sig_n, rbit)                # kept bits, then the round bit
+    st = (shl(k2, rbit) != sig_n) | raw.sticky
+    return Window(E, E_lsb, sig_n, rbit, k2 >> 1, (k2 & 1) == 1, st)
+
+
+# The rounding case of an exact result (:func:`rounding_case`), as bits.
+CASE_ROUND_BIT = 1       # the first bit below the result's LSB is one
+CASE_STICKY = 2          # some bit further below is one
+CASE_BELOW_NORMAL = 4    # the exact result is nonzero, finite and below 2^emin in magnitude
+
+
+def rounding_case(raw: Raw, fmt: FloatFormat):
+    """Where an exact result lies between its two neighbours in ``fmt``, as CASE_* bits (uint8),
+    read at the rounder's own cut: round bit without sticky is an exact tie, neither is exact.
+    NaN and infinite results have none."""
+    w = _window(raw, raw.sig, fmt)
+    finite = ~raw.is_inf & ~raw.is_nan
+    nonzero = ((raw.sig != 0) | raw.sticky) & finite
+    bits = (jnp.where(w.rb & finite, CASE_ROUND_BIT, 0) | jnp.where(w.st & finite, CASE_STICKY, 0)
+            | jnp.where(nonzero & (w.E < fmt.emin), CASE_BELOW_NORMAL, 0))
+    return bits.astype(jnp.uint8)
 
 
 def _stochastic_carry(rounding: Rounding, R: int, sig_n, rbit, sticky, r):

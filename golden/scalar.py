@@ -19,7 +19,7 @@ from fpforge.rtl.scalar import AddSpec, CvtSpec, FmaSpec, MulSpec, ScalarSpec, S
 from ._jax import I32, U32, U64, any_below, jax, jnp, lax, msb, shl, shr
 from .decode import Unpacked, decode
 from .model import evaluate
-from .rounding import Mode, Raw, round_raw
+from .rounding import Mode, Raw, round_raw, rounding_case
 
 
 def sum_frame(spec: ScalarSpec, addends) -> tuple[int, object]:
@@ -114,7 +114,7 @@ def scalar_unit(*, addends=None):
             outs = {"y": out[0], "flags": out[1]} if with_flags else {"y": out}
             return {p: outs[p] for p in want}
         unit.__doc__ = core.__doc__
-        unit.core = core
+        unit.core, unit.addends = core, addends
         return unit
     return wrap
 
@@ -123,14 +123,37 @@ def _opt(x):
     return None if x is None else jnp.asarray(x)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def _kernel(spec: ScalarSpec, core, addends, with_flags: bool, operands, rm, rbits):
-    mode = Mode(spec.rounding, rm)
+def _exact(spec: ScalarSpec, core, addends, operands) -> Raw:
+    """Steps 1 and 2: decode the operands and form the exact result."""
     dec = [decode(_codes(o), f, core_dtype(spec, addends))
            for o, f in zip(operands, spec.in_fmts)]
     frame = sum_frame(spec, addends)[0] if addends is not None else None
-    y, flags = round_raw(core(spec, dec, frame), spec.out_fmt, spec.options, mode, rbits)
+    return core(spec, dec, frame)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def _kernel(spec: ScalarSpec, core, addends, with_flags: bool, operands, rm, rbits):
+    mode = Mode(spec.rounding, rm)
+    y, flags = round_raw(_exact(spec, core, addends, operands), spec.out_fmt, spec.options,
+                         mode, rbits)
     return (y, flags) if with_flags else y
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def _case_kernel(spec: ScalarSpec, core, addends, operands):
+    return rounding_case(_exact(spec, core, addends, operands), spec.out_fmt)
+
+
+def rounding_cases(spec: ScalarSpec, inputs: dict):
+    """Where each exact result of the scalar unit ``spec`` lies between its neighbours in the
+    output format: golden/rounding.py's CASE_* bits (uint8), read at the rounder's own cut, the
+    same for every rounding mode (so ``rm`` and ``rbits`` are not needed). The verdict's
+    classes (sim/classes.py) use it to name exact ties and the subnormal/normal boundary."""
+    from fpforge.rtl.kinds import golden_function
+    unit = golden_function(spec)
+    spec = spec.numerics()
+    return _case_kernel(spec, unit.core, unit.addends,
+                        tuple(jnp.asarray(inputs[p]) for p in spec.operands))
 
 
 def _two(p):

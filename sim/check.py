@@ -22,10 +22,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from fpforge.rtl.formats import FloatFormat, Specials
+from fpforge.rtl.formats import FloatFormat
 from fpforge.rtl.options import Flag, rm_name
 from fpforge.rtl.ports import Port
 from fpforge.rtl.spec import Spec
+
+from .classes import CODE_CLASSES, Classes, code_classes
 
 __all__ = ["expected", "bit_exact", "nan_mask", "any_nan", "comparison", "NAN_POLICIES", "Checker", "describe_code", "describe_flags",
            "progress_record", "summary_record", "write_json", "raise_on_failure", "UNDEFINED"]
@@ -68,19 +70,7 @@ NAN_POLICIES = ("exact", "any")
 def nan_mask(fmt: FloatFormat, codes) -> np.ndarray:
     """Which of ``codes`` (an array) are NaN encodings of ``fmt`` (signalling ones included);
     a code wider than the format (an undefined output) is not."""
-    c = np.asarray(codes, np.uint64)
-    mag, man = c & np.uint64(fmt.magnitude_mask), fmt.man_bits
-    sp = fmt.specials
-    if sp is Specials.IEEE:
-        nan = ((mag >> np.uint64(man)) == fmt.exp_all_ones) & \
-            ((mag & np.uint64((1 << man) - 1)) != 0)
-    elif sp in (Specials.FN, Specials.FNU):
-        nan = mag == fmt.magnitude_mask
-    elif sp in (Specials.FNUZ, Specials.EXT):
-        nan = c == fmt.nan_code
-    else:                                   # finite formats have no NaN
-        nan = np.zeros(c.shape, bool)
-    return nan & (c < np.uint64(1) << np.uint64(fmt.width))
+    return code_classes(fmt, codes) == CODE_CLASSES.index("NaN")
 
 
 def any_nan(outputs) -> "callable":
@@ -171,12 +161,17 @@ class Checker:
     MAX_ELEMENTS = 8      # differing elements shown per bus port
 
     def __init__(self, spec: Spec, inputs: list[Port], outputs: list[Port], *,
-                 compare=bit_exact, max_report: int = 10, absent=()):
+                 compare=bit_exact, max_report: int = 10, absent=(), dump=None):
         self.spec, self.inputs, self.outputs = spec, list(inputs), list(outputs)
         self.compare, self.max_report, self.absent = compare, max_report, tuple(absent)
         self.vectors = 0
         self.mismatches = 0
         self.reports: list[list[str]] = []
+        # Every mismatch classed (sim/classes.py), the first few of each class decoded; the
+        # failing vectors to ``dump`` (sim/vectors.py FailingDump) if given.
+        self.classes = Classes(spec, self.inputs, self.outputs, compare)
+        self.class_reports: dict[tuple, list[list[str]]] = {}
+        self.dump = dump
 
     @property
     def lines(self) -> list[str]:
@@ -196,6 +191,11 @@ class Checker:
         self.mismatches += int(bad.size)
         for i in bad[:max(0, self.max_report - len(self.reports))]:
             self.reports.append(self._report(int(i), index0, inputs, want, got))
+        for key, idx in self.classes.add(bad, inputs, want, got).items():
+            self.class_reports.setdefault(key, []).extend(
+                self._report(i, index0, inputs, want, got) for i in idx)
+        if self.dump is not None:
+            self.dump.add(inputs, want, bad)
 
     def _report(self, i: int, index0: int, inputs, want, got) -> list[str]:
         parts = [f"#{index0 + i}"] + [f"{p.name}={_row(p, inputs[p.name][i])}"
@@ -248,7 +248,8 @@ def summary_record(checker: Checker, *, name: str, seed: int, stimulus, elapsed_
             "stimulus": stimulus, "vectors": checker.vectors, "mismatches": checker.mismatches,
             "first_mismatches": checker.lines, "compared": [p.name for p in checker.outputs],
             "not_compared": list(checker.absent), "elapsed_s": elapsed_s,
-            "vectors_per_s": checker.vectors / max(elapsed_s, 1e-9), **extra}
+            "vectors_per_s": checker.vectors / max(elapsed_s, 1e-9),
+            **checker.classes.record(checker.class_reports), **extra}
 
 
 def write_json(path, data: dict):

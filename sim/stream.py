@@ -24,6 +24,7 @@ import numpy as np
 from .check import Checker, comparison, expected, progress_record, summary_record, write_json
 from .design import Design
 from .stimulus import generate
+from .vectors import DUMP_MAX, FailingDump
 
 __all__ = ["Plan", "check_stream", "Session", "NoResult", "cycle_budget", "NO_RESULT_CYCLES"]
 
@@ -56,13 +57,16 @@ class Plan:
     ``stalls``: the chance that the bench holds a handshake design's output-ready low in a
     cycle (cocotb);
     ``batch``: vectors per golden-model call (one compiled shape); ``max_report``: decoded
-    mismatches kept."""
+    mismatches kept; ``dump``: a file for the failing vectors (sim/vectors.py), at most
+    ``dump_max`` lines."""
 
     stimulus: list
     seed: int = 1
     bubbles: float = 0.0
     batch: int = 1 << 16
     max_report: int = 10
+    dump: str = ""
+    dump_max: int = DUMP_MAX
     options: dict = field(default_factory=dict)     # engine-specific (lanes, steps, ...)
     stalls: float = 0.0
 
@@ -139,8 +143,9 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
     written to ``report_path``). ``pipelined``: keep one chunk in flight (submit / collect).
     A session that raises :class:`NoResult` ends the run: the summary's ``failed`` says why."""
     spec = design.spec
+    dump = FailingDump(plan.dump, spec, design.label, plan.dump_max) if plan.dump else None
     checker = Checker(spec, design.inputs, design.outputs, max_report=plan.max_report,
-                      absent=design.absent,
+                      absent=design.absent, dump=dump,
                       compare=compare or comparison(design.nan, design.outputs,
                                                     design.flags_mask))
     ref = _Reference(design, plan, session.chunk)
@@ -187,5 +192,7 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
                              stimulus=plan.stimulus, elapsed_s=elapsed, golden_s=ref.golden_s,
                              waited_for_reference_s=wait_s, simulator_s=sim_s, engine=engine,
                              nan=design.nan, **failed, **extra)
+    if dump is not None:
+        summary["dump"] = dump.close()
     write_json(report_path, summary)
     return checker, summary

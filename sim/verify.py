@@ -15,18 +15,22 @@ import resource
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fpforge.rtl.options import OptionError
 from fpforge.rtl.spec import Spec
 
+from .classes import merge as merge_classes
+from .classes import summary_lines
 from .design import Design
 from .engines import engine as get_engine
 from .engines.base import BUILD_ROOT
 from .stimulus.base import space_size
 from .stream import Plan
 from .tiers import case_id, matrix_simulator, stimulus_for
+from .vectors import (FailingDump, file_disagreement, file_disagreement_lines, merge_dumps,
+                      read_vectors)
 
 __all__ = ["Verdict", "plan_for", "verify", "verify_exhaustive", "verify_matrix", "write_junit",
            "shard_range", "check_exhaustive_size", "EXHAUSTIVE_MAX", "NATIVE_RATE"]
@@ -72,7 +76,14 @@ class Verdict:
         if s.get("nan") == "any":
             lines.append("  NaN: any NaN code of the format matches an expected NaN (--nan any, "
                          "as TestFloat; flags compared)")
-        lines += ["  " + line for line in s.get("first_mismatches", [])]
+        if s.get("file_disagrees"):
+            lines += ["  " + line for line in file_disagreement_lines(s["file_disagrees"])]
+        classes = summary_lines(s)
+        lines += ["  " + line for line in classes or s.get("first_mismatches", [])]
+        if s.get("dump"):
+            d = s["dump"]
+            lines.append(f"  failing vectors: {d['written']:,} of {d['failing']:,} written to "
+                         f"{d['path']}")
         if s.get("failed"):
             lines.append("  " + s["failed"])
         if s.get("log"):
@@ -91,15 +102,26 @@ def plan_for(spec: Spec, *, seed: int = 1, bubbles: float = 0.0, sample: int | N
 
 def verify(design: Design, *, engine: str = "cocotb", sim: str | None = None,
            plan: Plan | None = None, seed: int = 1, bubbles: float = 0.0,
-           stalls: float = 0.0) -> Verdict:
-    """``design`` through ``plan`` (default: its tiers) on ``engine``."""
+           vectors: str | None = None, dump: str | None = None) -> Verdict:
+    """``design`` through ``plan`` (default: its tiers; with ``vectors``, the vectors of that
+    file, sim/vectors.py) on ``engine``; ``dump``: write the failing vectors there. A vector
+    file with expected results is also compared with the golden model (``file_disagrees``)."""
+    vf = None
+    if vectors:                       # a bad file is refused before anything is built
+        vf = read_vectors(design.spec, vectors)
+        plan = Plan([["file", {"path": str(Path(vectors).resolve())}]], seed=seed,
+                    bubbles=bubbles, stalls=stalls)
     plan = plan or plan_for(design.spec, seed=seed, bubbles=bubbles, stalls=stalls)
     if sim is None and design.systemverilog:
         sim = "verilator"           # SystemVerilog's simulator (sim/engines/base.py)
+    if dump:
+        plan = replace(plan, dump=str(Path(dump).resolve()))
     eng = get_engine(engine, sim) if engine == "cocotb" else get_engine(engine)
     summary = dict(eng.verify(design, plan), notes=list(design.notes))
     if engine == "cocotb":
         summary["sim"] = eng.sim
+    if vf is not None and (found := file_disagreement(design.spec, vf, design.outputs)):
+        summary["file_disagrees"] = found
     return Verdict(design.label, summary)
 
 
@@ -140,11 +162,12 @@ def _exhaustive_shard(design: Design, plan: Plan, exe: str, progress_path: str) 
 
 def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int] | None = None,
                       limit: int = 0, force: bool = False, seed: int = 1, progress: bool = True,
-                      log=print, executor=None, store=None) -> Verdict:
+                      log=print, executor=None, store=None, dump: str | None = None) -> Verdict:
     """Every input of ``design`` (the first ``limit`` only, if given) on the native engine,
     cut into ``shards`` contiguous shards run in parallel (one simulator process each, one
     build), or only ``shard`` = (i, N). Writes the merged summary under build/sim/exhaustive/.
     More than EXHAUSTIVE_MAX inputs is refused before any work unless ``limit`` or ``force``.
+    ``dump``: the failing vectors of every shard, in order, to that file (sim/vectors.py).
     """
     from .engines.native import LANES, NativeEngine
     spec = design.spec
@@ -163,7 +186,7 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
     for i in mine:
         lo, hi = shard_range(total, i, nshards)
         plans[i] = Plan([["exhaustive", {"start": lo, "stop": hi}]], seed=seed, batch=1 << 20,
-                        max_report=20)
+                        max_report=20, dump=f"{Path(dump).resolve()}.shard{i}" if dump else "")
         progress_paths[i] = EXHAUSTIVE_OUT / f"{design.label}.shard{i}of{nshards}.progress.json"
         progress_paths[i].unlink(missing_ok=True)
     want = sum(shard_range(total, i, nshards)[1] - shard_range(total, i, nshards)[0]
@@ -211,7 +234,12 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
                  if any(r.get("failed") for r in results.values()) else {}),
               "per_shard": {str(i): {k: r.get(k) for k in ("vectors", "mismatches",
                                                              "vectors_per_s", "golden_s")}
-                            for i, r in results.items()}}
+                            for i, r in results.items()},
+              **merge_classes(list(results.values()))}
+    if dump:
+        merged["dump"] = merge_dumps(Path(dump).resolve(), FailingDump(dump, spec, design.label),
+                                     [(r["dump"]["path"], r["dump"]["failing"])
+                                      for r in results.values()])
     name = design.label + (f".shard{mine[0]}of{nshards}" if shard else "")
     out = EXHAUSTIVE_OUT / f"{name}.json"
     out.write_text(json.dumps(merged, indent=1))

@@ -90,6 +90,11 @@ def add_verify(sub):
                        help="--exhaustive: run every input even beyond 2^36 (which would take "
                             "more than half an hour)")
         r.add_argument("--junit", metavar="FILE", help="write JUnit XML there")
+        r.add_argument("--dump-failing", metavar="FILE",
+                       help="write the failing vectors there as TestFloat-style lines (hex: "
+                            "operands, expected result, expected flags; a '# rm=NAME' line "
+                            "before each mode's lines for a dynamic rounding mode), at most "
+                            "1,000,000 lines; the header says how many failed")
         add_executor_options(r, "case (--matrix) or shard (--exhaustive)")
         if name == "verify":
             r.add_argument("--exhaustive", action="store_true",
@@ -112,6 +117,12 @@ def add_verify(sub):
                                 "force-inexact, force-invalid, rtz-instead, rna-instead, "
                                 "stochastic-a-instead, satfinite-instead, "
                                 "other-element-format")
+            r.add_argument("--vectors", metavar="FILE",
+                           help="use the vectors of FILE instead of the tiers: lines of hex "
+                                "operands, optionally the expected result and flags "
+                                "(testfloat_gen's output, or a --dump-failing file; '# rm=NAME' "
+                                "sets the mode of a dynamic rounding mode); expected columns "
+                                "that differ from fpforge's golden model are reported")
             r.add_argument("--matrix", action="store_true",
                            help="the full matrix of make verify, case by case")
             r.add_argument("--formats", type=format_list, metavar="F[,F...]",
@@ -158,7 +169,8 @@ def _verify(args) -> int:
     from fpforge.sim.tiers import full_matrix, verify_formats
 
     if args.matrix:
-        if args.unit or spec_values(args) or _sources_given(args):
+        if args.unit or spec_values(args) or _sources_given(args) or args.vectors or \
+                args.dump_failing:
             raise OptionError("--matrix runs the whole matrix of make verify; it takes "
                               "--formats, --sim, --jobs and --junit, not unit options")
         specs = full_matrix(verify_formats(",".join(args.formats) if args.formats else None))
@@ -177,6 +189,9 @@ def _verify(args) -> int:
                           (" (or --matrix)" if args.command == "verify" else ""))
     spec = make_spec(args.unit, **spec_values(args))
     if args.exhaustive:         # refused before any work: nothing built, nothing written
+        if args.vectors:
+            raise OptionError("--vectors is the stimulus of a run of fpforge verify; "
+                              "--exhaustive runs every input")
         vf.check_exhaustive_size(spec, limit=args.limit, force=args.force)
     design = _design(args, spec)
     if args.fault:
@@ -192,7 +207,8 @@ def _verify(args) -> int:
             verdict = vf.verify_exhaustive(design, shards=args.shards, shard=args.shard,
                                            limit=args.limit, force=args.force, seed=args.seed,
                                            executor=executor,
-                                           store=result_store(args, "exhaustive"))
+                                           store=result_store(args, "exhaustive"),
+                                           dump=args.dump_failing)
     else:
         if args.shards or args.shard or args.limit or args.force:
             raise OptionError("--shards, --shard, --limit and --force go with --exhaustive")
@@ -201,7 +217,8 @@ def _verify(args) -> int:
             raise OptionError("--stalls holds the module's output-ready low: it needs "
                               "--ready-out NAME")
         verdict = vf.verify(design, engine=engine, sim=args.sim, seed=args.seed,
-                            bubbles=args.bubbles, stalls=args.stalls)
+                            bubbles=args.bubbles, stalls=args.stalls, vectors=args.vectors,
+                            dump=args.dump_failing)
     print(verdict.explain())
     if args.junit:
         vf.write_junit(args.junit, [verdict])
@@ -212,6 +229,7 @@ def _verify_exhaustive(args) -> int:
     args.exhaustive = True
     args.matrix, args.formats, args.fault, args.engine = False, None, None, None
     args.bubbles = args.stalls = 0
+    args.vectors = None
     return _verify(args)
 
 

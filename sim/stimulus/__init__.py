@@ -10,7 +10,8 @@ repeated exactly by it.
 Parts (``PARTS``):
 
 - every kind: ``exhaustive`` (``start``/``stop``: a range of the whole input space; every data
-  input but rm and rbits, the last port's last element in the low bits of the index);
+  input but rm and rbits, the last port's last element in the low bits of the index), ``file``
+  (``path``: the vectors of a vector file, sim/vectors.py);
 - scalar kinds (mul, add, sub, fma, cvt): ``corners`` (:class:`Corner` codes crossed over all
   operands), ``relations`` (operands aimed at exponent differences 0/1/large, massive
   cancellation, exact ties and just above/below, overflow and underflow thresholds, through the
@@ -55,7 +56,7 @@ _PARTS = {
     MxDequantSpec: (DEQUANTIZER_PARTS, dequantizer_part),
     MxDotSpec: (DOT_PARTS, dot_part),
 }
-PARTS = ("exhaustive",) + tuple(dict.fromkeys(p for parts, _ in _PARTS.values() for p in parts))
+PARTS = ("exhaustive", "file") + tuple(dict.fromkeys(p for parts, _ in _PARTS.values() for p in parts))
 
 
 def _kind_parts(spec: Spec):
@@ -96,6 +97,13 @@ def generate(spec: Spec, parts: list, rng: np.random.Generator, chunk: int, rm_v
             for s in range(start, stop, chunk):
                 piece = exhaustive(spec, s, min(stop, s + chunk))
                 yield piece | mode_inputs(spec, rng, min(stop, s + chunk) - s, rm_values)
+            continue
+        if name == "file":              # a vector file (sim/vectors.py): --vectors FILE
+            from ..vectors import file_chunks
+            for piece in file_chunks(spec, params["path"], chunk):
+                m = len(next(iter(piece.values())))
+                yield piece | {p: v for p, v in mode_inputs(spec, rng, m).items()
+                               if p not in piece}
             continue
         _, make = _kind_parts(spec)
         if make is None:

@@ -8,7 +8,7 @@ Every mismatch gets three labels:
 - **the expected result's class** (scalar kinds), the first that applies of RESULT_CLASSES:
   ``NaN``, ``overflow`` (the expected flags hold OF), ``infinity``, ``zero sign`` (+-0 expected,
   the other zero got), ``subnormal/normal boundary`` (the exact result is below the smallest
-  normal and rounds to it), ``exact tie`` (the exact result lies halfway between two
+  normal and rounds to it), ``exact ties`` (the exact result lies halfway between two
   neighbours), then the expected code's own class ``subnormal``, ``normal``, ``zero``. Ties and
   the boundary are the golden model's view of the exact result (golden.scalar.rounding_cases:
   the round and sticky bits at the rounder's own cut), not a guess from the codes;
@@ -42,7 +42,7 @@ CODE_CLASSES = ("zero", "subnormal", "normal", "infinity", "NaN", "x/z")
 ZERO, SUBNORMAL, NORMAL, INF, NAN, UNDEFINED_CLASS = range(len(CODE_CLASSES))
 
 RESULT_CLASSES = ("NaN", "overflow", "infinity", "zero sign", "subnormal/normal boundary",
-                  "exact tie", "subnormal", "normal", "zero")
+                  "exact ties", "subnormal", "normal", "zero")
 _R = {name: i for i, name in enumerate(RESULT_CLASSES)}
 _FLAGS = [(Flag.NV, "NV"), (Flag.DZ, "DZ"), (Flag.OF, "OF"), (Flag.UF, "UF"), (Flag.NX, "NX")]
 _FLAG_MASK = sum(int(f) for f, _ in _FLAGS)
@@ -158,7 +158,7 @@ class Classes:
             from fpforge.golden.rounding import CASE_BELOW_NORMAL, CASE_ROUND_BIT, CASE_STICKY
             case = self._cases(bad, inputs)
             tie = (case & (CASE_ROUND_BIT | CASE_STICKY)) == CASE_ROUND_BIT
-            out[tie] = _R["exact tie"]
+            out[tie] = _R["exact ties"]
             min_normal = (w & np.uint64(fmt.magnitude_mask)) == fmt.min_normal_code
             out[((case & CASE_BELOW_NORMAL) != 0) & min_normal & (wc == NORMAL)] = \
                 _R["subnormal/normal boundary"]

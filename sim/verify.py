@@ -102,7 +102,8 @@ def plan_for(spec: Spec, *, seed: int = 1, bubbles: float = 0.0, sample: int | N
 
 def verify(design: Design, *, engine: str = "cocotb", sim: str | None = None,
            plan: Plan | None = None, seed: int = 1, bubbles: float = 0.0,
-           vectors: str | None = None, dump: str | None = None) -> Verdict:
+           stalls: float = 0.0, vectors: str | None = None,
+           dump: str | None = None) -> Verdict:
     """``design`` through ``plan`` (default: its tiers; with ``vectors``, the vectors of that
     file, sim/vectors.py) on ``engine``; ``dump``: write the failing vectors there. A vector
     file with expected results is also compared with the golden model (``file_disagrees``)."""

@@ -41,10 +41,10 @@ def test_ties_away_is_value_wrong_at_exact_ties_only(ties_away):
     finite = differ & np.isfinite(hi)
     assert np.array_equal(np.abs(x - lo)[finite], np.abs(x - hi)[finite])
     assert differ.sum() > 1000
-    assert v.summary["classes"] == {"value wrong, exact tie": int(differ.sum())}
+    assert v.summary["classes"] == {"value wrong, exact ties": int(differ.sum())}
     assert v.mismatches == differ.sum()
     text = v.explain()
-    assert "value wrong, exact tie" in text and "first of value wrong, exact tie:" in text
+    assert "value wrong, exact ties" in text and "first of value wrong, exact ties:" in text
     assert text.index("mismatch classes") < text.index("first of")
 
 
@@ -129,7 +129,7 @@ def test_cli_dump_and_replay(tmp_path, capsys):
     args = ["verify", "--unit", "mul", "--format", "fp8e4m3", "--engine", "batch"]
     assert main([*args, "--fault", "rna-instead", "--dump-failing", str(dump)]) == 1
     out = capsys.readouterr().out
-    assert "value wrong, exact tie" in out and f"written to {dump}" in out
+    assert "value wrong, exact ties" in out and f"written to {dump}" in out
     assert main([*args, "--vectors", str(dump)]) == 0
     dump.write_text("3C\n")
     assert main([*args, "--vectors", str(dump)]) == 2

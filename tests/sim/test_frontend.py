@@ -55,23 +55,23 @@ def ports(opw: int, n: int) -> dict:
 
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
-    """pkg.sv and unit.sv in tmp_path/rtl, the include in tmp_path/inc; cwd tmp_path."""
-    (tmp_path / "rtl").mkdir()
+    """pkg.sv and unit.sv in tmp_path/ip, the include in tmp_path/inc; cwd tmp_path."""
+    (tmp_path / "ip").mkdir()
     (tmp_path / "inc").mkdir()
-    (tmp_path / "rtl" / "pkg.sv").write_text(PKG)
-    (tmp_path / "rtl" / "unit.sv").write_text(UNIT)
+    (tmp_path / "ip" / "pkg.sv").write_text(PKG)
+    (tmp_path / "ip" / "unit.sv").write_text(UNIT)
     (tmp_path / "inc" / "defs.svh").write_text(DEFS)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
 
 def test_ports_packages_enums_structs_type_parameters_and_2d_ports(tree):
-    src = Sources.from_args(["rtl/pkg.sv", "rtl/unit.sv", "-I", "inc"])
+    src = Sources.from_args(["ip/pkg.sv", "ip/unit.sv", "-I", "inc"])
     assert src.systemverilog and src.include_dirs == (tree / "inc",)
     assert read_ports(src, "sv_unit") == ports(16, 3)
     # A define given outside wins over the include's default; parameters are overridden,
     # an enum-typed one by its integer value.
-    src = Sources.from_args(["rtl/pkg.sv", "rtl/unit.sv", "-Iinc", "-D", "OPW=8"],
+    src = Sources.from_args(["ip/pkg.sv", "ip/unit.sv", "-Iinc", "-D", "OPW=8"],
                             params=["N=2", "MODE=3"])
     assert src.defines == (("OPW", "8"),) and src.params == (("N", "2"), ("MODE", "3"))
     assert read_ports(src, "sv_unit") == ports(8, 2)
@@ -80,23 +80,23 @@ def test_ports_packages_enums_structs_type_parameters_and_2d_ports(tree):
 def test_a_file_list_as_simulators_read_it(tree):
     (tree / "lists").mkdir()
     (tree / "lists" / "inner.f").write_text("// -F: paths relative to this list\n"
-                                            "../rtl/unit.sv   # the unit\n")
+                                            "../ip/unit.sv   # the unit\n")
     (tree / "all.f").write_text("# sources of sv_unit\n\n"
-                                "+incdir+inc+rtl\n"
+                                "+incdir+inc+ip\n"
                                 "+define+OPW=12+UNUSED\n"
-                                "rtl/pkg.sv // the package first\n"
+                                "ip/pkg.sv // the package first\n"
                                 "-F lists/inner.f\n")
     src = Sources.from_args(["-f", "all.f"])
-    assert src.files == (tree / "rtl" / "pkg.sv", tree / "rtl" / "unit.sv")
-    assert src.include_dirs == (tree / "inc", tree / "rtl")
+    assert src.files == (tree / "ip" / "pkg.sv", tree / "ip" / "unit.sv")
+    assert src.include_dirs == (tree / "inc", tree / "ip")
     assert src.defines == (("OPW", "12"), ("UNUSED", None))
     assert src.file_lists == (tree / "all.f", tree / "lists" / "inner.f")
     assert read_ports(src, "sv_unit") == ports(12, 3)
     # -f: relative to the current directory, so the same inner list read with -f misses
-    (tree / "bad.f").write_text("rtl/pkg.sv\n-f lists/inner.f\n")
+    (tree / "bad.f").write_text("ip/pkg.sv\n-f lists/inner.f\n")
     with pytest.raises(DesignError) as err:
         Sources.from_args(["-f", "bad.f"])
-    assert str(err.value) == (f"lists/inner.f:2: Verilog file '{tree.parent / 'rtl/unit.sv'}' "
+    assert str(err.value) == (f"lists/inner.f:2: Verilog file '{tree.parent / 'ip/unit.sv'}' "
                               "does not exist")
 
 
@@ -123,12 +123,12 @@ def test_interface_and_unpacked_ports_are_left_out(tmp_path):
 
 
 def test_the_key_covers_included_files_defines_and_params(tree):
-    src = Sources.from_args(["rtl/pkg.sv", "rtl/unit.sv", "-I", "inc"])
-    assert files_read(src) == (tree / "rtl/pkg.sv", tree / "rtl/unit.sv", tree / "inc/defs.svh")
+    src = Sources.from_args(["ip/pkg.sv", "ip/unit.sv", "-I", "inc"])
+    assert files_read(src) == (tree / "ip/pkg.sv", tree / "ip/unit.sv", tree / "inc/defs.svh")
     key = src.key()
-    assert Sources.from_args(["rtl/pkg.sv", "rtl/unit.sv", "-I", "inc"]).key() == key
-    assert Sources.from_args(["rtl/pkg.sv", "rtl/unit.sv", "-I", "inc", "-DX"]).key() != key
-    assert Sources.from_args(["rtl/pkg.sv", "rtl/unit.sv", "-I", "inc"],
+    assert Sources.from_args(["ip/pkg.sv", "ip/unit.sv", "-I", "inc"]).key() == key
+    assert Sources.from_args(["ip/pkg.sv", "ip/unit.sv", "-I", "inc", "-DX"]).key() != key
+    assert Sources.from_args(["ip/pkg.sv", "ip/unit.sv", "-I", "inc"],
                              params=["N=2"]).key() != key
     (tree / "inc" / "defs.svh").write_text(DEFS + "// edited\n")
     assert src.key() != key
@@ -136,11 +136,11 @@ def test_the_key_covers_included_files_defines_and_params(tree):
 
 @pytest.mark.parametrize("edit, args, top, params, message", [
     (("unit.sv", "assign status = '0;", "assign status = ;"), [], "sv_unit", [],
-     "rtl/unit.sv:15: expected expression"),
+     "ip/unit.sv:15: expected expression"),
     (("unit.sv", '"defs.svh"', '"nope.svh"'), [], "sv_unit", [],
-     "rtl/unit.sv:1: 'nope.svh': No such file or directory"),
+     "ip/unit.sv:1: 'nope.svh': No such file or directory"),
     (("unit.sv", "import fp_pkg", "import no_pkg"), [], "sv_unit", [],
-     "rtl/unit.sv:2: unknown package 'no_pkg'"),
+     "ip/unit.sv:2: unknown package 'no_pkg'"),
     (None, [], "fpu", [], "no module 'fpu' in pkg.sv, unit.sv; its modules: sv_unit"),
     (None, [], "sv_unit", ["HIDDEN=2"],
      "--param HIDDEN: module sv_unit has no parameter 'HIDDEN'; its parameters: T, N, MODE"),
@@ -149,7 +149,7 @@ def test_the_key_covers_included_files_defines_and_params(tree):
     (None, ["-D", "2X"], "sv_unit", [],
      "--define takes NAME or NAME=VALUE (NAME an identifier), not '2X'"),
     (None, ["-I", "nowhere"], "sv_unit", [], "include directory '{tmp}/nowhere' does not exist"),
-    (None, ["rtl/gone.sv"], "sv_unit", [], "Verilog file '{tmp}/rtl/gone.sv' does not exist"),
+    (None, ["ip/gone.sv"], "sv_unit", [], "Verilog file '{tmp}/ip/gone.sv' does not exist"),
     (None, ["-f", "gone.f"], "sv_unit", [], "file list '{tmp}/gone.f' does not exist"),
     (None, ["+libext+.v"], "sv_unit", [],
      "'+libext+.v' is not an option here; sources, -f/-F FILE, -I DIR, +incdir+DIR, "
@@ -157,18 +157,18 @@ def test_the_key_covers_included_files_defines_and_params(tree):
 ])
 def test_bad_sources_are_one_line_naming_file_and_line(tree, edit, args, top, params, message):
     if edit:
-        path = tree / "rtl" / edit[0]
+        path = tree / "ip" / edit[0]
         assert edit[1] in path.read_text()
         path.write_text(path.read_text().replace(edit[1], edit[2]))
     with pytest.raises(DesignError) as err:
-        src = Sources.from_args(["rtl/pkg.sv", "rtl/unit.sv", "-I", "inc", *args], params=params)
+        src = Sources.from_args(["ip/pkg.sv", "ip/unit.sv", "-I", "inc", *args], params=params)
         read_ports(src, top)
     assert str(err.value) == message.format(tmp=tree)
 
 
 def test_a_user_design_compares_port_widths_from_the_front_end(tree):
     spec = make_spec("mul", format="fp8e4m3")
-    src = Sources.from_args(["rtl/pkg.sv", "rtl/unit.sv", "-I", "inc"])
+    src = Sources.from_args(["ip/pkg.sv", "ip/unit.sv", "-I", "inc"])
     with pytest.raises(DesignError) as err:
         Design.from_files(spec, src, "sv_unit", port_map={"a": "ops", "b": "rm"})
     assert str(err.value) == "module sv_unit port ops is an input of 48 bit(s); a needs an " \

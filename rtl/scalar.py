@@ -12,7 +12,7 @@ from typing import Callable, ClassVar
 
 from .formats import FloatFormat
 from .format_names import resolve
-from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
+from .options import DEFAULT_SR_BITS, TININESS_MEANING, OptionError, Rounding, UnitOptions
 from .ports import Port, clock_ports, rbits_port, result_ports, rm_port, valid_ports
 from .pipeline import Pipeline
 from .spec import Spec
@@ -55,7 +55,7 @@ class ScalarSpec(Spec):
     EXACT: ClassVar[Callable]
     OPTIONS: ClassVar[tuple[str, ...]] = ("format", "in_format", "a_format", "b_format",
                                           "rounding", "sr_bits", "saturate", "saturation",
-                                          "subnormals",
+                                          "subnormals", "tininess",
                                           "stages", "cuts")
     PARAMETERS_KEY: ClassVar[str] = "options"
     HEADER_WIDTH_COLUMN: ClassVar[int] = 3
@@ -91,7 +91,7 @@ class ScalarSpec(Spec):
     @classmethod
     def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None,
                      c_format=None, rounding="rne", sr_bits=None, saturate=False,
-                     saturation=None, subnormals=True, stages=None,
+                     saturation=None, subnormals=True, tininess=None, stages=None,
                      cuts=None) -> "ScalarSpec":
         """``format`` is the output format and the operand format unless ``in_format`` (or
         per-operand formats) say otherwise."""
@@ -105,7 +105,8 @@ class ScalarSpec(Spec):
             raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
                               f"stochastic; it does not apply to --rounding {rounding.value}")
         opts = UnitOptions(rounding=rounding, saturate=saturate, saturation=saturation,
-                           sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits)
+                           sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits,
+                           tininess=tininess)
         return cls(out, fmts, opts, subnormals=subnormals,
                    pipeline=cls.pipeline_from_options(stages, cuts))
 
@@ -129,6 +130,8 @@ class ScalarSpec(Spec):
             v["saturation"] = self.options.saturation.value
         if not self.subnormals:
             v["subnormals"] = False
+        if not self.options.tininess_is_default:
+            v["tininess"] = self.options.tininess.value
         return v | self.pipeline_options()
 
     # ----- derived -----------------------------------------------------------------------------
@@ -165,6 +168,8 @@ class ScalarSpec(Spec):
         if self.options.saturation is not None:
             parts.append({"finite": "satfin", "propagate": "satprop",
                           "none": "satnone"}[self.options.saturation.value])
+        if not self.options.tininess_is_default:
+            parts.append(f"tiny{self.options.tininess.value}")
         return "_".join(parts + self.pipeline.name_parts())
 
     def describe(self) -> str:
@@ -198,6 +203,7 @@ class ScalarSpec(Spec):
                 "sr_bits": opts.sr_bits if self.has_rbits else None,
                 "saturate": opts.saturate, "subnormals": self.subnormals} | \
             ({"saturation": opts.saturation.value} if opts.saturation else {}) | \
+            ({} if opts.tininess_is_default else {"tininess": opts.tininess.value}) | \
             self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
@@ -214,6 +220,8 @@ class ScalarSpec(Spec):
         lines.append("subnormals  " + ("kept" if self.subnormals else
                                        "flushed (subnormal inputs read as zero, tiny results "
                                        "become zero)"))
+        if not opts.tininess_is_default:
+            lines.append(f"tininess    {opts.tininess.value} rounding ({TININESS_MEANING})")
         return lines + self.pipeline_lines()
 
 

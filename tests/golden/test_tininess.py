@@ -10,12 +10,11 @@ float32.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 import pytest
 
 from oracles.references import softfloat_apply
+from oracles.tininess import boundary_set, exact_products
 from oracles.vectors import exhaustive_pairs, random_codes
 from fpforge.golden.model import evaluate
 from fpforge.rtl.formats import CATALOG
@@ -23,37 +22,6 @@ from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.options import Flag, OptionError, Tininess, UnitOptions
 
 UF = int(Flag.UF)
-
-
-def _round_unbounded(x: Fraction, bits: int, mode: str) -> Fraction:
-    """x rounded to ``bits`` significant bits, exponent unbounded (IEEE 754 7.5 "after")."""
-    if x == 0:
-        return x
-    mag = abs(x)
-    e = mag.numerator.bit_length() - mag.denominator.bit_length()
-    if Fraction(2) ** e > mag:
-        e -= 1
-    ulp = Fraction(2) ** (e - bits + 1)
-    q, r = divmod(mag, ulp)
-    up = {"rne": r > ulp / 2 or (r == ulp / 2 and q % 2 == 1), "rna": r >= ulp / 2,
-          "rtz": False, "rup": r > 0 and x > 0, "rdn": r > 0 and x < 0}[mode]
-    return (q + up) * ulp * (1 if x > 0 else -1)
-
-
-def exact_products(fmt, a, b, flush=False):
-    """The exact products of finite codes as fractions (None where an operand is inf or NaN);
-    ``flush``: subnormal operands read as zero."""
-    finite = {c: Fraction(0 if flush and fmt.classify(c) == "subnormal" else fmt.code_value(c))
-              for c in range(1 << fmt.width) if fmt.classify(c) in ("zero", "subnormal", "normal")}
-    return [finite[i] * finite[j] if i in finite and j in finite else None
-            for i, j in zip(a.tolist(), b.tolist())]
-
-
-def boundary_set(fmt, exact, mode: str) -> np.ndarray:
-    """Where tiny-before and tiny-after disagree, counted from the exact values alone."""
-    low = Fraction(2) ** fmt.emin
-    return np.array([x is not None and 0 < abs(x) < low and
-                     abs(_round_unbounded(x, fmt.man_bits + 1, mode)) >= low for x in exact])
 
 
 def golden(fmt_name, unit, tininess, mode="rne", subnormals=True, **inputs):

@@ -209,6 +209,18 @@ class UnitOptions:
         """Whether names, headers and option lists may leave tininess out."""
         return self.tininess is Tininess.default_for(self.rounding)
 
+    # How a spec records tininess, only when it is not the default (so that every other spec's
+    # name, header, sidecar and option list stay as they were).
+    def tininess_option(self) -> dict:
+        return {} if self.tininess_is_default else {"tininess": self.tininess.value}
+
+    def tininess_name_parts(self) -> list[str]:
+        return [] if self.tininess_is_default else [f"tiny{self.tininess.value}"]
+
+    def tininess_lines(self) -> list[str]:
+        return [] if self.tininess_is_default else \
+            [f"tininess    {self.tininess.value} rounding ({TININESS_MEANING})"]
+
     def saturation_for(self, fmt) -> Saturation | None:
         """The P3109 saturation mode a result in ``fmt`` follows, or None for the format's own
         (IEEE 754 / OCP / ONNX) convention. Formats only P3109 defines (ext, unsigned with a

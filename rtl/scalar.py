@@ -12,7 +12,7 @@ from typing import Callable, ClassVar
 
 from .formats import FloatFormat
 from .format_names import resolve
-from .options import DEFAULT_SR_BITS, TININESS_MEANING, OptionError, Rounding, UnitOptions
+from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
 from .ports import Port, clock_ports, rbits_port, result_ports, rm_port, valid_ports
 from .pipeline import Pipeline
 from .spec import Spec
@@ -130,9 +130,7 @@ class ScalarSpec(Spec):
             v["saturation"] = self.options.saturation.value
         if not self.subnormals:
             v["subnormals"] = False
-        if not self.options.tininess_is_default:
-            v["tininess"] = self.options.tininess.value
-        return v | self.pipeline_options()
+        return v | self.options.tininess_option() | self.pipeline_options()
 
     # ----- derived -----------------------------------------------------------------------------
     @property
@@ -168,9 +166,7 @@ class ScalarSpec(Spec):
         if self.options.saturation is not None:
             parts.append({"finite": "satfin", "propagate": "satprop",
                           "none": "satnone"}[self.options.saturation.value])
-        if not self.options.tininess_is_default:
-            parts.append(f"tiny{self.options.tininess.value}")
-        return "_".join(parts + self.pipeline.name_parts())
+        return "_".join(parts + self.options.tininess_name_parts() + self.pipeline.name_parts())
 
     def describe(self) -> str:
         ins = ", ".join(f"{p}: {f.name}" for p, f in zip(self.operands, self.in_fmts))
@@ -203,7 +199,7 @@ class ScalarSpec(Spec):
                 "sr_bits": opts.sr_bits if self.has_rbits else None,
                 "saturate": opts.saturate, "subnormals": self.subnormals} | \
             ({"saturation": opts.saturation.value} if opts.saturation else {}) | \
-            ({} if opts.tininess_is_default else {"tininess": opts.tininess.value}) | \
+            opts.tininess_option() | \
             self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
@@ -220,9 +216,7 @@ class ScalarSpec(Spec):
         lines.append("subnormals  " + ("kept" if self.subnormals else
                                        "flushed (subnormal inputs read as zero, tiny results "
                                        "become zero)"))
-        if not opts.tininess_is_default:
-            lines.append(f"tininess    {opts.tininess.value} rounding ({TININESS_MEANING})")
-        return lines + self.pipeline_lines()
+        return lines + opts.tininess_lines() + self.pipeline_lines()
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ class Rounder(Elaboratable):
         return f"round_{self.fmt.ident}_{self.options.rounding.value}" + \
             ("_sat" if self.options.saturate else "") + \
             (f"_sat{self.options.saturation.value}" if self.options.saturation else "") + \
-            ("" if self.options.tininess_is_default else f"_tiny{self.options.tininess.value}")
+            "".join(f"_{p}" for p in self.options.tininess_name_parts())
 
     def elaborate(self, platform):
         m = Module()

@@ -132,10 +132,17 @@ def test_options():
     with pytest.raises(OptionError, match=r"^unknown tininess 'early'; valid: after, before$"):
         UnitOptions(tininess="early")
     with pytest.raises(OptionError, match=r"^--tininess applies to units mul, add, sub, fma, "
-                                          r"fms and cvt only, not mxdq$"):
+                                          r"fms, cvt, mxq and dot only, not mxdq$"):
         make_spec("mxdq", in_format="fp8e4m3", tininess="before")
     spec = make_spec("mul", tininess="before")
     assert spec.default_name == "fp_mul_e4m3fn_rne_tinybefore"
     assert make_spec("mul", **spec.option_values()) == spec
     assert "tininess" not in make_spec("mul", tininess="after").option_values()
     assert make_spec("mul", tininess="after") == make_spec("mul")
+    for unit, values in (("mxq", {}), ("dot", {"in_format": "fp8e4m3"})):
+        spec = make_spec(unit, tininess="before", **values)
+        assert spec.default_name.endswith("_tinybefore")
+        assert make_spec(unit, **spec.option_values()) == spec
+        assert make_spec(unit, tininess="after", **values) == make_spec(unit, **values)
+    with pytest.raises(OptionError, match=r"^--rounding stochastic detects tininess before "):
+        make_spec("mxq", rounding="stochastic", tininess="after")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["Rounding", "Saturation", "Tininess", "TININESS_MEANING", "Flag", "FLAG_ORDER", "FLAGS_WIDTH", "UnitOptions",
-           "OptionError",
+__all__ = ["Rounding", "Saturation", "Tininess", "TININESS_MEANING", "Flag", "FLAG_ORDER",
+           "FLAGS_WIDTH", "UnitOptions", "OptionError",
            "DEFAULT_SR_BITS", "RM_CODES", "RM_WIDTH", "RM_MAX", "rm_name", "RM_MEANING",
            "FLAGS_MEANING"]
 

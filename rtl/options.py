@@ -2,7 +2,8 @@
 
 The facts every layer shares are defined here once: the rounding modes, the ``rm`` encoding of
 dynamic rounding (RISC-V ``frm``: 0 rne, 1 rtz, 2 rdn, 3 rup, 4 rna; the reserved codes 5-7 round
-as rne, docs/numerics.md), and the flag order (RISC-V ``fflags``).
+as rne, docs/numerics.md), the saturation modes, when a result is tiny (before or after
+rounding) and the flag order (RISC-V ``fflags``).
 """
 
 from __future__ import annotations

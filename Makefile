@@ -30,6 +30,7 @@ SR_BITS    ?=
 SATURATE   ?= 0
 SATURATION ?=
 SUBNORMALS ?= 1
+TININESS   ?=
 STAGES     ?=
 CUTS       ?=
 BLOCK      ?=
@@ -64,7 +65,7 @@ SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) 
             $(call opt,--a-format,$(A_FORMAT)) $(call opt,--b-format,$(B_FORMAT)) \
             $(call opt,--c-format,$(C_FORMAT)) $(call opt,--rounding,$(ROUNDING)) \
             $(call opt,--sr-bits,$(SR_BITS)) $(if $(filter 1,$(SATURATE)),--saturate) \
-            $(call opt,--saturation,$(SATURATION)) \
+            $(call opt,--saturation,$(SATURATION)) $(call opt,--tininess,$(TININESS)) \
             $(if $(filter 0,$(SUBNORMALS)),--no-subnormals) $(call opt,--stages,$(STAGES)) \
             $(call opt,--cuts,$(CUTS)) $(call opt,--block,$(BLOCK)) $(call opt,--scale-rule,$(SCALE_RULE)) \
             $(call opt,--n,$(N)) $(call opt,--accum,$(ACCUM)) $(call opt,--frac-bits,$(FRAC_BITS)) \
@@ -106,7 +107,7 @@ help:
 	@echo "make bench-gemm     the emulated MXFP8 matrix multiply against fake-quantize + float32 matmul"
 	@echo "make pareto         cost (synthesis) against quality (emulated hardware), quick axes (docs/codesign.md)"
 	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SATURATION"
-	@echo "                 SUBNORMALS=0 STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SUM_GROUP FRAC_BITS2 SCALES=0"
+	@echo "                 SUBNORMALS=0 TININESS STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SUM_GROUP FRAC_BITS2 SCALES=0"
 	@echo "                 SCALE_FORMAT (fpforge units lists who takes what)"
 
 setup:

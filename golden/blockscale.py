@@ -404,6 +404,6 @@ def _p3109(blocks, s: BlockScaling, opts: UnitOptions, rbits):
                    sticky=q.sticky & ~sc.is_zero)
     q = q._replace(is_nan=q.is_nan & ~(sc.is_zero & ~x.is_nan))
     elem_opts = UnitOptions(rounding=opts.rounding, saturation=Saturation.FINITE,
-                            sr_bits=opts.sr_bits)
+                            sr_bits=opts.sr_bits, tininess=opts.tininess)
     elems, flags = round_raw(q, s.elem, elem_opts, Mode(elem_opts.rounding), rbits)
     return codes.astype(jnp.uint8), elems.astype(jnp.uint8), None, flags

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fpforge.rtl.formats import FloatFormat, Specials
-from fpforge.rtl.options import RM_CODES, RM_MAX, Flag, Rounding, Saturation, UnitOptions
+from fpforge.rtl.options import (RM_CODES, RM_MAX, Flag, Rounding, Saturation, Tininess,
+                                  UnitOptions)
 
 from ._jax import I32, I64, U32, U64, jax, jnp, msb, shl, shr, width
 
@@ -131,10 +132,10 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
                                      jnp.asarray(rbits).astype(sig.dtype) & ((1 << R) - 1))
     code = code + mode.increment(sign, parity, rb, st, sr_carry).astype(code_t)
 
-    # 4. Classify: tininess after rounding (before rounding under stochastic rounding; section 5)
-    #    and then overflow.
+    # 4. Classify: tininess (section 5) and then overflow. Before rounding (opts.tininess, always
+    #    under stochastic rounding) the exact value is tiny when below 2^emin.
     below = nonzero & (E < emin)
-    if stochastic:
+    if opts.tininess is Tininess.BEFORE:
         tiny = below
     elif fmt.has_subnormals:
         # Tiny unless rounding to M+1 bits with an unbounded exponent reaches 2^emin: only from

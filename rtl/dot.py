@@ -14,7 +14,7 @@ from .accum import Accumulation, Exact, accumulation
 from .elements import E8M0, E8M0_BIAS, ElementFormat, elem_port, element_format
 from .formats import CATALOG, FloatFormat, FormatError, Specials
 from .format_names import resolve
-from .options import OptionError, Rounding, UnitOptions
+from .options import OptionError, Rounding, Tininess, UnitOptions
 from .ports import Port, clock_ports, result_ports, valid_ports
 from .pipeline import Pipeline
 from .spec import Spec, check_int
@@ -41,6 +41,7 @@ class MxDotSpec(Spec):
     rounding: Rounding = Rounding.RNE
     scale_fmt: FloatFormat = E8M0
     c_fmt: FloatFormat | None = None
+    tininess: Tininess | None = None       # None: after rounding (UnitOptions)
     pipeline: Pipeline = Pipeline()
 
     unit: ClassVar[str] = "dot"
@@ -48,7 +49,7 @@ class MxDotSpec(Spec):
     OPERATION = "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)"
     OPTIONS = ("format", "in_format", "a_format", "b_format", "c_format", "n", "accum",
                "frac_bits", "sum_group", "frac_bits2", "scales", "scale_format", "rounding",
-               "stages", "cuts")
+               "tininess", "stages", "cuts")
     # After the element decoders; after the exact products; after the accumulator, the
     # specials and the scales (the raw result); inside the rounder.
     CUT_POINTS = ("decode", "product", "sum", "round")
@@ -75,6 +76,7 @@ class MxDotSpec(Spec):
             raise OptionError(f"dot output format must hold signed values, not {out.name}")
         object.__setattr__(self, "out_fmt", out)
         object.__setattr__(self, "rounding", Rounding.parse_static(self.rounding, "the dot unit"))
+        object.__setattr__(self, "tininess", self.options.tininess)
         self.place_pipeline()
         object.__setattr__(self, "scale_fmt", self._checked_scale_format())
         if self.c_fmt is not None:
@@ -146,7 +148,7 @@ class MxDotSpec(Spec):
     def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None,
                      c_format=None, n=32, accum="exact", frac_bits=None, sum_group=None,
                      frac_bits2=None, scales=True, scale_format=None, rounding="rne",
-                     stages=None, cuts=None) -> "MxDotSpec":
+                     tininess=None, stages=None, cuts=None) -> "MxDotSpec":
         """``format`` is the output (default float32); ``in_format`` the element format of both
         vectors, ``a_format`` / ``b_format`` each vector's; ``c_format`` the accumulator
         input's (none by default)."""
@@ -158,7 +160,8 @@ class MxDotSpec(Spec):
         return cls(a, b, n=n, scaled=scales, accum=acc,
                    out_fmt="float32" if format is None else format, rounding=rounding,
                    scale_fmt=E8M0 if scale_format is None else scale_format,
-                   c_fmt=c_format, pipeline=cls.pipeline_from_options(stages, cuts))
+                   c_fmt=c_format, tininess=tininess,
+                   pipeline=cls.pipeline_from_options(stages, cuts))
 
     def option_values(self) -> dict:
         v = {"format": self.out_fmt.name}
@@ -173,11 +176,12 @@ class MxDotSpec(Spec):
             v["scales"] = False
         if self.value_scales:
             v["scale_format"] = self.scale_fmt.name
-        return v | {"rounding": self.rounding.value} | self.pipeline_options()
+        return v | {"rounding": self.rounding.value} | self.options.tininess_option() | \
+            self.pipeline_options()
 
     @property
     def options(self) -> UnitOptions:
-        return UnitOptions(rounding=self.rounding)
+        return UnitOptions(rounding=self.rounding, tininess=self.tininess)
 
     @property
     def default_name(self) -> str:
@@ -192,7 +196,7 @@ class MxDotSpec(Spec):
             parts.append(f"sc{self.scale_fmt.ident}")
         if self.c_fmt is not None:
             parts.append(f"c{self.c_fmt.ident}")
-        return "_".join(parts + self.pipeline.name_parts())
+        return "_".join(parts + self.options.tininess_name_parts() + self.pipeline.name_parts())
 
     def describe(self) -> str:
         g = self.accum.group
@@ -254,7 +258,8 @@ class MxDotSpec(Spec):
             v["scale_format"] = self.scale_fmt.name
         if self.c_fmt is not None:
             v["c_format"] = self.c_fmt.name
-        return v | acc | self.pipeline_parameters()     # acc: sum_group, frac_bits2
+        # acc: sum_group, frac_bits2
+        return v | acc | self.options.tininess_option() | self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
         g = self.accum.group
@@ -269,4 +274,4 @@ class MxDotSpec(Spec):
                   [f"c format    {self.c_fmt.describe()}; c is {self.accum.c_rule}"]),
                 f"y format    {self.out_fmt.describe()}",
                 f"rounding    {self.rounding.value} ({self.rounding.meaning}), non-saturating",
-                *self.pipeline_lines()]
+                *self.options.tininess_lines(), *self.pipeline_lines()]

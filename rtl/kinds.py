@@ -25,7 +25,7 @@ from .accum import ACCUMULATORS
 from .dot import MxDotSpec
 from .formats import FormatError
 from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
-from .options import OptionError, Rounding, Saturation
+from .options import OptionError, Rounding, Saturation, Tininess
 from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
 from .spec import Spec
 
@@ -192,6 +192,12 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                choices=tuple(m.value for m in Saturation), make="SATURATION"),
     SpecOption("subnormals", "--no-subnormals", "flush subnormal inputs and results to zero (an "
                "area option)", switch=True, default=True, make="SUBNORMALS=0"),
+    SpecOption("tininess", "--tininess", "mul, add, sub, fma, fms, cvt, mxq, dot: when a result "
+               "is tiny for the underflow flag (IEEE 754 7.5): after rounding (default; RISC-V, "
+               "x86) or before (the exact value below 2^emin; Arm); a result without subnormals "
+               "flushes by the same test. Stochastic rounding detects it before",
+               choices=tuple(t.value for t in Tininess),
+               make="TININESS"),
     SpecOption("stages", "--stages", "pipeline register stages = latency in cycles (default 0: "
                "combinational)", int, "N", make="STAGES"),
     SpecOption("cuts", "--cuts", "where the pipeline registers go, among the kind's cut points "

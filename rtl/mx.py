@@ -15,7 +15,7 @@ from .blockscale import PRESETS, BlockScaling
 from .elements import E8M0, E8M0_BIAS, ElementFormat, elem_port, element_format
 from .formats import CATALOG, FloatFormat
 from .format_names import resolve
-from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
+from .options import DEFAULT_SR_BITS, OptionError, Rounding, Tininess, UnitOptions
 from .ports import Port, clock_ports, flags_port, rbits_port, valid_ports
 from .pipeline import Pipeline
 from .spec import Spec, check_int
@@ -89,14 +89,15 @@ class MxQuantSpec(Spec):
     scale_rule: str = "floor"
     rounding: Rounding = Rounding.RNE
     sr_bits: int = DEFAULT_SR_BITS
+    tininess: Tininess | None = None       # None: the rounding's default (UnitOptions)
     pipeline: Pipeline = Pipeline()
 
     unit: ClassVar[str] = "mxq"
     SHAPE: ClassVar[str] = "block"
     OPERATION = ("scale, y = MX quantize(x): X = 2^s by the scale rule, y_i = x_i / X rounded, "
                  "saturating")
-    OPTIONS = ("format", "in_format", "block", "scale_rule", "rounding", "sr_bits", "stages",
-               "cuts")
+    OPTIONS = ("format", "in_format", "block", "scale_rule", "rounding", "sr_bits", "tininess",
+               "stages", "cuts")
     OPTION_NOTES = {"saturate": "its elements always saturate"}
     SEMANTICS = "docs/mx.md"
     # After the block's largest magnitude; after the shared exponent and the scaled elements
@@ -124,11 +125,13 @@ class MxQuantSpec(Spec):
                               "not 'dynamic'")
         object.__setattr__(self, "rounding", rounding)
         check_int("sr_bits", self.sr_bits, 1, 32)
+        object.__setattr__(self, "tininess", self.options.tininess)
         self.place_pipeline()
 
     @classmethod
     def from_options(cls, *, format=None, in_format=None, block=None, scale_rule="floor",
-                     rounding="rne", sr_bits=None, stages=None, cuts=None) -> "MxQuantSpec":
+                     rounding="rne", sr_bits=None, tininess=None, stages=None,
+                     cuts=None) -> "MxQuantSpec":
         """``format`` is the element format (default fp8e4m3; fp4e2m1 under the NVFP4 rules),
         ``in_format`` the input's; ``block`` defaults to 32 (16 under the NVFP4 rules)."""
         _sr_bits_applies(Rounding.parse(rounding), sr_bits)
@@ -137,7 +140,7 @@ class MxQuantSpec(Spec):
         return cls(format, in_fmt="float32" if in_format is None else in_format,
                    block=_block_default(block, scale_rule),
                    scale_rule=scale_rule, rounding=rounding,
-                   sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits,
+                   sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits, tininess=tininess,
                    pipeline=cls.pipeline_from_options(stages, cuts))
 
     def option_values(self) -> dict:
@@ -145,12 +148,13 @@ class MxQuantSpec(Spec):
              "scale_rule": self.scale_rule, "rounding": self.rounding.value}
         if self.has_rbits and self.sr_bits != DEFAULT_SR_BITS:
             v["sr_bits"] = self.sr_bits
-        return v | self.pipeline_options()
+        return v | self.options.tininess_option() | self.pipeline_options()
 
     @property
     def options(self) -> UnitOptions:
         """The element rounder's options: saturating, in the chosen mode."""
-        return UnitOptions(rounding=self.rounding, saturate=True, sr_bits=self.sr_bits)
+        return UnitOptions(rounding=self.rounding, saturate=True, sr_bits=self.sr_bits,
+                           tininess=self.tininess)
 
     @property
     def has_rbits(self) -> bool:
@@ -185,7 +189,7 @@ class MxQuantSpec(Spec):
                  self.scale_rule, self.rounding.value]
         if self.has_rbits and self.sr_bits != DEFAULT_SR_BITS:
             parts.append(f"sr{self.sr_bits}")
-        return "_".join(parts + self.pipeline.name_parts())
+        return "_".join(parts + self.options.tininess_name_parts() + self.pipeline.name_parts())
 
     def describe(self) -> str:
         sr = f" ({self.sr_bits} random bits per element)" if self.has_rbits else ""
@@ -233,7 +237,8 @@ class MxQuantSpec(Spec):
         v = {"element": self.elem.name, "element_describe": self.elem.describe(),
              "input": self.in_fmt.name, "block": self.block, "scale_rule": self.scale_rule,
              "rounding": self.rounding.value, "rounding_meaning": self.rounding.meaning,
-             "sr_bits": self.sr_bits if self.has_rbits else None, "saturate": True}
+             "sr_bits": self.sr_bits if self.has_rbits else None, "saturate": True} | \
+            self.options.tininess_option()
         if self.value_scaled:
             v |= {"scale_format": self.scale_fmt.name, "scaling": self.scaling.describe(),
                   "scaling_source": self.scaling.source}
@@ -256,7 +261,7 @@ class MxQuantSpec(Spec):
                  f"rounding    {self.rounding.value} ({self.rounding.meaning}), saturating"]
         if self.has_rbits:
             lines.append(f"sr_bits     {self.sr_bits} per element (width of rbits / {self.block})")
-        return lines + self.pipeline_lines()
+        return lines + self.options.tininess_lines() + self.pipeline_lines()
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 The facts every layer shares are defined here once: the rounding modes, the ``rm`` encoding of
 dynamic rounding (RISC-V ``frm``: 0 rne, 1 rtz, 2 rdn, 3 rup, 4 rna; the reserved codes 5-7 round
-as rne, docs/numerics.md), and the flag order (RISC-V ``fflags``).
+as rne, docs/numerics.md), the saturation modes, when a result is tiny (before or after
+rounding) and the flag order (RISC-V ``fflags``).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["Rounding", "Saturation", "Flag", "FLAG_ORDER", "FLAGS_WIDTH", "UnitOptions",
-           "OptionError",
+__all__ = ["Rounding", "Saturation", "Tininess", "TININESS_MEANING", "Flag", "FLAG_ORDER",
+           "FLAGS_WIDTH", "UnitOptions", "OptionError",
            "DEFAULT_SR_BITS", "RM_CODES", "RM_WIDTH", "RM_MAX", "rm_name", "RM_MEANING",
            "FLAGS_MEANING"]
 
@@ -109,6 +110,29 @@ class Saturation(enum.Enum):
                                  "says, +-max finite where there is none"}[self]
 
 
+class Tininess(enum.Enum):
+    """When a result is tiny (IEEE 754-2019 7.5 lets an implementation choose; docs/numerics.md
+    5). Underflow is raised for a tiny and inexact result either way."""
+    AFTER = "after"    # rounded to M+1 bits, exponent unbounded, below 2^emin (RISC-V, x86)
+    BEFORE = "before"  # the exact result is nonzero and below 2^emin (Arm)
+
+    @classmethod
+    def parse(cls, value: "str | Tininess") -> "Tininess":
+        return _parse(cls, value, "tininess")
+
+    @classmethod
+    def default_for(cls, rounding: Rounding) -> "Tininess":
+        """After rounding, but before under stochastic rounding: the random increment makes
+        "rounded with an unbounded exponent" a draw of its own, so only the exact value is
+        judged."""
+        return cls.BEFORE if rounding.stochastic else cls.AFTER
+
+
+# What a header says of the non-default rule (the default, after rounding, goes unsaid).
+TININESS_MEANING = ("underflow when the exact result is nonzero, below 2^emin and inexact; "
+                    "results without subnormals flush by the same test")
+
+
 # The rm input of dynamic rounding: RISC-V frm codes. Codes above RM_MAX are reserved and round
 # as rne.
 RM_CODES = {Rounding.RNE: 0, Rounding.RTZ: 1, Rounding.RDN: 2, Rounding.RUP: 3, Rounding.RNA: 4}
@@ -134,7 +158,7 @@ IEEE_MODES = (Rounding.RNE, Rounding.RTZ, Rounding.RDN, Rounding.RUP, Rounding.R
 class Flag(enum.IntFlag):
     """Exception flags in RISC-V fflags bit order: flags[4:0] = {NV, DZ, OF, UF, NX}."""
     NX = 1 << 0   # inexact
-    UF = 1 << 1   # underflow (tininess after rounding, and inexact)
+    UF = 1 << 1   # underflow (tiny, by the options' Tininess, and inexact)
     OF = 1 << 2   # overflow
     DZ = 1 << 3   # divide by zero: never raised by these units
     NV = 1 << 4   # invalid operation
@@ -159,10 +183,20 @@ class UnitOptions:
     # A P3109 saturation mode, or None: the format's own convention (docs/numerics.md 4), which
     # ``saturate`` switches to the OCP/ONNX saturating table.
     saturation: Saturation | None = None
+    # When results are tiny; None: the rounding's default (Tininess.default_for), which stochastic
+    # rounding is the only one to allow.
+    tininess: Tininess | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "rounding", Rounding.parse(self.rounding))
+        rounding = Rounding.parse(self.rounding)
+        object.__setattr__(self, "rounding", rounding)
         object.__setattr__(self, "saturation", Saturation.parse(self.saturation))
+        default = Tininess.default_for(rounding)
+        tininess = default if self.tininess is None else Tininess.parse(self.tininess)
+        if tininess is not default and rounding.stochastic:
+            raise OptionError(f"--rounding {rounding.value} detects tininess before rounding; "
+                              f"--tininess {tininess.value} does not apply")
+        object.__setattr__(self, "tininess", tininess)
         if not isinstance(self.saturate, bool):
             raise OptionError(f"saturate must be a bool, not {self.saturate!r}")
         if self.saturate and self.saturation is not None:
@@ -170,6 +204,23 @@ class UnitOptions:
                               "exception); give one of them, not both")
         if not isinstance(self.sr_bits, int) or not 1 <= self.sr_bits <= 32:
             raise OptionError(f"sr_bits must be an integer 1..32, not {self.sr_bits!r}")
+
+    @property
+    def tininess_is_default(self) -> bool:
+        """Whether names, headers and option lists may leave tininess out."""
+        return self.tininess is Tininess.default_for(self.rounding)
+
+    # How a spec records tininess, only when it is not the default (so that every other spec's
+    # name, header, sidecar and option list stay as they were).
+    def tininess_option(self) -> dict:
+        return {} if self.tininess_is_default else {"tininess": self.tininess.value}
+
+    def tininess_name_parts(self) -> list[str]:
+        return [] if self.tininess_is_default else [f"tiny{self.tininess.value}"]
+
+    def tininess_lines(self) -> list[str]:
+        return [] if self.tininess_is_default else \
+            [f"tininess    {self.tininess.value} rounding ({TININESS_MEANING})"]
 
     def saturation_for(self, fmt) -> Saturation | None:
         """The P3109 saturation mode a result in ``fmt`` follows, or None for the format's own
@@ -189,4 +240,6 @@ class UnitOptions:
             parts.append(f"saturation {self.saturation.value}")
         else:
             parts.append("saturating" if self.saturate else "non-saturating")
+        if not self.tininess_is_default:
+            parts.append(f"tininess {self.tininess.value} rounding")
         return ", ".join(parts)

@@ -55,7 +55,7 @@ class ScalarSpec(Spec):
     EXACT: ClassVar[Callable]
     OPTIONS: ClassVar[tuple[str, ...]] = ("format", "in_format", "a_format", "b_format",
                                           "rounding", "sr_bits", "saturate", "saturation",
-                                          "subnormals",
+                                          "subnormals", "tininess",
                                           "stages", "cuts")
     PARAMETERS_KEY: ClassVar[str] = "options"
     HEADER_WIDTH_COLUMN: ClassVar[int] = 3
@@ -91,7 +91,7 @@ class ScalarSpec(Spec):
     @classmethod
     def from_options(cls, *, format=None, in_format=None, a_format=None, b_format=None,
                      c_format=None, rounding="rne", sr_bits=None, saturate=False,
-                     saturation=None, subnormals=True, stages=None,
+                     saturation=None, subnormals=True, tininess=None, stages=None,
                      cuts=None) -> "ScalarSpec":
         """``format`` is the output format and the operand format unless ``in_format`` (or
         per-operand formats) say otherwise."""
@@ -105,7 +105,8 @@ class ScalarSpec(Spec):
             raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
                               f"stochastic; it does not apply to --rounding {rounding.value}")
         opts = UnitOptions(rounding=rounding, saturate=saturate, saturation=saturation,
-                           sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits)
+                           sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits,
+                           tininess=tininess)
         return cls(out, fmts, opts, subnormals=subnormals,
                    pipeline=cls.pipeline_from_options(stages, cuts))
 
@@ -129,7 +130,7 @@ class ScalarSpec(Spec):
             v["saturation"] = self.options.saturation.value
         if not self.subnormals:
             v["subnormals"] = False
-        return v | self.pipeline_options()
+        return v | self.options.tininess_option() | self.pipeline_options()
 
     # ----- derived -----------------------------------------------------------------------------
     @property
@@ -165,7 +166,7 @@ class ScalarSpec(Spec):
         if self.options.saturation is not None:
             parts.append({"finite": "satfin", "propagate": "satprop",
                           "none": "satnone"}[self.options.saturation.value])
-        return "_".join(parts + self.pipeline.name_parts())
+        return "_".join(parts + self.options.tininess_name_parts() + self.pipeline.name_parts())
 
     def describe(self) -> str:
         ins = ", ".join(f"{p}: {f.name}" for p, f in zip(self.operands, self.in_fmts))
@@ -198,6 +199,7 @@ class ScalarSpec(Spec):
                 "sr_bits": opts.sr_bits if self.has_rbits else None,
                 "saturate": opts.saturate, "subnormals": self.subnormals} | \
             ({"saturation": opts.saturation.value} if opts.saturation else {}) | \
+            opts.tininess_option() | \
             self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
@@ -214,7 +216,7 @@ class ScalarSpec(Spec):
         lines.append("subnormals  " + ("kept" if self.subnormals else
                                        "flushed (subnormal inputs read as zero, tiny results "
                                        "become zero)"))
-        return lines + self.pipeline_lines()
+        return lines + opts.tininess_lines() + self.pipeline_lines()
 
 
 @dataclass(frozen=True)

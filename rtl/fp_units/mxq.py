@@ -277,7 +277,7 @@ class MxQuantizer(Unit):
         m.submodules.dec_scale = sc
         m.d.comb += sc.code.eq(code)
         opts = UnitOptions(rounding=spec.rounding, saturation=Saturation.FINITE,
-                           sr_bits=spec.sr_bits)
+                           sr_bits=spec.sr_bits, tininess=spec.tininess)
         codes, flags = [], []
         for i in range(k):
             dec = Decode(F32)

@@ -20,14 +20,16 @@ How it works, in hardware terms:
    amount comes from the exponent and the top bit (at or below the floor: one bit, then -t bits,
    both read off t - 1 without an adder).
 2. *Window.* The top M+1 bits are kept, G more bits below them are kept exactly (G = the random
-   bits of stochastic rounding, else 2: the round bit and one more for tininess after rounding),
+   bits of stochastic rounding, else 2: the round bit and one more for tininess after rounding,
+   or 1 with tininess before rounding),
    and everything further down ORs into ``sticky``.
 3. *Encode and increment.* ``code = exp_field << M | fraction`` (exp_field already includes the
    hidden bit, so normal and subnormal results share the formula), plus an increment of 0 or 1
    whose carry walks into the exponent field by itself.
 4. *Classify.* Overflow is "round first, then compare the code with the largest finite code";
    tininess is after rounding (the code of the value rounded to M+1 bits with an unbounded
-   exponent is below the smallest normal), or before rounding under stochastic rounding.
+   exponent is below the smallest normal), or before rounding (the window's hidden bit is 0)
+   when the options say so, always under stochastic rounding.
 
 Static knowledge of the raw exponent's range (``exp_range``, ``lz_max``) lets the rounder drop
 what cannot happen: no LZC for a normalized significand, no right shifter when no value can lie
@@ -40,7 +42,7 @@ from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, unsigned
 from amaranth.utils import bits_for
 
 from ..formats import FloatFormat, Specials
-from ..options import FLAGS_WIDTH, Rounding, Saturation, UnitOptions
+from ..options import FLAGS_WIDTH, Rounding, Saturation, Tininess, UnitOptions
 from .common import Mode, Raw, lzc, register, signed_for
 
 __all__ = ["Rounder"]
@@ -61,13 +63,16 @@ class Rounder(Elaboratable):
         self.y = Signal(fmt.width, name="y")
         self.flags = Signal(FLAGS_WIDTH, name="flags")
         self.stochastic = options.rounding.stochastic
-        self.guard = options.rounding.exact_bits(options.sr_bits) or 2
+        self.before = options.tininess is Tininess.BEFORE
+        # Tininess after rounding reads one bit more than the round bit (step 2).
+        self.guard = options.rounding.exact_bits(options.sr_bits) or (1 if self.before else 2)
 
     @property
     def name(self) -> str:
         return f"round_{self.fmt.ident}_{self.options.rounding.value}" + \
             ("_sat" if self.options.saturate else "") + \
-            (f"_sat{self.options.saturation.value}" if self.options.saturation else "")
+            (f"_sat{self.options.saturation.value}" if self.options.saturation else "") + \
+            "".join(f"_{p}" for p in self.options.tininess_name_parts())
 
     def elaborate(self, platform):
         m = Module()
@@ -245,7 +250,7 @@ class Rounder(Elaboratable):
         tiny = Const(0, 1)
         if can_tiny:
             tiny = Signal(name="tiny")
-            if clamp and self.stochastic:
+            if clamp and self.before:
                 m.d.comb += tiny.eq(~hidden)
             elif clamp:
                 # Tiny unless rounding to M+1 bits, exponent unbounded, reaches 2^emin: only a
@@ -256,7 +261,7 @@ class Rounder(Elaboratable):
                 reaches = (kept_u == (1 << (M + 1)) - 1) & \
                     mode.increment(sign, Const(int(M > 0), 1), rnd_u, below_u)
                 m.d.comb += tiny.eq(~hidden & ~reaches)
-            elif self.stochastic:
+            elif self.before:
                 m.d.comb += tiny.eq(exp_field < emin + bias)     # E < emin
             else:
                 m.d.comb += tiny.eq(code < fmt.min_normal_code)

@@ -65,8 +65,9 @@ def _sf_obj(code, name):
     return t.from_bytes(int(code).to_bytes(CATALOG[name].width // 8, "big"))
 
 
-def softfloat_apply(op, *operands, fmts, rounding="rne"):
-    """SoftFloat with tininess after rounding; softfloat's flag bits are RISC-V's order."""
+def softfloat_apply(op, *operands, fmts, rounding="rne", tininess="after"):
+    """SoftFloat with tininess after rounding (or ``before``); softfloat's flag bits are
+    RISC-V's order."""
     names = [resolve(f).name for f in fmts]
     if op == "convert":
         fn = getattr(sf, f"{_SF_PREFIX[names[0]]}_to_{_SF_PREFIX[names[1]]}")
@@ -74,7 +75,8 @@ def softfloat_apply(op, *operands, fmts, rounding="rne"):
         assert len(set(names)) == 1, "softfloat ops take one format"
         fn = getattr(sf, f"{_SF_PREFIX[names[0]]}_{ {'fma': 'mul_add'}.get(op, op)}")
     sf.set_rounding_mode(SF_MODES[rounding])
-    sf.set_tininess_mode(sf.TininessMode.AFTER_ROUNDING)
+    sf.set_tininess_mode({"after": sf.TininessMode.AFTER_ROUNDING,
+                          "before": sf.TininessMode.BEFORE_ROUNDING}[tininess])
     arrays = [np.asarray(o).ravel() for o in operands]
     codes = np.empty(arrays[0].size, np.int64)
     flags = np.empty(arrays[0].size, np.int64)

@@ -283,3 +283,44 @@ def test_a_flags_mask_ignores_only_the_flags_a_module_lacks():
                                                                   np.uint32)}
     assert compare(want, got).tolist() == [False, True, True]
     assert comparison("exact", outputs)(want, got).tolist() == [True, True, True]
+
+
+# ----- parameter overrides on Verilator ----------------------------------------------------------
+
+# An enum parameter set by number (FPnew's FpFormat=3); an elaboration-time $error reports a
+# value other than the one expected.
+PARAM_SV = """
+package pk; typedef enum logic [2:0] {A, B, C, D} e_t; endpackage
+module pm #(parameter pk::e_t E = pk::A, parameter int WANT_E = 0) (
+  input logic [7:0] a, b, input logic [2:0] rm, output logic [7:0] y, output logic [4:0] flags);
+  if (E != WANT_E) begin : g_e $error("E is %0d", E); end
+  assign y = a ^ b;
+  assign flags = 5'(rm);
+endmodule
+"""
+PM_PORTS = {n: PortInfo(d, w, ((w - 1, 0),)) for n, d, w in
+            [("a", "input", 8), ("b", "input", 8), ("rm", "input", 3), ("y", "output", 8),
+             ("flags", "output", 5)]}
+
+
+def elaborate_with(tmp_path, params, args):
+    from fpforge.sim.engines.native import VERILATOR_ARGS
+    bound = Binding.parse().resolve(DATA, PM_PORTS, "pm", unit=SPEC.default_name)
+    (tmp_path / "pm.sv").write_text(PARAM_SV)
+    (tmp_path / "bind.v").write_text(wrapper_verilog(bound, params))
+    exe, env = toolchain.verilator()
+    flags = [a for a in VERILATOR_ARGS if a.startswith("-W")] if args is None else args
+    proc = subprocess.run([exe, "--lint-only", *flags, "--top-module", "fpforge_bind_pm",
+                           "pm.sv", "bind.v"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True)
+    return proc.returncode, proc.stderr
+
+
+def test_an_enum_parameter_is_set_by_its_number_on_verilator(tmp_path):
+    rc, err = elaborate_with(tmp_path, (("E", "3"), ("WANT_E", "3")), None)
+    assert rc == 0 and "%Error" not in err and "USERERROR" not in err, err
+    rc, err = elaborate_with(tmp_path, (("E", "2"), ("WANT_E", "3")), None)  # can fail
+    assert "E is 2" in err, err
+    rc, err = elaborate_with(tmp_path, (("E", "3"),), ["-Wno-fatal"])  # what the flag waives
+    assert rc != 0 and "ENUMVALUE" in err, err
+

@@ -324,3 +324,42 @@ def test_an_enum_parameter_is_set_by_its_number_on_verilator(tmp_path):
     rc, err = elaborate_with(tmp_path, (("E", "3"),), ["-Wno-fatal"])  # what the flag waives
     assert rc != 0 and "ENUMVALUE" in err, err
 
+
+
+# A '1-default parameter set to 1 (FPnew's FpFmtConfig=1): Verilator keeps '1 when the override
+# is written as 1 and no other override differs from its default.
+ONES_SV = """
+typedef logic [0:4] fl_t;
+module ones #(parameter logic [4:0] P = '1, parameter fl_t F = '1, parameter int S = '1,
+              parameter int N = 2) (
+  input logic [7:0] a, b, input logic [2:0] rm, output logic [7:0] y, output logic [4:0] flags);
+  if (P != 1) begin : g_p $error("P is %0d", P); end
+  if (F != 1) begin : g_f $error("F is %0d", F); end
+  if (S != 1) begin : g_s $error("S is %0d", S); end
+  assign y = a ^ b;
+  assign flags = 5'(rm);
+endmodule
+"""
+
+
+def test_a_1_default_parameter_set_to_1_is_1_on_verilator(tmp_path):
+    from fpforge.sim.design import Design
+    from fpforge.sim.frontend import Sources, instance_params
+    from fpforge.sim.engines.native import VERILATOR_ARGS
+    (tmp_path / "ones.sv").write_text(ONES_SV)
+    sources = Sources.from_args([str(tmp_path / "ones.sv")],
+                                params=["P=1", "F=1", "S=1", "N=2"])
+    assert instance_params(sources, "ones") == (("P", "6'd33"), ("F", "6'd33"),
+                                                ("S", "33'd4294967297"), ("N", "2"))
+    design = Design.from_files(SPEC, sources, top="ones")
+    (tmp_path / "bind.v").write_text(design.text)
+    plain = design.text.replace("6'd33", "1").replace("33'd4294967297", "1")
+    (tmp_path / "plain.v").write_text(plain)
+    exe, env = toolchain.verilator()
+    flags = [a for a in VERILATOR_ARGS if a.startswith("-W")]
+    for wrapper, wrong in (("bind.v", ""), ("plain.v", "P is 31")):   # the check can fail
+        proc = subprocess.run([exe, "--lint-only", *flags, "--top-module", design.top,
+                               "ones.sv", wrapper], cwd=tmp_path, env=env, capture_output=True,
+                              text=True)
+        assert proc.returncode == 0 and ("USERERROR" in proc.stderr) == bool(wrong), proc.stderr
+        assert wrong in proc.stderr

@@ -173,11 +173,12 @@ class Verilator(cocotb_runner.Verilator):
         return cmds
 
 
-# Verilator's run-time library (verilated*.o) and cocotb's main (verilator.o) compile to the same
-# objects for every design built with the same flags, and were 27 of the 32 s of building an
-# 8-bit fma bench (measured; the design's own code is 5 s). They are compiled once per flag set
-# and compiler, kept here, and copied into each new build directory, where make finds them up
-# to date.
+# Verilator's run-time library (verilated*.o) compiles to the same objects for every design
+# built with the same flags, and was most of the 32 s of building an 8-bit fma bench (measured;
+# the design's own code is 5 s). It is compiled once per flag set and compiler, kept here, and
+# copied into each new build directory, where make finds it up to date. Not cocotb's main
+# (verilator.o): it includes the design's Vtop.h, and another design's copy constructs a model
+# of another layout (heap corruption: "double free or corruption" at exit).
 def _runtime_cache(waves: bool) -> Path:
     cxx = shutil.which(os.environ.get("CXX", "c++")) or "c++"
     compiler = [str(Path(cxx).resolve()), Path(cxx).resolve().stat().st_mtime_ns] \
@@ -188,8 +189,17 @@ def _runtime_cache(waves: bool) -> Path:
 
 
 def _runtime_files(directory: Path) -> list[Path]:
-    objs = [p for p in directory.glob("*.o") if not p.name.startswith("Vtop")]
-    return objs + [p.with_suffix(".d") for p in objs if p.with_suffix(".d").exists()]
+    """The objects of ``directory`` that no file of a build directory goes into: each has a
+    dependency file, and every dependency in it is an absolute path (the design's headers are
+    named relative to the build directory)."""
+    objs = [p for p in directory.glob("*.o")
+            if p.with_suffix(".d").exists() and not _design_dependent(p.with_suffix(".d"))]
+    return objs + [p.with_suffix(".d") for p in objs]
+
+
+def _design_dependent(depfile: Path) -> bool:
+    deps = depfile.read_text().replace("\\\n", " ").split()[1:]     # after "name.o:"
+    return any(not d.startswith("/") for d in deps if d != "\\")
 
 
 def _seed_runtime(build_dir: Path, waves: bool) -> None:

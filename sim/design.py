@@ -119,7 +119,7 @@ class Design:
         every output that exists too, at least one output. What is simulated is the wrapper
         ``fpforge_bind_<top>`` (its data ports named as the spec's) around the module,
         instantiated with the sources' parameter overrides."""
-        from .frontend import Sources, read_ports
+        from .frontend import Sources, instance_params, read_ports
         sources = Sources.of(sources)
         binding = binding or Binding()
         if port_map:
@@ -150,7 +150,7 @@ class Design:
         data = _data_ports(spec)
         bound = binding.resolve(data, have, top, control=tuple(control), unit=spec.default_name)
         return cls(spec=spec, top=wrapper_name(top), ports=data, sources=sources,
-                   text=wrapper_verilog(bound, sources.params), absent=bound.absent,
+                   text=wrapper_verilog(bound, instance_params(sources, top)), absent=bound.absent,
                    latency=latency, clock=clock, reset=reset, reset_low=reset_low,
                    valid_in=valid_in, valid_out=valid_out, ready_in=ready_in,
                    ready_out=ready_out, label=top, nan=nan,

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .errors import DesignError
 
-__all__ = ["PortInfo", "Sources", "read_ports", "files_read"]
+__all__ = ["PortInfo", "Sources", "read_ports", "instance_params", "files_read"]
 
 
 @dataclass(frozen=True)
@@ -289,6 +289,38 @@ def read_ports(sources: Sources, top: str) -> dict[str, PortInfo]:
         raise DesignError(error)
     return {p.name: _port_info(p) for p in body.portList if _bindable(p)}
 
+
+
+def instance_params(sources: Sources, top: str) -> tuple[tuple[str, str], ...]:
+    """``sources.params`` as a wrapper's instance of ``top`` writes them (after read_ports).
+
+    A Verilator defect: it takes an instance's overrides for no change when each equals its
+    parameter's default by its reckoning, which counts a default ``'1`` equal to 1, so
+    ``P = '1`` set to 1 keeps ``'1`` (FPnew's ``FpFmtConfig=1``: all five formats). Such a 1 is
+    written as 2^W + 1 in W + 1 bits (W: the parameter's width), which differs from ``'1`` and
+    truncates to 1 in the parameter's type; an untyped parameter takes the value as it is."""
+    if not sources.params:
+        return ()
+    import pyslang
+    from pyslang import syntax
+    comp, _ = _parse(sources, top)
+    body = next(i.body for i in comp.getRoot().topInstances if i.name == top)
+    by_name = {p.name: p for p in body.parameters if not p.isLocalParam}
+    out = []
+    for name, value in sources.params:
+        p = by_name[name]
+        decl = p.syntax
+        default = decl.initializer.expr if decl.initializer else None
+        typed = decl.parent.type.kind != syntax.SyntaxKind.ImplicitType or \
+            len(decl.parent.type.dimensions) > 0
+        width = p.type.bitWidth
+        value_is_1 = isinstance(p.value.value, pyslang.SVInt) and not p.value.hasUnknown() \
+            and int(p.value.value) == 1
+        if default is not None and str(default).strip() == "'1" and typed and width > 1 \
+                and value_is_1:
+            value = f"{width + 1}'d{(1 << width) + 1}"
+        out.append((name, value))
+    return tuple(out)
 
 def _bindable(port) -> bool:
     """A port of packed bits; interface ports and unpacked arrays are not one vector a bench can

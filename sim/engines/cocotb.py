@@ -139,8 +139,10 @@ OPT_FLAGS = ["OPT_FAST=-O2", "OPT_SLOW=-O0", "OPT_GLOBAL=-O0"]
 # Verilator: Amaranth's Verilog trips width and unused-signal lints that do not matter here, and
 # a user's design is built whatever Verilator's lint thinks of its style (-Wno-fatal: warnings
 # are printed to the build log, not fatal). --timing: the harness generates its clock with a
-# delay.
-VERILATOR_ARGS = ["--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-O3",
+# delay. -Wno-ENUMVALUE: the wrapper overrides an enum parameter with the number --param gives
+# (FPnew's FpFormat=3), which Verilator refuses without it.
+VERILATOR_ARGS = ["--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN",
+                  "-Wno-ENUMVALUE", "-O3",
                   "--x-assign", "fast", "--x-initial", "fast"]
 # Icarus: Verilog-2005, not the runner's -g2012. Yosys's Verilog starts every ``always @*``
 # block at time 0 through a trigger register declared with an initializer (``reg trig = 0;``);
@@ -171,11 +173,12 @@ class Verilator(cocotb_runner.Verilator):
         return cmds
 
 
-# Verilator's run-time library (verilated*.o) and cocotb's main (verilator.o) compile to the same
-# objects for every design built with the same flags, and were 27 of the 32 s of building an
-# 8-bit fma bench (measured; the design's own code is 5 s). They are compiled once per flag set
-# and compiler, kept here, and copied into each new build directory, where make finds them up
-# to date.
+# Verilator's run-time library (verilated*.o) compiles to the same objects for every design
+# built with the same flags, and was most of the 32 s of building an 8-bit fma bench (measured;
+# the design's own code is 5 s). It is compiled once per flag set and compiler, kept here, and
+# copied into each new build directory, where make finds it up to date. Not cocotb's main
+# (verilator.o): it includes the design's Vtop.h, and another design's copy constructs a model
+# of another layout (heap corruption: "double free or corruption" at exit).
 def _runtime_cache(waves: bool) -> Path:
     cxx = shutil.which(os.environ.get("CXX", "c++")) or "c++"
     compiler = [str(Path(cxx).resolve()), Path(cxx).resolve().stat().st_mtime_ns] \
@@ -186,8 +189,17 @@ def _runtime_cache(waves: bool) -> Path:
 
 
 def _runtime_files(directory: Path) -> list[Path]:
-    objs = [p for p in directory.glob("*.o") if not p.name.startswith("Vtop")]
-    return objs + [p.with_suffix(".d") for p in objs if p.with_suffix(".d").exists()]
+    """The objects of ``directory`` that no file of a build directory goes into: each has a
+    dependency file, and every dependency in it is an absolute path (the design's headers are
+    named relative to the build directory)."""
+    objs = [p for p in directory.glob("*.o")
+            if p.with_suffix(".d").exists() and not _design_dependent(p.with_suffix(".d"))]
+    return objs + [p.with_suffix(".d") for p in objs]
+
+
+def _design_dependent(depfile: Path) -> bool:
+    deps = depfile.read_text().replace("\\\n", " ").split()[1:]     # after "name.o:"
+    return any(not d.startswith("/") for d in deps if d != "\\")
 
 
 def _seed_runtime(build_dir: Path, waves: bool) -> None:

@@ -130,9 +130,10 @@ class NativeTop:
 
 
 # -Wno-fatal: a user's design is built whatever Verilator's lint thinks of its style (its
-# warnings are the user's business; what counts here is what it computes).
+# warnings are the user's business; what counts here is what it computes). -Wno-ENUMVALUE: an
+# enum parameter overridden with the number --param gives (as the cocotb engine's).
 VERILATOR_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint",
-                  "-Wno-style", "-Wno-MULTIDRIVEN"]
+                  "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-ENUMVALUE"]
 
 
 class NativeSession(Session):

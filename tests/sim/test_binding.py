@@ -283,3 +283,83 @@ def test_a_flags_mask_ignores_only_the_flags_a_module_lacks():
                                                                   np.uint32)}
     assert compare(want, got).tolist() == [False, True, True]
     assert comparison("exact", outputs)(want, got).tolist() == [True, True, True]
+
+
+# ----- parameter overrides on Verilator ----------------------------------------------------------
+
+# An enum parameter set by number (FPnew's FpFormat=3); an elaboration-time $error reports a
+# value other than the one expected.
+PARAM_SV = """
+package pk; typedef enum logic [2:0] {A, B, C, D} e_t; endpackage
+module pm #(parameter pk::e_t E = pk::A, parameter int WANT_E = 0) (
+  input logic [7:0] a, b, input logic [2:0] rm, output logic [7:0] y, output logic [4:0] flags);
+  if (E != WANT_E) begin : g_e $error("E is %0d", E); end
+  assign y = a ^ b;
+  assign flags = 5'(rm);
+endmodule
+"""
+PM_PORTS = {n: PortInfo(d, w, ((w - 1, 0),)) for n, d, w in
+            [("a", "input", 8), ("b", "input", 8), ("rm", "input", 3), ("y", "output", 8),
+             ("flags", "output", 5)]}
+
+
+def elaborate_with(tmp_path, params, args):
+    from fpforge.sim.engines.native import VERILATOR_ARGS
+    bound = Binding.parse().resolve(DATA, PM_PORTS, "pm", unit=SPEC.default_name)
+    (tmp_path / "pm.sv").write_text(PARAM_SV)
+    (tmp_path / "bind.v").write_text(wrapper_verilog(bound, params))
+    exe, env = toolchain.verilator()
+    flags = [a for a in VERILATOR_ARGS if a.startswith("-W")] if args is None else args
+    proc = subprocess.run([exe, "--lint-only", *flags, "--top-module", "fpforge_bind_pm",
+                           "pm.sv", "bind.v"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True)
+    return proc.returncode, proc.stderr
+
+
+def test_an_enum_parameter_is_set_by_its_number_on_verilator(tmp_path):
+    rc, err = elaborate_with(tmp_path, (("E", "3"), ("WANT_E", "3")), None)
+    assert rc == 0 and "%Error" not in err and "USERERROR" not in err, err
+    rc, err = elaborate_with(tmp_path, (("E", "2"), ("WANT_E", "3")), None)  # can fail
+    assert "E is 2" in err, err
+    rc, err = elaborate_with(tmp_path, (("E", "3"),), ["-Wno-fatal"])  # what the flag waives
+    assert rc != 0 and "ENUMVALUE" in err, err
+
+
+
+# A '1-default parameter set to 1 (FPnew's FpFmtConfig=1): Verilator keeps '1 when the override
+# is written as 1 and no other override differs from its default.
+ONES_SV = """
+typedef logic [0:4] fl_t;
+module ones #(parameter logic [4:0] P = '1, parameter fl_t F = '1, parameter int S = '1,
+              parameter int N = 2) (
+  input logic [7:0] a, b, input logic [2:0] rm, output logic [7:0] y, output logic [4:0] flags);
+  if (P != 1) begin : g_p $error("P is %0d", P); end
+  if (F != 1) begin : g_f $error("F is %0d", F); end
+  if (S != 1) begin : g_s $error("S is %0d", S); end
+  assign y = a ^ b;
+  assign flags = 5'(rm);
+endmodule
+"""
+
+
+def test_a_1_default_parameter_set_to_1_is_1_on_verilator(tmp_path):
+    from fpforge.sim.design import Design
+    from fpforge.sim.frontend import Sources, instance_params
+    from fpforge.sim.engines.native import VERILATOR_ARGS
+    (tmp_path / "ones.sv").write_text(ONES_SV)
+    sources = Sources.from_args([str(tmp_path / "ones.sv")],
+                                params=["P=1", "F=1", "S=1", "N=2"])
+    assert instance_params(sources, "ones") == (("P", "6'd33"), ("F", "6'd33"),
+                                                ("S", "33'd4294967297"), ("N", "2"))
+    design = Design.from_files(SPEC, sources, top="ones")
+    (tmp_path / "bind.v").write_text(design.text)
+    plain = design.text.replace("6'd33", "1").replace("33'd4294967297", "1")
+    (tmp_path / "plain.v").write_text(plain)
+    exe, env = toolchain.verilator()
+    flags = [a for a in VERILATOR_ARGS if a.startswith("-W")]
+    for wrapper, wrong in (("bind.v", ""), ("plain.v", "P is 31")):   # the check can fail
+        proc = subprocess.run([exe, "--lint-only", *flags, "--top-module", design.top,
+                               "ones.sv", wrapper], cwd=tmp_path, env=env, capture_output=True,
+                              text=True)
+        assert proc.returncode == 0 and ("USERERROR" in proc.stderr) == bool(wrong), proc.stderr
+        assert wrong in proc.stderr

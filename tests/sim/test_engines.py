@@ -141,3 +141,22 @@ def test_native_engine_matches_the_golden_model_and_catches_a_fault():
     bad = native.verify(faulty_design(make_spec("mul", format="fp8e4m3"), "rtz-instead"),
                         Plan([["exhaustive", {"stop": 4096}]], batch=1 << 12))
     assert bad["mismatches"] > 0 and "rounding=rne" in bad["first_mismatches"][0]
+
+
+def test_the_shared_verilator_runtime_leaves_out_what_includes_the_design(tmp_path):
+    """cocotb's main (verilator.o) includes the design's Vtop.h: a copy built for another design
+    constructs a model of another layout, so the run-time cache keeps only objects whose every
+    dependency lies outside the build directory."""
+    pytest.importorskip("cocotb_tools")
+    from fpforge.sim.engines.cocotb import _runtime_files
+    inc = "/opt/verilator/include"
+    deps = {"verilated": f"{inc}/verilated.cpp \\\n {inc}/verilated.h",
+            "verilated_vpi": f"{inc}/verilated_vpi.cpp {inc}/verilated.h",
+            "verilator": f"/opt/cocotb/verilator.cpp \\\n Vtop.h \\\n {inc}/verilated.h",
+            "Vtop__ALL": "Vtop__ALL.cpp Vtop.h"}
+    for name, text in deps.items():
+        (tmp_path / f"{name}.o").write_bytes(b"")
+        (tmp_path / f"{name}.d").write_text(f"{name}.o: \\\n {text}\n")
+    (tmp_path / "nodeps.o").write_bytes(b"")            # no dependency file: not known safe
+    assert sorted(p.name for p in _runtime_files(tmp_path)) == \
+        ["verilated.d", "verilated.o", "verilated_vpi.d", "verilated_vpi.o"]

@@ -43,7 +43,7 @@ from .base import BUILD_ROOT, SIMULATORS, check_inputs, systemverilog_only
 from .harness import Harness
 
 __all__ = ["CocotbEngine", "BenchConfig", "BenchResult", "simulator", "geometry", "ENV_VAR",
-           "VERILATED_MK_FIXES"]
+           "VERILATED_MK_FIXES", "runtime_files"]
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV_VAR = "FPFORGE_BENCH"
@@ -167,7 +167,7 @@ class Verilator(cocotb_runner.Verilator):
         cmds[-1] = cmds[-1] + [f"{k}={v}" for k, v in VERILATED_MK_FIXES.items()] + OPT_FLAGS
         # The run-time objects seeded from the cache (below) must look newer than the Vtop.mk
         # that verilating (cmds[0]) rewrites, or make compiles them again.
-        seeded = [str(p) for p in _runtime_files(Path(self.build_dir)) if p.suffix == ".o"]
+        seeded = [str(p) for p in runtime_files(Path(self.build_dir)) if p.suffix == ".o"]
         if seeded:
             cmds.insert(1, ["touch", "-c", *seeded])
         return cmds
@@ -188,7 +188,7 @@ def _runtime_cache(waves: bool) -> Path:
     return BUILD_ROOT / "verilator" / "_runtime" / hashlib.sha1(key.encode()).hexdigest()[:10]
 
 
-def _runtime_files(directory: Path) -> list[Path]:
+def runtime_files(directory: Path) -> list[Path]:
     """The objects of ``directory`` that no file of a build directory goes into: each has a
     dependency file, and every dependency in it is an absolute path (the design's headers are
     named relative to the build directory)."""
@@ -205,14 +205,14 @@ def _design_dependent(depfile: Path) -> bool:
 def _seed_runtime(build_dir: Path, waves: bool) -> None:
     cache = _runtime_cache(waves)
     if cache.is_dir():
-        for f in _runtime_files(cache):
+        for f in runtime_files(cache):
             if not (build_dir / f.name).exists():
                 shutil.copy2(f, build_dir / f.name)     # keeps the mtime: newer than its sources
 
 
 def _store_runtime(build_dir: Path, waves: bool) -> None:
     cache = _runtime_cache(waves)
-    files = _runtime_files(build_dir)
+    files = runtime_files(build_dir)
     if cache.is_dir() or not files:
         return
     # Built beside the cache and renamed into place: pytest workers may race to store it.

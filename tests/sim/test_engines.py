@@ -148,7 +148,7 @@ def test_the_shared_verilator_runtime_leaves_out_what_includes_the_design(tmp_pa
     constructs a model of another layout, so the run-time cache keeps only objects whose every
     dependency lies outside the build directory."""
     pytest.importorskip("cocotb_tools")
-    from fpforge.sim.engines.cocotb import _runtime_files
+    from fpforge.sim.engines.cocotb import runtime_files
     inc = "/opt/verilator/include"
     deps = {"verilated": f"{inc}/verilated.cpp \\\n {inc}/verilated.h",
             "verilated_vpi": f"{inc}/verilated_vpi.cpp {inc}/verilated.h",
@@ -158,5 +158,5 @@ def test_the_shared_verilator_runtime_leaves_out_what_includes_the_design(tmp_pa
         (tmp_path / f"{name}.o").write_bytes(b"")
         (tmp_path / f"{name}.d").write_text(f"{name}.o: \\\n {text}\n")
     (tmp_path / "nodeps.o").write_bytes(b"")            # no dependency file: not known safe
-    assert sorted(p.name for p in _runtime_files(tmp_path)) == \
+    assert sorted(p.name for p in runtime_files(tmp_path)) == \
         ["verilated.d", "verilated.o", "verilated_vpi.d", "verilated_vpi.o"]

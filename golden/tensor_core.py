@@ -43,7 +43,7 @@ from ._jax import jax, jnp, shr
 from .rounding import Mode, raw_from_float64, round_raw
 
 __all__ = ["FusedAccumulator", "DESCRIPTIONS", "FUSED_PRESETS", "fused_matmul",
-           "grouped_fused_matmul", "two_stage_matmul", "chained_steps", "exponents",
+           "grouped_fused_matmul", "two_stage_matmul", "two_stage_dtype", "chained_steps", "exponents",
            "float32_exactly", "step_dtype"]
 
 F32 = CATALOG["float32"]
@@ -261,15 +261,17 @@ def _truncated_c(c, shift, dtype):
     return jnp.where(field == 0xFF, as_float, finite)
 
 
-def _truncated_product_sum(a, b, shift):
+def _truncated_product_sum(a, b, shift, ints=None):
     """(k, M) and (k, N) element values, (M, N) int32 ``shift``: the sum over k of each product
-    times 2^shift, truncated toward zero, in the values' dtype (``step_dtype``: exact). One
-    (M, N) loop, as ``_largest_product_exponent``."""
+    times 2^shift, truncated toward zero, in the values' dtype (``step_dtype``: exact), or in
+    the integer dtype ``ints``, each term truncated by the conversion. One (M, N) loop, as
+    ``_largest_product_exponent``."""
     # a finite scale: the clamp acts only where every product is zero (step_dtype)
     scale = _pow2(jnp.minimum(shift, jnp.finfo(a.dtype).maxexp - 1), a.dtype)
-    total = jnp.trunc(a[0][:, None] * b[0][None, :] * scale)
+    term = (lambda p: jnp.trunc(p)) if ints is None else (lambda p: p.astype(ints))
+    total = term(a[0][:, None] * b[0][None, :] * scale)
     for i in range(1, a.shape[0]):
-        total = total + jnp.trunc(a[i][:, None] * b[i][None, :] * scale)
+        total = total + term(a[i][:, None] * b[i][None, :] * scale)
     return total
 
 
@@ -327,9 +329,32 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
     return jax.lax.bitcast_convert_type(c, jnp.float32)
 
 
+def two_stage_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat):
+    """The float dtype ``two_stage_matmul`` can take the element values in: float32 where its
+    first stage provably runs in float32 products and int32 sums (below), else float64 (the
+    (M, N, k) products in float64).
+
+    Each product has at most p_a + p_b <= 24 significant bits inside float32's normal range:
+    exact. Times 2^(F - E_h), E_h its half's largest exponent, it lies below 2^(F + 2), exact
+    or below 2^-126 < 1 (flushed or not, its truncation is 0); float32 -> int32 conversion
+    truncates toward zero, so each term is exact, and a half's k/2 terms sum in int32 below
+    (k/2) * 2^(F + 2) <= 2^31. No infinities: NaN elements make a NaN product whatever their
+    partner, so a NaN in a row of a or b is the whole half's NaN (an infinity's result depends
+    on the signs and zeros it meets). Nonzero products' exponents lie within F +- 126, so
+    clamping 2^(F - E_h) to float32's normal powers changes only halves of zeros."""
+    exact = ((acc.group // 2) << (acc.accum.frac_bits + 2) <= 1 << 31
+             and not (fmt_a.grid.has_inf or fmt_b.grid.has_inf)
+             and fmt_a.grid.man_bits + fmt_b.grid.man_bits + 2 <= 24
+             and fmt_a.lsb_min + fmt_b.lsb_min >= max(-126, acc.accum.frac_bits - 127)
+             and fmt_a.emax + fmt_b.emax + 2 <= min(128, acc.accum.frac_bits + 126))
+    return jnp.float32 if exact else jnp.float64
+
+
 def two_stage_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
     """AMD CDNA3's FP8 steps (MMA-Sim's gtr_fdpa), arguments as ``fused_matmul``'s (no scales
-    in the step). Per step of ``acc.group`` products and c:
+    in the step; element values in float64, or float32 where ``two_stage_dtype`` allows: the
+    first stage then runs per product in float32 and int32). Per step of ``acc.group``
+    products and c:
 
     1. the even-indexed and the odd-indexed products are each truncated toward zero to F
        fraction bits below their own largest exponent and summed (zeros never set it);
@@ -338,23 +363,13 @@ def two_stage_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
        products' sum is floored to F2 + 1 bits below 2^E and c to F bits (dropped below
        2^(E - F - 1)); their sum is floored to F2 fraction bits below its own leading bit
        (at least 2^-126's) and rounded to nearest even into float32."""
-    blocks, m, k = va.shape
-    n = vb.shape[1]
+    m, n = va.shape[1], vb.shape[1]
     F, F2 = acc.accum.frac_bits, acc.accum.frac_bits2
     one = lambda e: jnp.ldexp(jnp.ones(e.shape, jnp.float64), e)
-
-    def half(p, e):
-        """(sum of the truncated products in units of 2^(E - F), E); E = -999 for no nonzero."""
-        big = jnp.max(e, axis=-1)
-        return jnp.sum(jnp.trunc(p * one(F - big)[..., None]), axis=-1), big
+    halves = _two_stage_halves if va.dtype == jnp.float32 else _two_stage_halves_f64
 
     def step(c, block):
-        a, b, x, y = block
-        p = a[:, None, :] * b[None, :, :]                           # (M, N, k): exact
-        zero = (x[:, None, :] == E_ZERO) | (y[None, :, :] == E_ZERO)
-        e = jnp.where(zero, -999, x[:, None, :] + y[None, :, :])
-        s_even, e_even = half(p[..., ::2], e[..., ::2])
-        s_odd, e_odd = half(p[..., 1::2], e[..., 1::2])
+        (s_even, e_even), (s_odd, e_odd) = halves(*block, F)
         e_dot = jnp.maximum(e_even, e_odd)
         t = jnp.floor(s_even * one(e_even - e_dot)) + jnp.floor(s_odd * one(e_odd - e_dot))
         c64, e_c = float32_exactly(c)
@@ -371,6 +386,40 @@ def two_stage_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
     c, _ = jax.lax.scan(step, c0, (va, vb, xa, xb))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
+
+
+NO_PRODUCT = -999       # a half's exponent when none of its products is nonzero
+
+
+def _two_stage_halves_f64(a, b, x, y, F: int):
+    """Step 1 on the (M, N, k) products in float64: each half's (sum of its truncated products
+    in units of 2^(E_h - F), E_h), as float64 and int32 (M, N) arrays."""
+    one = lambda e: jnp.ldexp(jnp.ones(e.shape, jnp.float64), e)
+    p = a[:, None, :] * b[None, :, :]                               # (M, N, k): exact
+    zero = (x[:, None, :] == E_ZERO) | (y[None, :, :] == E_ZERO)
+    e = jnp.where(zero, NO_PRODUCT, x[:, None, :] + y[None, :, :])
+
+    def half(p, e):
+        big = jnp.max(e, axis=-1)
+        return jnp.sum(jnp.trunc(p * one(F - big)[..., None]), axis=-1), big
+    return half(p[..., ::2], e[..., ::2]), half(p[..., 1::2], e[..., 1::2])
+
+
+def _two_stage_halves(a, b, x, y, F: int):
+    """Step 1 as ``_two_stage_halves_f64`` gives it, from float32 values (``two_stage_dtype``):
+    one (M, N) loop per half over its products, float32 products truncated by the conversion
+    to int32 and summed in int32; a NaN element makes its row's or column's sums NaN."""
+    a, b = a.T, b.T                                     # (k, M), (k, N): each product a row
+    x, y = _below_any(x.T), _below_any(y.T)
+    nan = jnp.isnan(a).any(axis=0)[:, None] | jnp.isnan(b).any(axis=0)[None, :]
+    out = []
+    for h in (0, 1):
+        big = _largest_product_exponent(x[h::2], y[h::2]).astype(jnp.int32)
+        total = _truncated_product_sum(a[h::2], b[h::2], jnp.clip(F - big, -126, 127),
+                                       jnp.int32)
+        out.append((jnp.where(nan, jnp.nan, total.astype(jnp.float64)),
+                    jnp.where(big < -(1 << 12), NO_PRODUCT, big)))
+    return out
 
 
 def _normalized_scale(v, emin: int):

@@ -364,24 +364,10 @@ def two_stage_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
        2^(E - F - 1)); their sum is floored to F2 fraction bits below its own leading bit
        (at least 2^-126's) and rounded to nearest even into float32."""
     m, n = va.shape[1], vb.shape[1]
-    F, F2 = acc.accum.frac_bits, acc.accum.frac_bits2
-    one = lambda e: jnp.ldexp(jnp.ones(e.shape, jnp.float64), e)
-    halves = _two_stage_halves if va.dtype == jnp.float32 else _two_stage_halves_f64
+    steps = _two_stage_step if va.dtype == jnp.float32 else _two_stage_step_f64
 
     def step(c, block):
-        (s_even, e_even), (s_odd, e_odd) = halves(*block, F)
-        e_dot = jnp.maximum(e_even, e_odd)
-        t = jnp.floor(s_even * one(e_even - e_dot)) + jnp.floor(s_odd * one(e_odd - e_dot))
-        c64, e_c = float32_exactly(c)
-        e_c = jnp.where(c64 == 0, -126, e_c)
-        big = jnp.maximum(e_dot, e_c)
-        u = jnp.floor(t * one(e_dot - big + F2 + 1 - F))           # units of 2^(E - F2 - 1)
-        v = jnp.where(e_c < big - F - 1, 0.0, jnp.floor(c64 * one(F - big)))   # 2^(E - F)
-        total = jnp.ldexp(u + v * 2.0 ** (F2 + 1 - F), big - F2 - 1)
-        lead = jnp.maximum(jnp.frexp(total)[1] - 1, -126)
-        total = jnp.floor(total * one(F2 - lead)) * one(lead - F2)
-        y_bits, _ = round_raw(raw_from_float64(total), F32, UnitOptions(), Mode(acc.rounding))
-        return y_bits.astype(jnp.uint32), None
+        return steps(c, block, acc), None
 
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
     c, _ = jax.lax.scan(step, c0, (va, vb, xa, xb))
@@ -391,35 +377,89 @@ def two_stage_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
 NO_PRODUCT = -999       # a half's exponent when none of its products is nonzero
 
 
-def _two_stage_halves_f64(a, b, x, y, F: int):
-    """Step 1 on the (M, N, k) products in float64: each half's (sum of its truncated products
-    in units of 2^(E_h - F), E_h), as float64 and int32 (M, N) arrays."""
+def _two_stage_step_f64(c, block, acc: FusedAccumulator):
+    """One step on the (M, N, k) products in float64, where every value is exact."""
+    a, b, x, y = block
+    F, F2 = acc.accum.frac_bits, acc.accum.frac_bits2
     one = lambda e: jnp.ldexp(jnp.ones(e.shape, jnp.float64), e)
+
+    def half(p, e):
+        """(sum of the truncated products in units of 2^(E - F), E)."""
+        big = jnp.max(e, axis=-1)
+        return jnp.sum(jnp.trunc(p * one(F - big)[..., None]), axis=-1), big
+
     p = a[:, None, :] * b[None, :, :]                               # (M, N, k): exact
     zero = (x[:, None, :] == E_ZERO) | (y[None, :, :] == E_ZERO)
     e = jnp.where(zero, NO_PRODUCT, x[:, None, :] + y[None, :, :])
+    s_even, e_even = half(p[..., ::2], e[..., ::2])
+    s_odd, e_odd = half(p[..., 1::2], e[..., 1::2])
+    e_dot = jnp.maximum(e_even, e_odd)
+    t = jnp.floor(s_even * one(e_even - e_dot)) + jnp.floor(s_odd * one(e_odd - e_dot))
+    c64, e_c = float32_exactly(c)
+    e_c = jnp.where(c64 == 0, -126, e_c)
+    big = jnp.maximum(e_dot, e_c)
+    u = jnp.floor(t * one(e_dot - big + F2 + 1 - F))               # units of 2^(E - F2 - 1)
+    v = jnp.where(e_c < big - F - 1, 0.0, jnp.floor(c64 * one(F - big)))   # 2^(E - F)
+    total = jnp.ldexp(u + v * 2.0 ** (F2 + 1 - F), big - F2 - 1)
+    lead = jnp.maximum(jnp.frexp(total)[1] - 1, -126)
+    total = jnp.floor(total * one(F2 - lead)) * one(lead - F2)
+    y_bits, _ = round_raw(raw_from_float64(total), F32, UnitOptions(), Mode(acc.rounding))
+    return y_bits.astype(jnp.uint32)
 
-    def half(p, e):
-        big = jnp.max(e, axis=-1)
-        return jnp.sum(jnp.trunc(p * one(F - big)[..., None]), axis=-1), big
-    return half(p[..., ::2], e[..., ::2]), half(p[..., 1::2], e[..., 1::2])
+
+def _two_stage_step(c, block, acc: FusedAccumulator):
+    """One step as ``_two_stage_step_f64`` computes it, from float32 values
+    (``two_stage_dtype``): the halves in one (M, N) loop each (``_two_stage_halves``), the
+    rest in int64 on the same integers (every quantity of the float64 step is an integer in
+    units of a power of two, below 2^53), and the same float64 value into the shared
+    rounder."""
+    F, F2 = acc.accum.frac_bits, acc.accum.frac_bits2
+    (s_even, e_even), (s_odd, e_odd), nan = _two_stage_halves(*block, F)
+    e_dot = jnp.maximum(e_even, e_odd)
+    # step 2: floor is the arithmetic shift; |s| < 2^31, so 31 places leave 0 or -1
+    t = ((s_even >> jnp.minimum(e_dot - e_even, 31)) +
+         (s_odd >> jnp.minimum(e_dot - e_odd, 31))).astype(jnp.int64)
+    # step 3: c = sig * 2^(max(field, 1) - 150), at exponent -126 when zero or subnormal
+    field = ((c >> 23) & 0xFF).astype(jnp.int32)
+    sig = ((c & 0x7F_FFFF) | jnp.where(field == 0, 0, 0x80_0000)).astype(jnp.int64)
+    sig = jnp.where((c >> 31) == 1, -sig, sig)
+    e_c = jnp.where(field == 0, -126, field - 127)
+    big = jnp.maximum(e_dot, e_c)
+    u = _floor_shift(t, e_dot - big + F2 + 1 - F)                   # units of 2^(E - F2 - 1)
+    v = jnp.where(e_c < big - F - 1, 0,
+                  _floor_shift(sig, jnp.maximum(field, 1) - 150 + F - big))   # 2^(E - F)
+    total = u + (v << (F2 + 1 - F))
+    # floored to F2 bits below the leading bit (at least 2^-126's)
+    lead = jnp.maximum(63 - jax.lax.clz(jnp.abs(total)).astype(jnp.int32) + big - F2 - 1, -126)
+    r = lead - big + 1
+    total = jnp.where(r > 0, total >> jnp.clip(r, 0, 63), total)
+    value = total.astype(jnp.float64) * _pow2(jnp.where(r > 0, lead - F2, big - F2 - 1))
+    c_value = jax.lax.bitcast_convert_type(c, jnp.float32).astype(jnp.float64)  # NaN, +-inf
+    value = jnp.where(nan, jnp.nan, jnp.where(field == 0xFF, c_value, value))
+    y_bits, _ = round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(acc.rounding))
+    return y_bits.astype(jnp.uint32)
+
+
+def _floor_shift(x, shift):
+    """floor(x * 2^shift) for int64 x and int32 shifts, exact where x << shift fits."""
+    return jnp.where(shift >= 0, x << jnp.clip(shift, 0, 63), x >> jnp.clip(-shift, 0, 63))
 
 
 def _two_stage_halves(a, b, x, y, F: int):
-    """Step 1 as ``_two_stage_halves_f64`` gives it, from float32 values (``two_stage_dtype``):
-    one (M, N) loop per half over its products, float32 products truncated by the conversion
-    to int32 and summed in int32; a NaN element makes its row's or column's sums NaN."""
+    """Step 1 from float32 values (``two_stage_dtype``): for the even and the odd products,
+    (the sum of their truncated products in units of 2^(E_h - F), int32; E_h), each in one
+    (M, N) loop over its products, float32 products truncated by the conversion to int32;
+    and where a NaN element in the row of a or b makes the step NaN."""
     a, b = a.T, b.T                                     # (k, M), (k, N): each product a row
     x, y = _below_any(x.T), _below_any(y.T)
-    nan = jnp.isnan(a).any(axis=0)[:, None] | jnp.isnan(b).any(axis=0)[None, :]
     out = []
     for h in (0, 1):
         big = _largest_product_exponent(x[h::2], y[h::2]).astype(jnp.int32)
-        total = _truncated_product_sum(a[h::2], b[h::2], jnp.clip(F - big, -126, 127),
-                                       jnp.int32)
-        out.append((jnp.where(nan, jnp.nan, total.astype(jnp.float64)),
+        out.append((_truncated_product_sum(a[h::2], b[h::2], jnp.clip(F - big, -126, 127),
+                                           jnp.int32),
                     jnp.where(big < -(1 << 12), NO_PRODUCT, big)))
-    return out
+    nan = jnp.isnan(a).any(axis=0)[:, None] | jnp.isnan(b).any(axis=0)[None, :]
+    return out[0], out[1], nan
 
 
 def _normalized_scale(v, emin: int):

@@ -43,7 +43,8 @@ from ._jax import jax, jnp, shr
 from .rounding import Mode, raw_from_float64, round_raw
 
 __all__ = ["FusedAccumulator", "DESCRIPTIONS", "FUSED_PRESETS", "fused_matmul",
-           "grouped_fused_matmul", "two_stage_matmul", "two_stage_dtype", "chained_steps", "exponents",
+           "grouped_fused_matmul", "two_stage_matmul", "two_stage_dtype",
+           "group_sum_dtype", "chained_steps", "exponents",
            "float32_exactly", "step_dtype"]
 
 F32 = CATALOG["float32"]
@@ -277,7 +278,7 @@ def _truncated_product_sum(a, b, shift, ints=None):
 
 def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int, c=None):
     """kind::mxf4nvf4's steps (MMA-Sim's gst_fdpa): (blocks, M, k) and (blocks, N, k) element
-    values (float64, exact) with their blocks' scale values (blocks, M) / (blocks, N) (float64;
+    values (exact, in the dtype the group sums are formed in: ``group_sum_dtype``) with their blocks' scale values (blocks, M) / (blocks, N) (float64;
     NaN for a NaN scale; ``scale_emin`` the scale format's smallest normal exponent),
     ``acc.group`` products per step from ``c`` (float32 (M, N) bit
     patterns; default +0), float32 (M, N) out. Per step: each group of ``acc.accum.group``
@@ -309,24 +310,48 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
     hi = jax.lax.Precision.HIGHEST
 
     def step(c, x):
-        a, b, a_sig, a_exp, b_sig, b_exp = x
-        p = jnp.einsum("mqi,nqi->mnq", a, b, precision=hi)          # exact group sums
-        nonzero = jnp.einsum("mqi,nqi->mnq", (a != 0).astype(jnp.float64),
-                             (b != 0).astype(jnp.float64), precision=hi) > 0
-        s_scale = a_sig[:, None, :] * b_sig[None, :, :]
-        e_scale = a_exp[:, None, :] + b_exp[None, :, :]
-        value = p * s_scale * jnp.ldexp(jnp.ones(e_scale.shape, jnp.float64), e_scale)
-        e = jnp.where(nonzero & (s_scale != 0), e_scale, acc.e_zero)
+        a, b, a_nz, b_nz, a_sig, a_exp, b_sig, b_exp = x
         c64, e_c = float32_exactly(c)
-        e_c = jnp.where(c64 == 0, acc.e_zero, e_c)
-        big = jnp.maximum(jnp.max(e, axis=-1), e_c)
-        scale = jnp.ldexp(jnp.ones(big.shape, jnp.float64), F - big)
-        total = jnp.sum(jnp.trunc(value * scale[..., None]), axis=-1) + jnp.trunc(c64 * scale)
+        big = jnp.where(c64 == 0, acc.e_zero, e_c)
+        values = []
+        for q in range(a.shape[1]):     # one (M, N) array per group, its sum one matmul
+            p = jnp.dot(a[:, q], b[:, q].T, precision=hi).astype(jnp.float64)    # exact
+            nonzero = (a_nz[:, None, q] & b_nz[None, :, q]) != 0     # a nonzero product
+            s_scale = a_sig[:, None, q] * b_sig[None, :, q]
+            e_scale = a_exp[:, None, q] + b_exp[None, :, q]
+            values.append(p * s_scale * _pow2(e_scale))
+            big = jnp.maximum(big, jnp.where(nonzero & (s_scale != 0), e_scale, acc.e_zero))
+        scale = _pow2(F - big)
+        total = sum(jnp.trunc(v * scale) for v in values) + jnp.trunc(c64 * scale)
         return _round_toward_zero(total, big - F, acc.result), None
 
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
-    c, _ = jax.lax.scan(step, c0, (xa, xb, sa_sig, sa_exp, sb_sig, sb_exp))
+    c, _ = jax.lax.scan(step, c0, (xa, xb, _nonzero_mask(xa), _nonzero_mask(xb), sa_sig, sa_exp,
+                                   sb_sig, sb_exp))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
+
+
+def _nonzero_mask(x):
+    """(..., g) values -> (...) masks with bit i set where x[..., i] is nonzero: a group has a
+    nonzero product where the masks of its a and b rows share a bit."""
+    if x.shape[-1] > 64:
+        raise ValueError(f"groups of at most 64 products, not {x.shape[-1]}")
+    ints = jnp.uint32 if x.shape[-1] <= 32 else jnp.uint64
+    bits = jnp.left_shift(jnp.ones((), ints), jnp.arange(x.shape[-1], dtype=ints))
+    return jnp.sum(jnp.where(x != 0, bits, 0).astype(ints), axis=-1, dtype=ints)
+
+
+def group_sum_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat):
+    """The float dtype ``grouped_fused_matmul`` can sum a group's products in, exactly, in any
+    order (a matrix multiply's): float32 where every product and every partial sum of a group
+    is a multiple of 2^(lsb_a + lsb_b) below 2^(emax_a + emax_b + 2) * group within 24 bits of
+    it, inside float32's normal range (E2M1: 13 bits), else float64 (53 bits: any element
+    format of 8 bits or fewer)."""
+    span = (fmt_a.emax + 1 - fmt_a.lsb_min) + (fmt_b.emax + 1 - fmt_b.lsb_min) + \
+        (acc.accum.group - 1).bit_length()
+    exact = (span <= 24 and fmt_a.lsb_min + fmt_b.lsb_min >= -126
+             and fmt_a.emax + fmt_b.emax + 2 + (acc.accum.group - 1).bit_length() <= 127)
+    return jnp.float32 if exact else jnp.float64
 
 
 def two_stage_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat):

@@ -176,24 +176,27 @@ def exponents(u, man_bits: int):
 
 
 def step_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat):
-    """The float dtype ``fused_matmul`` can form the step's products and truncated sums in,
-    exactly, for elements of ``fmt_a`` and ``fmt_b``: float32 where the proof below holds
-    (Hopper's and Ada's F = 13 on FP8 and narrower), else float64.
+    """The float dtype ``fused_matmul`` can take the element values in: float32 where the
+    proof below holds (every FP8, FP6 and FP4 preset), else float64, where every product,
+    block scale and truncated sum is exact.
 
     With float32 element values: each product has at most p_a + p_b <= 24 significant bits and
     lies in [2^(lsb_a + lsb_b), 2^(emax_a + emax_b + 2)), inside float32's normal range, so it is
-    exact; times 2^(F - E), a power of two, it stays exact or falls below 2^-126 < 1, where
-    truncation gives 0 (flushed or not). Each truncated term is an integer below 2^(F + 2) (a
-    product's significand is below 4 at an exponent <= E) and c's below 2^(F + 1), so all of
-    them, in any order, sum exactly below (4 * group + 2) * 2^F <= 2^24. Nonzero products sit
-    at or above 2^(F - 127), so clamping 2^(F - E) at 2^127 (a finite scale: 0 * inf would be
-    NaN) changes no term. Block scales in the step would put products outside float32's
-    range."""
-    exact = (not acc.scales_in_group
-             and (4 * acc.group + 2) << acc.accum.frac_bits <= 1 << 24
+    exact. Block scales in the step are not multiplied into it: they join the power of two,
+    2^(F - E + s_a + s_b) (E counts them), so the term stays exact or falls below 2^-126 < 1,
+    where truncation gives 0 (flushed or not). Each truncated term is an integer below
+    2^(F + 2) (a product's significand is below 4 at an exponent <= E) and c's below
+    2^(F + 1). Where (4 * group + 2) * 2^F <= 2^24, all of them, in any order, sum exactly in
+    float32 (Hopper's and Ada's F = 13); else (Blackwell's F = 25) each term, below 2^31, is
+    truncated by the conversion to int32 and the terms summed in int32 modulo 2^32, beside
+    their float32 sum, which is within 2^31 of the exact one and picks the multiple of 2^32
+    (``_wide_sum``). Nonzero products sit at or above 2^(F - 127) and at most 2^(126 - F)
+    below 2^E, so clamping the power of two to float32's normal ones changes no term."""
+    F = acc.accum.frac_bits
+    exact = (((4 * acc.group + 2) << F <= 1 << 24 or F + 2 <= 31)
              and fmt_a.grid.man_bits + fmt_b.grid.man_bits + 2 <= 24
-             and fmt_a.lsb_min + fmt_b.lsb_min >= acc.accum.frac_bits - 127
-             and fmt_a.emax + fmt_b.emax + 2 <= 128)
+             and fmt_a.lsb_min + fmt_b.lsb_min >= max(F - 127, -126)
+             and fmt_a.emax + fmt_b.emax + 2 <= min(128, 126 + F))
     return jnp.float32 if exact else jnp.float64
 
 
@@ -205,29 +208,63 @@ def fused_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
     (M, N) bit patterns; default +0), float32 (M, N) out."""
     blocks, m, k = va.shape
     n = vb.shape[1]
-    if acc.scales_in_group:
-        ea = (sa.astype(jnp.int32) - 127)[:, :, None]
-        eb = (sb.astype(jnp.int32) - 127)[:, :, None]
-        va = va * jnp.ldexp(jnp.ones_like(va), ea) * jnp.where(sa == 255, jnp.nan, 1.0)[..., None]
-        vb = vb * jnp.ldexp(jnp.ones_like(vb), eb) * jnp.where(sb == 255, jnp.nan, 1.0)[..., None]
-        xa = jnp.where(xa == E_ZERO, E_ZERO, xa + ea)
-        xb = jnp.where(xb == E_ZERO, E_ZERO, xb + eb)
+    f32 = va.dtype == jnp.float32
     F = acc.accum.frac_bits
+    wide = f32 and (4 * k + 2) << F > 1 << 24
+    if acc.scales_in_group:
+        ea = (sa.astype(jnp.int32) - 127)
+        eb = (sb.astype(jnp.int32) - 127)
+        if not f32:         # in float64 the scales multiply the values (exact)
+            va = va * jnp.ldexp(jnp.ones_like(va), ea[..., None]) * \
+                jnp.where(sa == 255, jnp.nan, 1.0)[..., None]
+            vb = vb * jnp.ldexp(jnp.ones_like(vb), eb[..., None]) * \
+                jnp.where(sb == 255, jnp.nan, 1.0)[..., None]
+        xa = jnp.where(xa == E_ZERO, E_ZERO, xa + ea[..., None])
+        xb = jnp.where(xb == E_ZERO, E_ZERO, xb + eb[..., None])
+    scaled = f32 and acc.scales_in_group        # the scales join the terms' power of two
+    if not scaled:
+        ea, eb = jnp.zeros((blocks, m), jnp.int32), jnp.zeros((blocks, n), jnp.int32)
+        sa, sb = jnp.zeros((blocks, m), jnp.uint8), jnp.zeros((blocks, n), jnp.uint8)
 
     def step(c, block):
-        a, b, x, y = block                                  # (k, M), (k, N): values, exponents
+        a, b, x, y, s_a, s_b, e_a, e_b = block      # (k, M), (k, N): values, exponents
         big = jnp.maximum(_largest_product_exponent(x, y).astype(jnp.int32),
                           float32_exactly(c)[1])            # E
-        # every term in units of 2^(E - F), exact in the values' dtype (step_dtype)
-        total = _truncated_product_sum(a, b, F - big) + _truncated_c(c, F - big, a.dtype)
+        # every term in units of 2^(E - F), exact (step_dtype)
+        shift = F - big
+        if scaled:
+            shift = jnp.clip(shift + e_a[:, None] + e_b[None, :], -126, 127)
+        if wide:
+            total = _wide_sum(a, b, shift, _truncated_c(c, F - big, jnp.float64))
+        else:
+            total = _truncated_product_sum(a, b, shift) + _truncated_c(c, F - big, a.dtype)
+        if scaled:                                          # a NaN scale: NaN terms
+            total = jnp.where((s_a == 255)[:, None] | (s_b == 255)[None, :], jnp.nan, total)
         return _round_toward_zero(total, big - F, acc.result), None
 
     def k_major(x):                 # (blocks, R, k) -> (blocks, k, R): each product a row
         return jnp.swapaxes(x, 1, 2)
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
     c, _ = jax.lax.scan(step, c0, (k_major(va), k_major(vb), k_major(_below_any(xa)),
-                                   k_major(_below_any(xb))))
+                                   k_major(_below_any(xb)), sa, sb, ea, eb))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
+
+
+def _wide_sum(a, b, shift, c_term):
+    """The exact sum of the truncated terms (``_truncated_product_sum``) and ``c_term``
+    (float64, exact, or NaN / an infinity) as float64, for float32 values whose terms fit int32
+    but whose sum may not (``step_dtype``): the int32 sum modulo 2^32 and the float32 sum of
+    the untruncated terms, within 2^31 of the exact sum, which picks the multiple of 2^32.
+    NaN and infinities as the float32 sum has them."""
+    scale = _pow2(shift, jnp.float32)
+    wrapped, near = jnp.zeros(shift.shape, jnp.int32), jnp.zeros(shift.shape, jnp.float32)
+    for i in range(a.shape[0]):
+        p = a[i][:, None] * b[i][None, :] * scale
+        wrapped, near = wrapped + p.astype(jnp.int32), near + p
+    low = wrapped.astype(jnp.float64) + c_term
+    near = near.astype(jnp.float64) + c_term
+    exact = low + jnp.round((near - low) * 2.0 ** -32) * 2.0 ** 32
+    return jnp.where(jnp.isfinite(near), exact, near)
 
 
 def _below_any(x):

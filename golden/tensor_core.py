@@ -509,39 +509,40 @@ def _two_stage_step_f64(c, block, acc: FusedAccumulator):
 def _two_stage_step(c, block, acc: FusedAccumulator):
     """One step as ``_two_stage_step_f64`` computes it, from float32 values
     (``two_stage_dtype``): the halves in one (M, N) loop each (``_two_stage_halves``), the
-    rest in int64 on the same integers (every quantity of the float64 step is an integer in
-    units of a power of two, below 2^53), and the same float64 value into the shared
-    rounder."""
+    rest on the same integers in units of powers of two, exact in float64 (below 2^41), with
+    exact powers of two (``_pow2``) and the exponent read from the bits."""
     F, F2 = acc.accum.frac_bits, acc.accum.frac_bits2
     (s_even, e_even), (s_odd, e_odd), nan = _two_stage_halves(*block, F)
     e_dot = jnp.maximum(e_even, e_odd)
     # step 2: floor is the arithmetic shift; |s| < 2^31, so 31 places leave 0 or -1
-    t = ((s_even >> jnp.minimum(e_dot - e_even, 31)) +
-         (s_odd >> jnp.minimum(e_dot - e_odd, 31))).astype(jnp.int64)
-    # step 3: c = sig * 2^(max(field, 1) - 150), at exponent -126 when zero or subnormal
-    field = ((c >> 23) & 0xFF).astype(jnp.int32)
-    sig = ((c & 0x7F_FFFF) | jnp.where(field == 0, 0, 0x80_0000)).astype(jnp.int64)
-    sig = jnp.where((c >> 31) == 1, -sig, sig)
-    e_c = jnp.where(field == 0, -126, field - 127)
+    t = (s_even >> jnp.minimum(e_dot - e_even, 31)) + (s_odd >> jnp.minimum(e_dot - e_odd, 31))
+    # step 3 (a shift below float64's range only where t = 0: no product in the step)
+    c64, e_c = float32_exactly(c)
+    e_c = jnp.where(c64 == 0, -126, e_c)
     big = jnp.maximum(e_dot, e_c)
-    u = _floor_shift(t, e_dot - big + F2 + 1 - F)                   # units of 2^(E - F2 - 1)
-    v = jnp.where(e_c < big - F - 1, 0,
-                  _floor_shift(sig, jnp.maximum(field, 1) - 150 + F - big))   # 2^(E - F)
-    total = u + (v << (F2 + 1 - F))
-    # floored to F2 bits below the leading bit (at least 2^-126's)
-    lead = jnp.maximum(63 - jax.lax.clz(jnp.abs(total)).astype(jnp.int32) + big - F2 - 1, -126)
-    r = lead - big + 1
-    total = jnp.where(r > 0, total >> jnp.clip(r, 0, 63), total)
-    value = total.astype(jnp.float64) * _pow2(jnp.where(r > 0, lead - F2, big - F2 - 1))
-    c_value = jax.lax.bitcast_convert_type(c, jnp.float32).astype(jnp.float64)  # NaN, +-inf
-    value = jnp.where(nan, jnp.nan, jnp.where(field == 0xFF, c_value, value))
-    y_bits, _ = round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(acc.rounding))
-    return y_bits.astype(jnp.uint32)
+    u = jnp.floor(t.astype(jnp.float64) * _pow2(jnp.maximum(e_dot - big + F2 + 1 - F, -1022)))
+    v = jnp.where(e_c < big - F - 1, 0.0, jnp.floor(c64 * _pow2(F - big)))   # 2^(E - F)
+    total = u + v * 2.0 ** (F2 + 1 - F)                 # an integer, units of 2^(E - F2 - 1)
+    # floored to F2 bits below its leading bit (at least 2^-126's)
+    top = ((jax.lax.bitcast_convert_type(total, jnp.uint64) >> 52) & 0x7FF).astype(jnp.int32)
+    lead = jnp.maximum(top - 1023 + big - F2 - 1, -126)
+    r = jnp.maximum(lead - big + 1, 0)
+    value = jnp.floor(total * _pow2(-r)) * _pow2(big - F2 - 1 + r)
+    value = jnp.where(nan, jnp.nan, jnp.where(jnp.isfinite(c64), value, c64))
+    return _nearest_even_float32(value) if acc.rounding is Rounding.RNE else \
+        round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(acc.rounding))[0].astype(
+            jnp.uint32)
 
 
-def _floor_shift(x, shift):
-    """floor(x * 2^shift) for int64 x and int32 shifts, exact where x << shift fits."""
-    return jnp.where(shift >= 0, x << jnp.clip(shift, 0, 63), x >> jnp.clip(-shift, 0, 63))
+def _nearest_even_float32(value):
+    """float64 values rounded to nearest even into float32 bit patterns, as the shared rounder
+    rounds them: XLA's conversion (IEEE's rounding, infinities beyond the range) where the
+    result is normal, by hand below 2^-126 (XLA flushes subnormal results), NaN 0x7FC00000."""
+    bits = jax.lax.bitcast_convert_type(value.astype(jnp.float32), jnp.uint32)
+    tiny = jnp.round(jnp.abs(value) * 2.0 ** 149).astype(jnp.uint32)    # half to even
+    tiny = jnp.where(value < 0, tiny | 0x8000_0000, tiny)
+    bits = jnp.where(jnp.abs(value) < 2.0 ** -126, tiny, bits)
+    return jnp.where(jnp.isnan(value), jnp.uint32(0x7FC0_0000), bits)
 
 
 def _two_stage_halves(a, b, x, y, F: int):

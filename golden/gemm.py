@@ -225,7 +225,7 @@ def _fixed_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):
 def _grouped_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):
     """Blackwell's kind::mxf4nvf4 step: ``grouped_fused_matmul`` on the scales' values, the
     group sums in the dtype ``group_sum_dtype`` allows."""
-    dtype = group_sum_dtype(config.accum, fa, fb)
+    dtype = group_sum_dtype(config.accum, fa, fb, config.scale_fmt)
     return grouped_fused_matmul(
         code_values_f64(fa).astype(dtype)[ea.astype(jnp.int32)],
         scale_values_f64(sa, config.scale_fmt),

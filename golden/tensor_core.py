@@ -351,9 +351,10 @@ def _truncated_product_sum(a, b, shift, ints=None):
 @_column_tiles(2, 3)
 def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int, c=None):
     """kind::mxf4nvf4's steps (MMA-Sim's gst_fdpa): (blocks, M, k) and (blocks, N, k) element
-    values (exact, in the dtype the group sums are formed in: ``group_sum_dtype``) with their blocks' scale values (blocks, M) / (blocks, N) (float64;
-    NaN for a NaN scale; ``scale_emin`` the scale format's smallest normal exponent),
-    ``acc.group`` products per step from ``c`` (float32 (M, N) bit
+    values (exact; float64, or float32 where ``group_sum_dtype`` allows: the group sums are
+    then float32 matrix multiplies and the terms float32) with their blocks' scale values
+    (blocks, M) / (blocks, N) (float64; NaN for a NaN scale; ``scale_emin`` the scale format's
+    smallest normal exponent), ``acc.group`` products per step from ``c`` (float32 (M, N) bit
     patterns; default +0), float32 (M, N) out. Per step: each group of ``acc.accum.group``
     products is summed exactly (float32 does it exactly for E2M1); its term is that sum times
     the product of its two scales, at the exponent of the scales alone (each scale normalised
@@ -386,16 +387,21 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
         a, b, a_nz, b_nz, a_sig, a_exp, b_sig, b_exp = x
         c64, e_c = float32_exactly(c)
         big = jnp.where(c64 == 0, acc.e_zero, e_c)
-        values = []
+        terms = []
         for q in range(a.shape[1]):     # one (M, N) array per group, its sum one matmul
-            p = jnp.dot(a[:, q], b[:, q].T, precision=hi).astype(jnp.float64)    # exact
+            p = jnp.dot(a[:, q], b[:, q].T, precision=hi)                # exact
             nonzero = (a_nz[:, None, q] & b_nz[None, :, q]) != 0     # a nonzero product
-            s_scale = a_sig[:, None, q] * b_sig[None, :, q]
+            s_scale = a_sig[:, None, q].astype(p.dtype) * b_sig[None, :, q].astype(p.dtype)
             e_scale = a_exp[:, None, q] + b_exp[None, :, q]
-            values.append(p * s_scale * _pow2(e_scale))
+            terms.append((p * s_scale, e_scale))
             big = jnp.maximum(big, jnp.where(nonzero & (s_scale != 0), e_scale, acc.e_zero))
         scale = _pow2(F - big)
-        total = sum(jnp.trunc(v * scale) for v in values) + jnp.trunc(c64 * scale)
+        if a.dtype == jnp.float32:      # each term's integer part in float32 (group_sum_dtype)
+            total = sum(jnp.trunc(v * _pow2(jnp.clip(e + F - big, -126, 127), jnp.float32))
+                        .astype(jnp.float64) for v, e in terms)
+        else:
+            total = sum(jnp.trunc(v * _pow2(e) * scale) for v, e in terms)
+        total = total + jnp.trunc(c64 * scale)
         return _round_toward_zero(total, big - F, acc.result), None
 
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
@@ -414,16 +420,21 @@ def _nonzero_mask(x):
     return jnp.sum(jnp.where(x != 0, bits, 0).astype(ints), axis=-1, dtype=ints)
 
 
-def group_sum_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat):
-    """The float dtype ``grouped_fused_matmul`` can sum a group's products in, exactly, in any
-    order (a matrix multiply's): float32 where every product and every partial sum of a group
-    is a multiple of 2^(lsb_a + lsb_b) below 2^(emax_a + emax_b + 2) * group within 24 bits of
-    it, inside float32's normal range (E2M1: 13 bits), else float64 (53 bits: any element
-    format of 8 bits or fewer)."""
+def group_sum_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat,
+                    scale_fmt: FloatFormat):
+    """The float dtype ``grouped_fused_matmul`` can take the element values in: float32 where
+    (1) a group's products and every partial sum of them, in any order (a matrix multiply's),
+    are multiples of 2^(lsb_a + lsb_b) within ``span`` bits of it inside float32's normal range,
+    and (2) times the two scales' significands (``scale_fmt``'s precision each) they keep at
+    most 24 significant bits, so each term times its power of two is exact in float32 or below
+    2^-126 < 1 (truncated to 0 either way), and its integer part too (E2M1 with E4M3 scales:
+    20 bits); else float64 (any element format of 8 bits or fewer). Nonzero terms sit at most
+    F below 2^E, so clamping the power of two to float32's normal ones changes none."""
     span = (fmt_a.emax + 1 - fmt_a.lsb_min) + (fmt_b.emax + 1 - fmt_b.lsb_min) + \
         (acc.accum.group - 1).bit_length()
-    exact = (span <= 24 and fmt_a.lsb_min + fmt_b.lsb_min >= -126
-             and fmt_a.emax + fmt_b.emax + 2 + (acc.accum.group - 1).bit_length() <= 127)
+    exact = (span + 2 * scale_fmt.precision <= 24 and fmt_a.lsb_min + fmt_b.lsb_min >= -126
+             and fmt_a.emax + fmt_b.emax + 2 + (acc.accum.group - 1).bit_length() <= 127
+             and acc.accum.frac_bits <= 127)
     return jnp.float32 if exact else jnp.float64
 
 

@@ -500,7 +500,7 @@ def test_grouped_matmul_matches_the_steps_on_edge_cases(block, scale):
     from fpforge.rtl.formats import CATALOG
     acc, fmt = FUSED_PRESETS["blackwell_mxf4nvf4"], CATALOG[scale]
     fp4 = element_format("fp4e2m1")
-    assert group_sum_dtype(acc, fp4, fp4) == jnp.float32
+    assert group_sum_dtype(acc, fp4, fp4, fmt) == jnp.float32
     rng = np.random.default_rng(block)
     m, n, blocks = 16, 2 * TILE, 3 * 64 // block
     v = np.asarray(code_values_f64(fp4))

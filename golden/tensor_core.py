@@ -550,7 +550,7 @@ def _nearest_even_float32(value):
     rounds them: XLA's conversion (IEEE's rounding, infinities beyond the range) where the
     result is normal, by hand below 2^-126 (XLA flushes subnormal results), NaN 0x7FC00000."""
     bits = jax.lax.bitcast_convert_type(value.astype(jnp.float32), jnp.uint32)
-    tiny = jnp.round(jnp.abs(value) * 2.0 ** 149).astype(jnp.uint32)    # half to even
+    tiny = jnp.round(jnp.abs(value) * 2.0 ** 149).astype(jnp.int32).astype(jnp.uint32)  # ties even
     tiny = jnp.where(value < 0, tiny | 0x8000_0000, tiny)
     bits = jnp.where(jnp.abs(value) < 2.0 ** -126, tiny, bits)
     return jnp.where(jnp.isnan(value), jnp.uint32(0x7FC0_0000), bits)
@@ -586,7 +586,7 @@ def float32_exactly(bits):
     """float32 bit patterns as exact float64 values (XLA's own conversion would flush
     subnormals) and MMA-Sim's exponent of each (E_ZERO for zeros)."""
     field = ((bits >> 23) & 0xFF).astype(jnp.int32)
-    mantissa = (bits & 0x7F_FFFF).astype(jnp.float64)
+    mantissa = (bits & 0x7F_FFFF).astype(jnp.int32).astype(jnp.float64)   # int32: vectorised
     sign = jnp.where((bits >> 31) == 1, -1.0, 1.0)
     finite = jnp.where(field == 0, mantissa, mantissa + 2.0 ** 23) * \
         _pow2(jnp.where(field == 0, -149, field - 150)) * sign

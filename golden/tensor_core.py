@@ -390,9 +390,9 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
         terms = []
         for q in range(a.shape[1]):     # one (M, N) array per group, its sum one matmul
             p = jnp.dot(a[:, q], b[:, q].T, precision=hi)                # exact
-            nonzero = (a_nz[:, None, q] & b_nz[None, :, q]) != 0     # a nonzero product
-            s_scale = a_sig[:, None, q].astype(p.dtype) * b_sig[None, :, q].astype(p.dtype)
-            e_scale = a_exp[:, None, q] + b_exp[None, :, q]
+            nonzero = (a_nz[q][:, None] & b_nz[q][None, :]) != 0     # a nonzero product
+            s_scale = a_sig[q][:, None].astype(p.dtype) * b_sig[q][None, :].astype(p.dtype)
+            e_scale = a_exp[q][:, None] + b_exp[q][None, :]
             terms.append((p * s_scale, e_scale))
             big = jnp.maximum(big, jnp.where(nonzero & (s_scale != 0), e_scale, acc.e_zero))
         scale = _pow2(F - big)
@@ -405,8 +405,11 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
         return _round_toward_zero(total, big - F, acc.result), None
 
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
-    c, _ = jax.lax.scan(step, c0, (xa, xb, _nonzero_mask(xa), _nonzero_mask(xb), sa_sig, sa_exp,
-                                   sb_sig, sb_exp))
+    def group_major(x):             # (steps, R, groups) -> (steps, groups, R): rows contiguous
+        return jnp.swapaxes(x, 1, 2)
+    c, _ = jax.lax.scan(step, c0, (xa, xb) + tuple(
+        group_major(x) for x in (_nonzero_mask(xa), _nonzero_mask(xb), sa_sig, sa_exp, sb_sig,
+                                 sb_exp)))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
 
 
@@ -474,7 +477,12 @@ def two_stage_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
        2^(E - F - 1)); their sum is floored to F2 fraction bits below its own leading bit
        (at least 2^-126's) and rounded to nearest even into float32."""
     m, n = va.shape[1], vb.shape[1]
-    steps = _two_stage_step if va.dtype == jnp.float32 else _two_stage_step_f64
+    if va.dtype == jnp.float32:     # each product a row of (k, R) arrays, as fused_matmul's
+        steps = _two_stage_step
+        va, vb = jnp.swapaxes(va, 1, 2), jnp.swapaxes(vb, 1, 2)
+        xa, xb = (jnp.swapaxes(_below_any(x), 1, 2) for x in (xa, xb))
+    else:
+        steps = _two_stage_step_f64
 
     def step(c, block):
         return steps(c, block, acc), None
@@ -557,12 +565,11 @@ def _nearest_even_float32(value):
 
 
 def _two_stage_halves(a, b, x, y, F: int):
-    """Step 1 from float32 values (``two_stage_dtype``): for the even and the odd products,
+    """Step 1 from float32 values (``two_stage_dtype``; (k, M) and (k, N) values and
+    ``_below_any`` exponents): for the even and the odd products,
     (the sum of their truncated products in units of 2^(E_h - F), int32; E_h), each in one
     (M, N) loop over its products, float32 products truncated by the conversion to int32;
     and where a NaN element in the row of a or b makes the step NaN."""
-    a, b = a.T, b.T                                     # (k, M), (k, N): each product a row
-    x, y = _below_any(x.T), _below_any(y.T)
     out = []
     for h in (0, 1):
         big = _largest_product_exponent(x[h::2], y[h::2]).astype(jnp.int32)

@@ -237,7 +237,8 @@ def _column_tiles(*b_args: int):
 @_column_tiles(3, 4, 5)
 def fused_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
     """(blocks, M, k) and (blocks, N, k) element values (exact: float64, or float32 where
-    ``step_dtype`` allows; the products and their truncated sums are formed in that dtype) with
+    ``step_dtype`` allows: float32 products, the truncated terms summed in float32 or in int32
+    beside a float32 sum) with
     their exponents ``xa``/``xb`` (int32; E_ZERO for zeros) and E8M0 scale codes (blocks, M) /
     (blocks, N): the step-by-step fused accumulation over the blocks, from ``c`` (float32
     (M, N) bit patterns; default +0), float32 (M, N) out."""

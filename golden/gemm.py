@@ -40,7 +40,8 @@ from .mx import decode_elements
 from .rounding import Mode, raw_from_float64, round_raw
 from .scalar import add_unit, cvt_unit
 from .tensor_core import (FusedAccumulator, exponents, float32_exactly, fused_matmul,
-                          grouped_fused_matmul, step_dtype, two_stage_matmul)
+                          group_sum_dtype, grouped_fused_matmul, step_dtype, two_stage_dtype,
+                          two_stage_matmul)
 
 __all__ = ["emulated_matmul", "matmul_codes", "FUSED_STEPS", "exact_in_float64",
            "code_values_f64", "scale_values_f64", "times_float32", "scaled_epilogue"]
@@ -222,16 +223,19 @@ def _fixed_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):
 
 
 def _grouped_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):
-    """Blackwell's kind::mxf4nvf4 step: ``grouped_fused_matmul`` on the scales' values."""
+    """Blackwell's kind::mxf4nvf4 step: ``grouped_fused_matmul`` on the scales' values, the
+    group sums in the dtype ``group_sum_dtype`` allows."""
+    dtype = group_sum_dtype(config.accum, fa, fb, config.scale_fmt)
     return grouped_fused_matmul(
-        code_values_f64(fa)[ea.astype(jnp.int32)], scale_values_f64(sa, config.scale_fmt),
-        code_values_f64(fb)[eb.astype(jnp.int32)], scale_values_f64(sb, config.scale_fmt),
-        config.accum, config.scale_fmt.emin)
+        code_values_f64(fa).astype(dtype)[ea.astype(jnp.int32)],
+        scale_values_f64(sa, config.scale_fmt),
+        code_values_f64(fb).astype(dtype)[eb.astype(jnp.int32)],
+        scale_values_f64(sb, config.scale_fmt), config.accum, config.scale_fmt.emin)
 
 
 def _two_stage_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):
-    """CDNA3's step: ``two_stage_matmul``, in float64."""
-    va, xa, vb, xb = _with_exponents(ea, eb, fa, fb, jnp.float64)
+    """CDNA3's step: ``two_stage_matmul``, in the values' dtype ``two_stage_dtype`` allows."""
+    va, xa, vb, xb = _with_exponents(ea, eb, fa, fb, two_stage_dtype(config.accum, fa, fb))
     return two_stage_matmul(va, xa, sa, vb, xb, sb, config.accum)
 
 

@@ -28,6 +28,7 @@ writes 0x7FFFFFFF).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +44,8 @@ from ._jax import jax, jnp, shr
 from .rounding import Mode, raw_from_float64, round_raw
 
 __all__ = ["FusedAccumulator", "DESCRIPTIONS", "FUSED_PRESETS", "fused_matmul",
-           "grouped_fused_matmul", "two_stage_matmul", "chained_steps", "exponents",
+           "grouped_fused_matmul", "two_stage_matmul", "two_stage_dtype",
+           "group_sum_dtype", "chained_steps", "exponents",
            "float32_exactly", "step_dtype"]
 
 F32 = CATALOG["float32"]
@@ -175,58 +177,130 @@ def exponents(u, man_bits: int):
 
 
 def step_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat):
-    """The float dtype ``fused_matmul`` can form the step's products and truncated sums in,
-    exactly, for elements of ``fmt_a`` and ``fmt_b``: float32 where the proof below holds
-    (Hopper's and Ada's F = 13 on FP8 and narrower), else float64.
+    """The float dtype ``fused_matmul`` can take the element values in: float32 where the
+    proof below holds (every FP8, FP6 and FP4 preset), else float64, where every product,
+    block scale and truncated sum is exact.
 
     With float32 element values: each product has at most p_a + p_b <= 24 significant bits and
     lies in [2^(lsb_a + lsb_b), 2^(emax_a + emax_b + 2)), inside float32's normal range, so it is
-    exact; times 2^(F - E), a power of two, it stays exact or falls below 2^-126 < 1, where
-    truncation gives 0 (flushed or not). Each truncated term is an integer below 2^(F + 2) (a
-    product's significand is below 4 at an exponent <= E) and c's below 2^(F + 1), so all of
-    them, in any order, sum exactly below (4 * group + 2) * 2^F <= 2^24. Nonzero products sit
-    at or above 2^(F - 127), so clamping 2^(F - E) at 2^127 (a finite scale: 0 * inf would be
-    NaN) changes no term. Block scales in the step would put products outside float32's
-    range."""
-    exact = (not acc.scales_in_group
-             and (4 * acc.group + 2) << acc.accum.frac_bits <= 1 << 24
+    exact. Block scales in the step are not multiplied into it: they join the power of two,
+    2^(F - E + s_a + s_b) (E counts them), so the term stays exact or falls below 2^-126 < 1,
+    where truncation gives 0 (flushed or not). Each truncated term is an integer below
+    2^(F + 2) (a product's significand is below 4 at an exponent <= E) and c's below
+    2^(F + 1). Where (4 * group + 2) * 2^F <= 2^24, all of them, in any order, sum exactly in
+    float32 (Hopper's and Ada's F = 13); else (Blackwell's F = 25) each term, below 2^31, is
+    truncated by the conversion to int32 and the terms summed in int32 modulo 2^32, beside
+    their float32 sum, which is within 2^31 of the exact one and picks the multiple of 2^32
+    (``_wide_sum``). Nonzero products sit at or above 2^(F - 127) and at most 2^(126 - F)
+    below 2^E, so clamping the power of two to float32's normal ones changes no term."""
+    F = acc.accum.frac_bits
+    exact = (((4 * acc.group + 2) << F <= 1 << 24 or F + 2 <= 31)
              and fmt_a.grid.man_bits + fmt_b.grid.man_bits + 2 <= 24
-             and fmt_a.lsb_min + fmt_b.lsb_min >= acc.accum.frac_bits - 127
-             and fmt_a.emax + fmt_b.emax + 2 <= 128)
+             and fmt_a.lsb_min + fmt_b.lsb_min >= max(F - 127, -126)
+             and fmt_a.emax + fmt_b.emax + 2 <= min(128, 126 + F))
     return jnp.float32 if exact else jnp.float64
 
 
+# Columns of b per tile: a step's rows of b and their exponents, read for every row of a, stay
+# in the cache (untiled, a 1024-column GEMM runs at half the speed).
+TILE = 128
+
+
+def _column_tiles(*b_args: int):
+    """Runs a GEMM of steps (arguments: (blocks, M, k) values of a first; those at positions
+    ``b_args`` b's (blocks, N, ...) arrays or None; ``c`` float32 (M, N) bit patterns, default
+    +0) on tiles of TILE columns of b and c, each tile the same computation (vmap)."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def tiled(*args, c=None):
+            m, n = args[0].shape[1], args[b_args[0]].shape[1]
+            c = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
+            if n % TILE or n == TILE:
+                return fn(*args, c=c)
+            t = n // TILE
+
+            def split(x):
+                return None if x is None else x.reshape(x.shape[:1] + (t, TILE) + x.shape[2:])
+
+            def one(bs, c):
+                full = list(args)
+                for i, x in zip(b_args, bs):
+                    full[i] = x
+                return fn(*full, c=c)
+            out = jax.vmap(one, in_axes=(1, 1), out_axes=1)(
+                tuple(split(args[i]) for i in b_args), c.reshape(m, t, TILE))
+            return out.reshape(m, n)
+        return tiled
+    return wrap
+
+
+@_column_tiles(3, 4, 5)
 def fused_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
     """(blocks, M, k) and (blocks, N, k) element values (exact: float64, or float32 where
-    ``step_dtype`` allows; the products and their truncated sums are formed in that dtype) with
+    ``step_dtype`` allows: float32 products, the truncated terms summed in float32 or in int32
+    beside a float32 sum) with
     their exponents ``xa``/``xb`` (int32; E_ZERO for zeros) and E8M0 scale codes (blocks, M) /
     (blocks, N): the step-by-step fused accumulation over the blocks, from ``c`` (float32
     (M, N) bit patterns; default +0), float32 (M, N) out."""
     blocks, m, k = va.shape
     n = vb.shape[1]
-    if acc.scales_in_group:
-        ea = (sa.astype(jnp.int32) - 127)[:, :, None]
-        eb = (sb.astype(jnp.int32) - 127)[:, :, None]
-        va = va * jnp.ldexp(jnp.ones_like(va), ea) * jnp.where(sa == 255, jnp.nan, 1.0)[..., None]
-        vb = vb * jnp.ldexp(jnp.ones_like(vb), eb) * jnp.where(sb == 255, jnp.nan, 1.0)[..., None]
-        xa = jnp.where(xa == E_ZERO, E_ZERO, xa + ea)
-        xb = jnp.where(xb == E_ZERO, E_ZERO, xb + eb)
+    f32 = va.dtype == jnp.float32
     F = acc.accum.frac_bits
+    wide = f32 and (4 * k + 2) << F > 1 << 24
+    if acc.scales_in_group:
+        ea = (sa.astype(jnp.int32) - 127)
+        eb = (sb.astype(jnp.int32) - 127)
+        if not f32:         # in float64 the scales multiply the values (exact)
+            va = va * jnp.ldexp(jnp.ones_like(va), ea[..., None]) * \
+                jnp.where(sa == 255, jnp.nan, 1.0)[..., None]
+            vb = vb * jnp.ldexp(jnp.ones_like(vb), eb[..., None]) * \
+                jnp.where(sb == 255, jnp.nan, 1.0)[..., None]
+        xa = jnp.where(xa == E_ZERO, E_ZERO, xa + ea[..., None])
+        xb = jnp.where(xb == E_ZERO, E_ZERO, xb + eb[..., None])
+    scaled = f32 and acc.scales_in_group        # the scales join the terms' power of two
+    if not scaled:
+        ea, eb = jnp.zeros((blocks, m), jnp.int32), jnp.zeros((blocks, n), jnp.int32)
+        sa, sb = jnp.zeros((blocks, m), jnp.uint8), jnp.zeros((blocks, n), jnp.uint8)
 
     def step(c, block):
-        a, b, x, y = block                                  # (k, M), (k, N): values, exponents
+        a, b, x, y, s_a, s_b, e_a, e_b = block      # (k, M), (k, N): values, exponents
         big = jnp.maximum(_largest_product_exponent(x, y).astype(jnp.int32),
                           float32_exactly(c)[1])            # E
-        # every term in units of 2^(E - F), exact in the values' dtype (step_dtype)
-        total = _truncated_product_sum(a, b, F - big) + _truncated_c(c, F - big, a.dtype)
+        # every term in units of 2^(E - F), exact (step_dtype)
+        shift = F - big
+        if scaled:
+            shift = jnp.clip(shift + e_a[:, None] + e_b[None, :], -126, 127)
+        if wide:
+            total = _wide_sum(a, b, shift, _truncated_c(c, F - big, jnp.float64))
+        else:
+            total = _truncated_product_sum(a, b, shift) + _truncated_c(c, F - big, a.dtype)
+        if scaled:                                          # a NaN scale: NaN terms
+            total = jnp.where((s_a == 255)[:, None] | (s_b == 255)[None, :], jnp.nan, total)
         return _round_toward_zero(total, big - F, acc.result), None
 
     def k_major(x):                 # (blocks, R, k) -> (blocks, k, R): each product a row
         return jnp.swapaxes(x, 1, 2)
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
     c, _ = jax.lax.scan(step, c0, (k_major(va), k_major(vb), k_major(_below_any(xa)),
-                                   k_major(_below_any(xb))))
+                                   k_major(_below_any(xb)), sa, sb, ea, eb))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
+
+
+def _wide_sum(a, b, shift, c_term):
+    """The exact sum of the truncated terms (``_truncated_product_sum``) and ``c_term``
+    (float64, exact, or NaN / an infinity) as float64, for float32 values whose terms fit int32
+    but whose sum may not (``step_dtype``): the int32 sum modulo 2^32 and the float32 sum of
+    the untruncated terms, within 2^31 of the exact sum, which picks the multiple of 2^32.
+    NaN and infinities as the float32 sum has them."""
+    scale = _pow2(shift, jnp.float32)
+    wrapped, near = jnp.zeros(shift.shape, jnp.int32), jnp.zeros(shift.shape, jnp.float32)
+    for i in range(a.shape[0]):
+        p = a[i][:, None] * b[i][None, :] * scale
+        wrapped, near = wrapped + p.astype(jnp.int32), near + p
+    low = wrapped.astype(jnp.float64) + c_term
+    near = near.astype(jnp.float64) + c_term
+    exact = low + jnp.round((near - low) * 2.0 ** -32) * 2.0 ** 32
+    return jnp.where(jnp.isfinite(near), exact, near)
 
 
 def _below_any(x):
@@ -261,23 +335,27 @@ def _truncated_c(c, shift, dtype):
     return jnp.where(field == 0xFF, as_float, finite)
 
 
-def _truncated_product_sum(a, b, shift):
+def _truncated_product_sum(a, b, shift, ints=None):
     """(k, M) and (k, N) element values, (M, N) int32 ``shift``: the sum over k of each product
-    times 2^shift, truncated toward zero, in the values' dtype (``step_dtype``: exact). One
-    (M, N) loop, as ``_largest_product_exponent``."""
+    times 2^shift, truncated toward zero, in the values' dtype (``step_dtype``: exact), or in
+    the integer dtype ``ints``, each term truncated by the conversion. One (M, N) loop, as
+    ``_largest_product_exponent``."""
     # a finite scale: the clamp acts only where every product is zero (step_dtype)
     scale = _pow2(jnp.minimum(shift, jnp.finfo(a.dtype).maxexp - 1), a.dtype)
-    total = jnp.trunc(a[0][:, None] * b[0][None, :] * scale)
+    term = (lambda p: jnp.trunc(p)) if ints is None else (lambda p: p.astype(ints))
+    total = term(a[0][:, None] * b[0][None, :] * scale)
     for i in range(1, a.shape[0]):
-        total = total + jnp.trunc(a[i][:, None] * b[i][None, :] * scale)
+        total = total + term(a[i][:, None] * b[i][None, :] * scale)
     return total
 
 
+@_column_tiles(2, 3)
 def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int, c=None):
     """kind::mxf4nvf4's steps (MMA-Sim's gst_fdpa): (blocks, M, k) and (blocks, N, k) element
-    values (float64, exact) with their blocks' scale values (blocks, M) / (blocks, N) (float64;
-    NaN for a NaN scale; ``scale_emin`` the scale format's smallest normal exponent),
-    ``acc.group`` products per step from ``c`` (float32 (M, N) bit
+    values (exact; float64, or float32 where ``group_sum_dtype`` allows: the group sums are
+    then float32 matrix multiplies and the terms float32) with their blocks' scale values
+    (blocks, M) / (blocks, N) (float64; NaN for a NaN scale; ``scale_emin`` the scale format's
+    smallest normal exponent), ``acc.group`` products per step from ``c`` (float32 (M, N) bit
     patterns; default +0), float32 (M, N) out. Per step: each group of ``acc.accum.group``
     products is summed exactly (float32 does it exactly for E2M1); its term is that sum times
     the product of its two scales, at the exponent of the scales alone (each scale normalised
@@ -307,29 +385,90 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
     hi = jax.lax.Precision.HIGHEST
 
     def step(c, x):
-        a, b, a_sig, a_exp, b_sig, b_exp = x
-        p = jnp.einsum("mqi,nqi->mnq", a, b, precision=hi)          # exact group sums
-        nonzero = jnp.einsum("mqi,nqi->mnq", (a != 0).astype(jnp.float64),
-                             (b != 0).astype(jnp.float64), precision=hi) > 0
-        s_scale = a_sig[:, None, :] * b_sig[None, :, :]
-        e_scale = a_exp[:, None, :] + b_exp[None, :, :]
-        value = p * s_scale * jnp.ldexp(jnp.ones(e_scale.shape, jnp.float64), e_scale)
-        e = jnp.where(nonzero & (s_scale != 0), e_scale, acc.e_zero)
+        a, b, a_nz, b_nz, a_sig, a_exp, b_sig, b_exp = x
         c64, e_c = float32_exactly(c)
-        e_c = jnp.where(c64 == 0, acc.e_zero, e_c)
-        big = jnp.maximum(jnp.max(e, axis=-1), e_c)
-        scale = jnp.ldexp(jnp.ones(big.shape, jnp.float64), F - big)
-        total = jnp.sum(jnp.trunc(value * scale[..., None]), axis=-1) + jnp.trunc(c64 * scale)
+        big = jnp.where(c64 == 0, acc.e_zero, e_c)
+        terms = []
+        for q in range(a.shape[1]):     # one (M, N) array per group, its sum one matmul
+            p = jnp.dot(a[:, q], b[:, q].T, precision=hi)                # exact
+            nonzero = (a_nz[q][:, None] & b_nz[q][None, :]) != 0     # a nonzero product
+            s_scale = a_sig[q][:, None].astype(p.dtype) * b_sig[q][None, :].astype(p.dtype)
+            e_scale = a_exp[q][:, None] + b_exp[q][None, :]
+            terms.append((p * s_scale, e_scale))
+            big = jnp.maximum(big, jnp.where(nonzero & (s_scale != 0), e_scale, acc.e_zero))
+        scale = _pow2(F - big)
+        if a.dtype == jnp.float32:      # each term's integer part in float32 (group_sum_dtype)
+            total = sum(jnp.trunc(v * _pow2(jnp.clip(e + F - big, -126, 127), jnp.float32))
+                        .astype(jnp.float64) for v, e in terms)
+        else:
+            total = sum(jnp.trunc(v * _pow2(e) * scale) for v, e in terms)
+        total = total + jnp.trunc(c64 * scale)
         return _round_toward_zero(total, big - F, acc.result), None
 
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
-    c, _ = jax.lax.scan(step, c0, (xa, xb, sa_sig, sa_exp, sb_sig, sb_exp))
+    def group_major(x):             # (steps, R, groups) -> (steps, groups, R): rows contiguous
+        return jnp.swapaxes(x, 1, 2)
+    c, _ = jax.lax.scan(step, c0, (xa, xb) + tuple(
+        group_major(x) for x in (_nonzero_mask(xa), _nonzero_mask(xb), sa_sig, sa_exp, sb_sig,
+                                 sb_exp)))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
 
 
+def _nonzero_mask(x):
+    """(..., g) values -> (...) masks with bit i set where x[..., i] is nonzero: a group has a
+    nonzero product where the masks of its a and b rows share a bit."""
+    if x.shape[-1] > 64:
+        raise ValueError(f"groups of at most 64 products, not {x.shape[-1]}")
+    ints = jnp.uint32 if x.shape[-1] <= 32 else jnp.uint64
+    bits = jnp.left_shift(jnp.ones((), ints), jnp.arange(x.shape[-1], dtype=ints))
+    return jnp.sum(jnp.where(x != 0, bits, 0).astype(ints), axis=-1, dtype=ints)
+
+
+def group_sum_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat,
+                    scale_fmt: FloatFormat):
+    """The float dtype ``grouped_fused_matmul`` can take the element values in: float32 where
+    (1) a group's products and every partial sum of them, in any order (a matrix multiply's),
+    are multiples of 2^(lsb_a + lsb_b) within ``span`` bits of it inside float32's normal range,
+    and (2) times the two scales' significands (``scale_fmt``'s precision each) they keep at
+    most 24 significant bits, so each term times its power of two is exact in float32 or below
+    2^-126 < 1 (truncated to 0 either way), and its integer part too (E2M1 with E4M3 scales:
+    20 bits); else float64 (any element format of 8 bits or fewer). Nonzero terms sit at most
+    F below 2^E, so clamping the power of two to float32's normal ones changes none."""
+    span = (fmt_a.emax + 1 - fmt_a.lsb_min) + (fmt_b.emax + 1 - fmt_b.lsb_min) + \
+        (acc.accum.group - 1).bit_length()
+    exact = (span + 2 * scale_fmt.precision <= 24 and fmt_a.lsb_min + fmt_b.lsb_min >= -126
+             and fmt_a.emax + fmt_b.emax + 2 + (acc.accum.group - 1).bit_length() <= 127
+             and acc.accum.frac_bits <= 127)
+    return jnp.float32 if exact else jnp.float64
+
+
+def two_stage_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat):
+    """The float dtype ``two_stage_matmul`` can take the element values in: float32 where its
+    first stage provably runs in float32 products and int32 sums (below), else float64 (the
+    (M, N, k) products in float64).
+
+    Each product has at most p_a + p_b <= 24 significant bits inside float32's normal range:
+    exact. Times 2^(F - E_h), E_h its half's largest exponent, it lies below 2^(F + 2), exact
+    or below 2^-126 < 1 (flushed or not, its truncation is 0); float32 -> int32 conversion
+    truncates toward zero, so each term is exact, and a half's k/2 terms sum in int32 below
+    (k/2) * 2^(F + 2) <= 2^31. No infinities: NaN elements make a NaN product whatever their
+    partner, so a NaN in a row of a or b is the whole half's NaN (an infinity's result depends
+    on the signs and zeros it meets). Nonzero products' exponents lie within F +- 126, so
+    clamping 2^(F - E_h) to float32's normal powers changes only halves of zeros."""
+    exact = ((acc.group // 2) << (acc.accum.frac_bits + 2) <= 1 << 31
+             and not (fmt_a.grid.has_inf or fmt_b.grid.has_inf)
+             and fmt_a.grid.man_bits + fmt_b.grid.man_bits + 2 <= 24
+             and fmt_a.lsb_min + fmt_b.lsb_min >= max(-126, acc.accum.frac_bits - 127)
+             and fmt_a.emax + fmt_b.emax + 2 <= min(128, acc.accum.frac_bits + 126))
+    return jnp.float32 if exact else jnp.float64
+
+
+@_column_tiles(3, 4, 5)
 def two_stage_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
     """AMD CDNA3's FP8 steps (MMA-Sim's gtr_fdpa), arguments as ``fused_matmul``'s (no scales
-    in the step). Per step of ``acc.group`` products and c:
+    in the step; element values in float64, or float32 where ``two_stage_dtype`` allows: the
+    first stage then runs per product in float32 and int32). Per step of ``acc.group``
+    products and c:
 
     1. the even-indexed and the odd-indexed products are each truncated toward zero to F
        fraction bits below their own largest exponent and summed (zeros never set it);
@@ -338,39 +477,108 @@ def two_stage_matmul(va, xa, sa, vb, xb, sb, acc: FusedAccumulator, c=None):
        products' sum is floored to F2 + 1 bits below 2^E and c to F bits (dropped below
        2^(E - F - 1)); their sum is floored to F2 fraction bits below its own leading bit
        (at least 2^-126's) and rounded to nearest even into float32."""
-    blocks, m, k = va.shape
-    n = vb.shape[1]
-    F, F2 = acc.accum.frac_bits, acc.accum.frac_bits2
-    one = lambda e: jnp.ldexp(jnp.ones(e.shape, jnp.float64), e)
-
-    def half(p, e):
-        """(sum of the truncated products in units of 2^(E - F), E); E = -999 for no nonzero."""
-        big = jnp.max(e, axis=-1)
-        return jnp.sum(jnp.trunc(p * one(F - big)[..., None]), axis=-1), big
+    m, n = va.shape[1], vb.shape[1]
+    if va.dtype == jnp.float32:     # each product a row of (k, R) arrays, as fused_matmul's
+        steps = _two_stage_step
+        va, vb = jnp.swapaxes(va, 1, 2), jnp.swapaxes(vb, 1, 2)
+        xa, xb = (jnp.swapaxes(_below_any(x), 1, 2) for x in (xa, xb))
+    else:
+        steps = _two_stage_step_f64
 
     def step(c, block):
-        a, b, x, y = block
-        p = a[:, None, :] * b[None, :, :]                           # (M, N, k): exact
-        zero = (x[:, None, :] == E_ZERO) | (y[None, :, :] == E_ZERO)
-        e = jnp.where(zero, -999, x[:, None, :] + y[None, :, :])
-        s_even, e_even = half(p[..., ::2], e[..., ::2])
-        s_odd, e_odd = half(p[..., 1::2], e[..., 1::2])
-        e_dot = jnp.maximum(e_even, e_odd)
-        t = jnp.floor(s_even * one(e_even - e_dot)) + jnp.floor(s_odd * one(e_odd - e_dot))
-        c64, e_c = float32_exactly(c)
-        e_c = jnp.where(c64 == 0, -126, e_c)
-        big = jnp.maximum(e_dot, e_c)
-        u = jnp.floor(t * one(e_dot - big + F2 + 1 - F))           # units of 2^(E - F2 - 1)
-        v = jnp.where(e_c < big - F - 1, 0.0, jnp.floor(c64 * one(F - big)))   # 2^(E - F)
-        total = jnp.ldexp(u + v * 2.0 ** (F2 + 1 - F), big - F2 - 1)
-        lead = jnp.maximum(jnp.frexp(total)[1] - 1, -126)
-        total = jnp.floor(total * one(F2 - lead)) * one(lead - F2)
-        y_bits, _ = round_raw(raw_from_float64(total), F32, UnitOptions(), Mode(acc.rounding))
-        return y_bits.astype(jnp.uint32), None
+        return steps(c, block, acc), None
 
     c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
     c, _ = jax.lax.scan(step, c0, (va, vb, xa, xb))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
+
+
+NO_PRODUCT = -999       # a half's exponent when none of its products is nonzero
+
+
+def _two_stage_step_f64(c, block, acc: FusedAccumulator):
+    """One step on the (M, N, k) products in float64, where every value is exact."""
+    a, b, x, y = block
+    F, F2 = acc.accum.frac_bits, acc.accum.frac_bits2
+    one = lambda e: jnp.ldexp(jnp.ones(e.shape, jnp.float64), e)
+
+    def half(p, e):
+        """(sum of the truncated products in units of 2^(E - F), E)."""
+        big = jnp.max(e, axis=-1)
+        return jnp.sum(jnp.trunc(p * one(F - big)[..., None]), axis=-1), big
+
+    p = a[:, None, :] * b[None, :, :]                               # (M, N, k): exact
+    zero = (x[:, None, :] == E_ZERO) | (y[None, :, :] == E_ZERO)
+    e = jnp.where(zero, NO_PRODUCT, x[:, None, :] + y[None, :, :])
+    s_even, e_even = half(p[..., ::2], e[..., ::2])
+    s_odd, e_odd = half(p[..., 1::2], e[..., 1::2])
+    e_dot = jnp.maximum(e_even, e_odd)
+    t = jnp.floor(s_even * one(e_even - e_dot)) + jnp.floor(s_odd * one(e_odd - e_dot))
+    c64, e_c = float32_exactly(c)
+    e_c = jnp.where(c64 == 0, -126, e_c)
+    big = jnp.maximum(e_dot, e_c)
+    u = jnp.floor(t * one(e_dot - big + F2 + 1 - F))               # units of 2^(E - F2 - 1)
+    v = jnp.where(e_c < big - F - 1, 0.0, jnp.floor(c64 * one(F - big)))   # 2^(E - F)
+    total = jnp.ldexp(u + v * 2.0 ** (F2 + 1 - F), big - F2 - 1)
+    lead = jnp.maximum(jnp.frexp(total)[1] - 1, -126)
+    total = jnp.floor(total * one(F2 - lead)) * one(lead - F2)
+    y_bits, _ = round_raw(raw_from_float64(total), F32, UnitOptions(), Mode(acc.rounding))
+    return y_bits.astype(jnp.uint32)
+
+
+def _two_stage_step(c, block, acc: FusedAccumulator):
+    """One step as ``_two_stage_step_f64`` computes it, from float32 values
+    (``two_stage_dtype``): the halves in one (M, N) loop each (``_two_stage_halves``), the
+    rest on the same integers in units of powers of two, exact in float64 (below 2^41), with
+    exact powers of two (``_pow2``) and the exponent read from the bits."""
+    F, F2 = acc.accum.frac_bits, acc.accum.frac_bits2
+    (s_even, e_even), (s_odd, e_odd), nan = _two_stage_halves(*block, F)
+    e_dot = jnp.maximum(e_even, e_odd)
+    # step 2: floor is the arithmetic shift; |s| < 2^31, so 31 places leave 0 or -1
+    t = (s_even >> jnp.minimum(e_dot - e_even, 31)) + (s_odd >> jnp.minimum(e_dot - e_odd, 31))
+    # step 3 (a shift below float64's range only where t = 0: no product in the step)
+    c64, e_c = float32_exactly(c)
+    e_c = jnp.where(c64 == 0, -126, e_c)
+    big = jnp.maximum(e_dot, e_c)
+    u = jnp.floor(t.astype(jnp.float64) * _pow2(jnp.maximum(e_dot - big + F2 + 1 - F, -1022)))
+    v = jnp.where(e_c < big - F - 1, 0.0, jnp.floor(c64 * _pow2(F - big)))   # 2^(E - F)
+    total = u + v * 2.0 ** (F2 + 1 - F)                 # an integer, units of 2^(E - F2 - 1)
+    # floored to F2 bits below its leading bit (at least 2^-126's)
+    top = ((jax.lax.bitcast_convert_type(total, jnp.uint64) >> 52) & 0x7FF).astype(jnp.int32)
+    lead = jnp.maximum(top - 1023 + big - F2 - 1, -126)
+    r = jnp.maximum(lead - big + 1, 0)
+    value = jnp.floor(total * _pow2(-r)) * _pow2(big - F2 - 1 + r)
+    value = jnp.where(nan, jnp.nan, jnp.where(jnp.isfinite(c64), value, c64))
+    return _nearest_even_float32(value) if acc.rounding is Rounding.RNE else \
+        round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(acc.rounding))[0].astype(
+            jnp.uint32)
+
+
+def _nearest_even_float32(value):
+    """float64 values rounded to nearest even into float32 bit patterns, as the shared rounder
+    rounds them: XLA's conversion (IEEE's rounding, infinities beyond the range) where the
+    result is normal, by hand below 2^-126 (XLA flushes subnormal results), NaN 0x7FC00000."""
+    bits = jax.lax.bitcast_convert_type(value.astype(jnp.float32), jnp.uint32)
+    tiny = jnp.round(jnp.abs(value) * 2.0 ** 149).astype(jnp.int32).astype(jnp.uint32)  # ties even
+    tiny = jnp.where(value < 0, tiny | 0x8000_0000, tiny)
+    bits = jnp.where(jnp.abs(value) < 2.0 ** -126, tiny, bits)
+    return jnp.where(jnp.isnan(value), jnp.uint32(0x7FC0_0000), bits)
+
+
+def _two_stage_halves(a, b, x, y, F: int):
+    """Step 1 from float32 values (``two_stage_dtype``; (k, M) and (k, N) values and
+    ``_below_any`` exponents): for the even and the odd products,
+    (the sum of their truncated products in units of 2^(E_h - F), int32; E_h), each in one
+    (M, N) loop over its products, float32 products truncated by the conversion to int32;
+    and where a NaN element in the row of a or b makes the step NaN."""
+    out = []
+    for h in (0, 1):
+        big = _largest_product_exponent(x[h::2], y[h::2]).astype(jnp.int32)
+        out.append((_truncated_product_sum(a[h::2], b[h::2], jnp.clip(F - big, -126, 127),
+                                           jnp.int32),
+                    jnp.where(big < -(1 << 12), NO_PRODUCT, big)))
+    nan = jnp.isnan(a).any(axis=0)[:, None] | jnp.isnan(b).any(axis=0)[None, :]
+    return out[0], out[1], nan
 
 
 def _normalized_scale(v, emin: int):
@@ -386,7 +594,7 @@ def float32_exactly(bits):
     """float32 bit patterns as exact float64 values (XLA's own conversion would flush
     subnormals) and MMA-Sim's exponent of each (E_ZERO for zeros)."""
     field = ((bits >> 23) & 0xFF).astype(jnp.int32)
-    mantissa = (bits & 0x7F_FFFF).astype(jnp.float64)
+    mantissa = (bits & 0x7F_FFFF).astype(jnp.int32).astype(jnp.float64)   # int32: vectorised
     sign = jnp.where((bits >> 31) == 1, -1.0, 1.0)
     finite = jnp.where(field == 0, mantissa, mantissa + 2.0 ** 23) * \
         _pow2(jnp.where(field == 0, -149, field - 150)) * sign

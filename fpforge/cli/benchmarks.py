@@ -81,16 +81,17 @@ def _bench_mx(args) -> int:
 def add_bench_gemm(sub):
     e = sub.add_parser("bench-gemm", help="the emulated matrix multiply against fake-quantize "
                                           "+ float32 matmul")
-    e.add_argument("--size", type=int, default=1024, help="M = K = N (a multiple of 32; 1024)")
+    e.add_argument("--size", type=int, default=1024, help="M = K = N (a multiple of 64, the "
+                   "kind::mxf4nvf4 step; 1024)")
     e.add_argument("--repeat", type=int, default=5)
     e.set_defaults(run=_bench_gemm)
 
 
 def _bench_gemm(args) -> int:
     from fpforge.golden import bench_gemm
-    if args.size < 32 or args.size % 32:
-        raise OptionError(f"--size must be a positive multiple of 32 (the MX block), not "
-                          f"{args.size}")
+    if args.size < 64 or args.size % 64:
+        raise OptionError(f"--size must be a positive multiple of 64 (the kind::mxf4nvf4 "
+                          f"step's products), not {args.size}")
     if args.repeat < 1:
         raise OptionError(f"--repeat must be at least 1, not {args.repeat}")
     return bench_gemm.run_bench(size=args.size, repeat=args.repeat)

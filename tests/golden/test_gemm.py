@@ -236,11 +236,12 @@ def test_bench_gemm_checks_its_bits_and_refuses_bad_sizes(capsys):
     assert run_bench(size=64, repeat=1) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("emulated: ")]
-    assert len(rows) == 3 and all(line.split()[-1] == "True" for line in rows)
-    assert any("Hopper FP8 tensor core" in line for line in rows)
-    assert main(["bench-gemm", "--size", "100"]) == 2
+    assert len(rows) == 7 and all(line.split()[-1] == "True" for line in rows)
+    for name in ("Hopper FP8", "Ada FP8", "kind::mxf8f6f4", "kind::mxf4nvf4", "CDNA3 FP8"):
+        assert sum(name in line for line in out.splitlines()) == 2     # its row and its target
+    assert main(["bench-gemm", "--size", "96"]) == 2
     err = capsys.readouterr().err
-    assert "--size must be a positive multiple of 32" in err and err.count("\n") == 1
+    assert "--size must be a positive multiple of 64" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("rule", ["floor", "ceil", "rceil", "even", "vllm"])

@@ -410,3 +410,126 @@ def test_fused_matmul_matches_the_steps_on_edge_cases(preset, elem):
     assert (want == 0).any() and ((magnitude > 0) & (magnitude < 0x0080_0000)).any()
     assert (want != _step_reference(va, xa, sa, vb, xb, sb, acc, c,
                                     frac_bits=acc.accum.frac_bits + 1)).any()
+
+
+# ----- the float32 paths against the float64 steps, on tiles of columns ---------------------------
+# (float32 values run the fast paths: step_dtype's, two_stage_dtype's and group_sum_dtype's;
+# n = 2 * TILE columns runs them on two tiles of columns)
+
+@pytest.mark.parametrize("preset, elem", [("hopper_fp8", "fp8e4m3"),
+                                          ("blackwell_mxf8f6f4", "fp8e5m2")])
+def test_fused_matmul_on_column_tiles_matches_the_steps(preset, elem):
+    from fpforge.golden.tensor_core import TILE
+    acc = FUSED_PRESETS[preset]
+    va, xa, sa, vb, xb, sb, c = _edge_operands(acc, elem, seed=12, n=2 * TILE, blocks=3)
+    want = _step_reference(va, xa, sa, vb, xb, sb, acc, c)
+    got = np.asarray(fused_matmul(va.astype(np.float32), xa, sa, vb.astype(np.float32), xb, sb,
+                                  acc, c=c)).view(np.uint32)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("ea, eb", [("fp8e4m3fnuz", "fp8e4m3fnuz"),
+                                    ("fp8e5m2fnuz", "fp8e4m3fnuz")])
+def test_two_stage_float32_path_is_the_float64_step_on_edge_cases(ea, eb):
+    """The first stage per product in float32 and int32 and the rest on exact integers against
+    the step on (M, N, k) float64 products: NaN elements, zero rows, extreme magnitudes, c of
+    every kind."""
+    from dataclasses import replace
+    from fpforge.golden.tensor_core import TILE, two_stage_dtype, two_stage_matmul
+    acc = FUSED_PRESETS["cdna3_fp8"]
+    assert two_stage_dtype(acc, element_format(ea), element_format(eb)) == jnp.float32
+    va, xa, _, _, _, _, c = _edge_operands(acc, ea, seed=13, n=2 * TILE)
+    _, _, _, vb, xb, _, _ = _edge_operands(acc, eb, seed=14, n=2 * TILE)
+
+    def run(dtype, acc=acc):
+        return np.asarray(two_stage_matmul(va.astype(dtype), xa, None, vb.astype(dtype), xb,
+                                           None, acc, c=c)).view(np.uint32)
+    want = run(np.float64)
+    np.testing.assert_array_equal(run(np.float32), want)
+    magnitude = want & 0x7FFF_FFFF
+    assert (want == 0x7FC0_0000).any() and (magnitude == 0x7F80_0000).any()
+    assert (want == 0).any() and ((magnitude > 0) & (magnitude < 0x0080_0000)).any()
+    # the comparison can fail: the fast path with one fraction bit fewer in the first stage
+    fewer = replace(acc, accum=replace(acc.accum, frac_bits=acc.accum.frac_bits - 1))
+    assert (run(np.float32, fewer) != want).any()
+
+
+def _grouped_step_reference(va, fa, vb, fb, acc, scale_emin: int, c, frac_bits=None):
+    """kind::mxf4nvf4's steps on (M, N, groups) float64 arrays in numpy (every value exact
+    there), the result rounded toward zero in exact rationals; NaN as 0x7FC00000."""
+    F = acc.accum.frac_bits if frac_bits is None else frac_bits
+    g, per = acc.accum.group, acc.group // va.shape[2]
+
+    def normalized(v):
+        e = np.maximum(np.frexp(np.nan_to_num(v))[1] - 1, scale_emin)
+        return v * np.ldexp(1.0, -e), e
+    c = c.view(np.float32).astype(np.float64)
+    for j in range(0, va.shape[0], per):
+        a = np.concatenate(list(va[j:j + per]), axis=-1)                 # (M, step)
+        b = np.concatenate(list(vb[j:j + per]), axis=-1)
+        rep = va.shape[2] // g
+        (sa, ea), (sb, eb) = (normalized(np.repeat(s[j:j + per].T, rep, axis=1))
+                              for s in (fa, fb))                         # (R, groups)
+        ga, gb = a.reshape(a.shape[0], -1, g), b.reshape(b.shape[0], -1, g)
+        p = np.einsum("mqi,nqi->mnq", ga, gb)
+        nonzero = np.einsum("mqi,nqi->mnq", (ga != 0) * 1.0, (gb != 0) * 1.0) > 0
+        s_scale = sa[:, None, :] * sb[None, :, :]
+        e_scale = ea[:, None, :] + eb[None, :, :]
+        with np.errstate(invalid="ignore"):
+            value = p * s_scale * np.ldexp(1.0, e_scale)
+            e = np.where(nonzero & (s_scale != 0), e_scale, acc.e_zero)
+            e_c = np.where(c == 0, acc.e_zero, np.where(
+                np.isfinite(c), np.maximum(np.frexp(c)[1] - 1, -126), 128))
+            big = np.maximum(e.max(axis=-1), e_c)
+            total = np.trunc(value * np.ldexp(1.0, F - big)[..., None]).sum(axis=-1) + \
+                np.trunc(c * np.ldexp(1.0, F - big))
+        value = np.ldexp(total, big - F)
+        c = np.array([v if not np.isfinite(v) else float(_toward_zero(Fraction(v), 23))
+                      for v in value.ravel()]).reshape(value.shape)
+    bits = c.astype(np.float32).view(np.uint32)
+    return np.where(np.isnan(c), 0x7FC0_0000, np.where(c == 0, 0, bits)).astype(np.uint32)
+
+
+@pytest.mark.parametrize("block, scale", [(32, "float8_e8m0fnu"), (16, "float8_e4m3fn")])
+def test_grouped_matmul_matches_the_steps_on_edge_cases(block, scale):
+    """The group sums as float32 matrix multiplies (and float64 ones), nonzero groups from bit
+    masks, on tiles of columns, against the (M, N, groups) steps: zero rows and groups, NaN,
+    zero, subnormal and extreme scales, c of every kind."""
+    from fpforge.golden.gemm import scale_values_f64
+    from fpforge.golden.tensor_core import TILE, group_sum_dtype, grouped_fused_matmul
+    from fpforge.rtl.formats import CATALOG
+    acc, fmt = FUSED_PRESETS["blackwell_mxf4nvf4"], CATALOG[scale]
+    fp4 = element_format("fp4e2m1")
+    assert group_sum_dtype(acc, fp4, fp4, fmt) == jnp.float32
+    rng = np.random.default_rng(block)
+    m, n, blocks = 16, 2 * TILE, 3 * 64 // block
+    v = np.asarray(code_values_f64(fp4))
+
+    def elements(rows):
+        cd = rng.integers(0, 16, (blocks, rows, block))
+        cd[:, 1], cd[0, 2], cd[rng.random(cd.shape) < 0.3] = 0, 0, 0      # zero rows, groups
+        return v[cd]
+
+    def scales(rows):
+        if scale == "float8_e8m0fnu":
+            s = rng.integers(100, 155, (blocks, rows))
+            s[rng.random(s.shape) < 0.1] = rng.choice([0, 1, 240, 254])
+        else:
+            s = rng.integers(0, 0x7F, (blocks, rows))
+            s[rng.random(s.shape) < 0.1] = rng.choice([0, 1, 3, 0x7E, 0x80])  # zeros, tiny
+        s[rng.random(s.shape) < 0.02] = 0xFF if scale == "float8_e8m0fnu" else 0x7F  # NaN
+        return np.asarray(scale_values_f64(jnp.asarray(s.astype(np.uint8)), fmt))
+    va, vb, fa, fb = elements(m), elements(n), scales(m), scales(n)
+    _, _, _, _, _, _, c = _edge_operands(FUSED_PRESETS["hopper_fp8"], "fp8e4m3", 15, m=m, n=n)
+    want = _grouped_step_reference(va, fa, vb, fb, acc, fmt.emin, c)
+    for dtype in (np.float32, np.float64):
+        got = grouped_fused_matmul(va.astype(dtype), fa, vb.astype(dtype), fb, acc, fmt.emin,
+                                   c=c)
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint32), want,
+                                      err_msg=f"values in {dtype}")
+    magnitude = want & 0x7FFF_FFFF
+    assert (want == 0x7FC0_0000).any() and (magnitude == 0x7F80_0000).any()
+    assert (want == 0).any() and ((magnitude > 0) & (magnitude < 0x0080_0000)).any()
+    # the comparison can fail: one fraction bit fewer
+    assert (want != _grouped_step_reference(va, fa, vb, fb, acc, fmt.emin, c,
+                                            frac_bits=acc.accum.frac_bits - 1)).any()

@@ -24,7 +24,7 @@ from fpforge.rtl.options import FLAGS_WIDTH, RM_CODES, Flag, OptionError, Roundi
 from fpforge.rtl.ports import Port
 
 from .errors import DesignError
-from .frontend import PortInfo
+from .frontend import BASED_LITERAL, PortInfo
 
 __all__ = ["PortRef", "Bits", "Value", "Binding", "Bound", "parse_ref", "resolve", "parse_value",
            "parse_port", "parse_tie", "parse_flags_order", "parse_rm_codes", "FLAG_NAMES", "RM_PRESETS",
@@ -131,7 +131,6 @@ def resolve(ref: PortRef, ports: dict[str, PortInfo], what: str, top: str) -> Bi
 
 # ----- values and options ------------------------------------------------------------------------
 
-_LITERAL = re.compile(r"^(\d+)?'([sS])?([bBoOdDhH])([0-9a-fA-F_xXzZ]+)$")
 _BASES = {"b": 2, "o": 8, "d": 10, "h": 16}
 
 
@@ -158,7 +157,7 @@ def parse_value(text: str, what: str) -> Value:
         return Value(0 if t == "'0" else 1, fill=t == "'1")
     if re.fullmatch(r"\d+", t):
         return Value(int(t))
-    m = _LITERAL.match(t)
+    m = BASED_LITERAL.fullmatch(t)
     if m:
         size, _, base, digits = m.groups()
         try:

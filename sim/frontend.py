@@ -25,7 +25,8 @@ from pathlib import Path
 
 from .errors import DesignError
 
-__all__ = ["PortInfo", "Sources", "read_ports", "instance_params", "files_read"]
+__all__ = ["PortInfo", "Sources", "read_ports", "instance_params", "files_read",
+           "BASED_LITERAL"]
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,11 @@ class PortInfo:
 
 SYSTEMVERILOG_SUFFIXES = (".sv", ".svh")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-# A parameter override's value: an integer, decimal or a Verilog based literal (8'hff, 'd3).
-_INTEGER = re.compile(r"-?[0-9][0-9_]*|([0-9]+)?'[sS]?[bBoOdDhH][0-9a-fA-F_xXzZ?]+")
+# A Verilog based literal (8'hff, 'd3, 4'sb1010): size, signedness, base, digits. The front end's
+# --param and the binding's --tie read constants by it.
+BASED_LITERAL = re.compile(r"(\d+)?'([sS])?([bBoOdDhH])([0-9a-fA-F_xXzZ?]+)")
+# A parameter override's value: an integer, decimal or based.
+_INTEGER = re.compile(r"-?[0-9][0-9_]*|" + BASED_LITERAL.pattern)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from fpforge.infra import toolchain
 from ..design import Design
 from ..errors import DesignError
 from ..stream import Plan
-from .base import BUILD_ROOT, SIMULATORS, check_inputs, systemverilog_only
+from .base import BUILD_ROOT, SIMULATORS, VERILATOR_WAIVERS, check_inputs, systemverilog_only
 from .harness import Harness
 
 __all__ = ["CocotbEngine", "BenchConfig", "BenchResult", "simulator", "geometry", "ENV_VAR",
@@ -136,14 +136,10 @@ VERILATED_MK_FIXES = {
     "CFG_LDLIBS_THREADS": "-pthread",
 }
 OPT_FLAGS = ["OPT_FAST=-O2", "OPT_SLOW=-O0", "OPT_GLOBAL=-O0"]
-# Verilator: Amaranth's Verilog trips width and unused-signal lints that do not matter here, and
-# a user's design is built whatever Verilator's lint thinks of its style (-Wno-fatal: warnings
-# are printed to the build log, not fatal). --timing: the harness generates its clock with a
-# delay. -Wno-ENUMVALUE: the wrapper overrides an enum parameter with the number --param gives
-# (FPnew's FpFormat=3), which Verilator refuses without it.
-VERILATOR_ARGS = ["--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN",
-                  "-Wno-ENUMVALUE", "-O3",
-                  "--x-assign", "fast", "--x-initial", "fast"]
+# Verilator: the shared warning waivers (base.py); --timing: the harness generates its clock
+# with a delay.
+VERILATOR_ARGS = ["--timing", *VERILATOR_WAIVERS, "-O3", "--x-assign", "fast", "--x-initial",
+                  "fast"]
 # Icarus: Verilog-2005, not the runner's -g2012. Yosys's Verilog starts every ``always @*``
 # block at time 0 through a trigger register declared with an initializer (``reg trig = 0;``);
 # under 2005 rules that initializer is an event, under SystemVerilog rules (-g2012) it is not,

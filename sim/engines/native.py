@@ -45,7 +45,7 @@ from fpforge.infra import toolchain
 from ..check import write_json
 from ..design import Design
 from ..stream import NoResult, Plan, Session, check_stream, cycle_budget
-from .base import BUILD_ROOT, SimulationError, check_inputs
+from .base import BUILD_ROOT, VERILATOR_WAIVERS, SimulationError, check_inputs
 from .cocotb import VERILATED_MK_FIXES, bench_env
 
 __all__ = ["NativeTop", "NativeEngine", "container_bytes", "LANES"]
@@ -129,11 +129,7 @@ class NativeTop:
                 f"#define FOR_OUTPUTS(X) {ports(self.design.outputs)}\n")
 
 
-# -Wno-fatal: a user's design is built whatever Verilator's lint thinks of its style (its
-# warnings are the user's business; what counts here is what it computes). -Wno-ENUMVALUE: an
-# enum parameter overridden with the number --param gives (as the cocotb engine's).
-VERILATOR_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint",
-                  "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-ENUMVALUE"]
+VERILATOR_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", *VERILATOR_WAIVERS]
 
 
 class NativeSession(Session):

@@ -94,7 +94,8 @@ def _usable(cells: dict) -> list[LibertyCell]:
 
 
 def _smallest(cells, what: str, pick) -> LibertyCell:
-    found = sorted((c for c in cells if pick(c)), key=lambda c: (c.area, c.name))
+    """The least area, then the least input capacitance (sky130hd's inv_1 before clkinv_1)."""
+    found = sorted((c for c in cells if pick(c)), key=lambda c: (c.area, _pin_cap(c), c.name))
     if not found:
         raise OptionError(f"the liberty has no {what}: fpforge needs one to state its timing "
                           f"boundary and gate equivalents")

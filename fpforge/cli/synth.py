@@ -77,8 +77,8 @@ def _gate_level(specs, records, args) -> int:
         netlist = asic / "netlist.v"
         models = sorted((Path(record.directory).parent / "lib").glob("*_cells.v"))
         if not netlist.exists() or not models:
-            raise OptionError(f"--gate-level needs fpforge's own cells (no --liberty): no "
-                              f"netlist and cell models for {spec.default_name}")
+            raise OptionError(f"--gate-level found no netlist and cell models for "
+                              f"{spec.default_name} in {Path(record.directory).parent}")
         design = Design.from_files(spec, [models[0], netlist], spec.default_name,
                                    latency=spec.latency, nan="exact", **_own_clocking(spec))
         design = replace(design, rm_values=None)    # fpforge's own rm: every code, as ever

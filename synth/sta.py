@@ -12,8 +12,9 @@ register to register, register to output, input to output -- each reported as th
 needs (arrival plus setup at a register); the design's delay is the worst of them and its Fmax the
 inverse. Every figure is ``period - slack`` of OpenSTA's ``report_checks``, parsed back with its
 start and end points and the cells on the path. A registered design also gets a hold (min-delay)
-check on its register-to-register paths: the worst hold slack (ps), which a unit's own paths
-must keep positive; its inputs' and outputs' hold depends on the neighbours' clock-to-Q.
+check on every path into a register (from its inputs and from its registers): the worst hold
+slack (ps). Inputs arrive at the clock edge itself, so the check is pessimistic by the
+neighbouring registers' clock-to-Q.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class Timing:
 
     paths: dict          # group -> PathTiming
     registered: bool
-    hold_slack_ps: float | None = None    # registered: worst register-to-register hold slack
+    hold_slack_ps: float | None = None    # registered: worst hold slack into a register
 
     @property
     def worst(self) -> PathTiming | None:
@@ -136,9 +137,8 @@ def sta_script(liberty: str, netlist: str, top: str, registered: bool,
         lines += [f'puts "@@ group {name}"',
                   f"report_checks -path_delay max -from {start} -to {end} -digits 5"]
     if registered:
-        start, end = GROUPS["reg-reg"]
         lines += [f'puts "{_HOLD}"',
-                  f"report_checks -path_delay min -from {start} -to {end} -digits 5"]
+                  "report_checks -path_delay min -to [all_registers -data_pins] -digits 5"]
     return "\n".join(lines) + "\nexit\n"
 
 
@@ -159,7 +159,7 @@ def run_sta(directory: Path, library, netlist: Path, top: str, registered: bool)
     return parse_report(done.stdout, registered, library.cells)
 
 
-_HOLD = "@@ hold reg-reg"
+_HOLD = "@@ hold"
 _SLACK = re.compile(r"^\s*(-?[\d.]+)\s+slack \((?:MET|VIOLATED)\)", re.M)
 _POINT = re.compile(r"^(Startpoint|Endpoint): (\S+)", re.M)
 _CELL_PIN = re.compile(r"^\s*-?[\d.]+\s+-?[\d.]+ [\^v] \S+/\S+ \((\w+)\)$", re.M)

@@ -30,7 +30,7 @@ from fpforge.infra.toolchain import tool
 
 from .cells import INPUT_SLEW_NS, OUTPUT_LOAD_FF, arcs
 
-__all__ = ["register_overhead_ps", "PathTiming", "Timing", "GROUPS", "sta_command", "sta_version",
+__all__ = ["register_overhead_ps", "run_script", "PathTiming", "Timing", "GROUPS", "sta_command", "sta_version",
            "check_sta", "sta_script", "run_sta", "parse_report", "BOUNDARY"]
 
 # The period the constraints are written against; figures are period - slack, so any period
@@ -149,14 +149,22 @@ def run_sta(directory: Path, library, netlist: Path, top: str, registered: bool)
     b = library.boundary
     script = sta_script(str(Path(library.liberty).resolve()), str(Path(netlist).resolve()), top,
                         registered, b.input_transition, b.output_load)
-    (directory / "sta.tcl").write_text(script)
-    done = subprocess.run([sta_command(), "-no_init", "-no_splash", "-exit", "sta.tcl"],
+    return parse_report(run_script(directory, "sta", script, netlist), registered,
+                        library.cells)
+
+
+def run_script(directory: Path, name: str, script: str, netlist: Path) -> str:
+    """Run OpenSTA on ``script`` in ``directory`` (``<name>.tcl``, log ``<name>.log``) and
+    return its output; ValueError naming the log if it fails or reports an error."""
+    directory = Path(directory)
+    (directory / f"{name}.tcl").write_text(script)
+    done = subprocess.run([sta_command(), "-no_init", "-no_splash", "-exit", f"{name}.tcl"],
                           cwd=directory, capture_output=True, text=True)
-    (directory / "sta.log").write_text(done.stdout + done.stderr)
+    (directory / f"{name}.log").write_text(done.stdout + done.stderr)
     if done.returncode != 0 or "Error" in done.stdout + done.stderr:
         raise ValueError(f"OpenSTA failed on {netlist} (exit {done.returncode}); see "
-                         f"{directory / 'sta.log'}")
-    return parse_report(done.stdout, registered, library.cells)
+                         f"{directory / (name + '.log')}")
+    return done.stdout
 
 
 _HOLD = "@@ hold"

@@ -10,6 +10,13 @@
               (activation, weight, activation).
 ``zeros``     idle operands: all-zero codes.
 
+A dot unit with block scales takes its vectors as a quantizer makes them: each vector's groups
+(one per scale: n / --sum-group lanes, else all n) quantized together, E8M0 scales by the MX
+quantizer (golden.mx.mx_quantize, OCP's floor rule), value scales (float8_e4m3fn: NVFP4's) by
+the NVFP4 recipe (golden.blockscale, torchao's, on groups of the unit's size) -- the scale
+ports carry the recipe's scale codes, the element ports its element codes; ``uniform`` draws
+scale codes at random like any other bits.
+
 Inputs that are not operands keep their defaults: a dynamic rounding mode ``rm`` is 0 (rne),
 stochastic rounding's ``rbits`` are fresh random bits every operation (what the unit needs) in
 every set but ``zeros``.
@@ -90,6 +97,37 @@ def _operand(data: str, rng, role_index: int, port, fmt: FloatFormat, n: int) ->
     return _codes(_scaled(_sample(rng, pool, shape), fmt), fmt)
 
 
+def _values(data: str, rng, role_index: int, shape) -> np.ndarray:
+    """Unscaled float32 values of an operand role: N(0, 1), or MiniLM's (each tensor over its
+    largest magnitude; block scaling makes the tensor's own scale irrelevant)."""
+    if data == "gaussian":
+        return rng.standard_normal(shape).astype(np.float32)
+    acts, weights = _minilm_tensors()
+    return _sample(rng, weights if role_index == 1 else acts, shape)
+
+
+def _scaled_vectors(spec, data: str, rng, n: int) -> dict:
+    """A scaled dot unit's element and scale codes from its block quantizer (module notes)."""
+    from dataclasses import replace
+
+    from fpforge.golden.blockscale import block_quantize
+    from fpforge.golden.mx import mx_quantize
+    from fpforge.rtl.blockscale import preset
+    group = spec.n // spec.groups
+    out = {}
+    for index, (vector, elem) in enumerate((("a", spec.elem_a), ("b", spec.elem_b))):
+        x = _values(data, rng, index, (n, spec.n))
+        if spec.value_scales:
+            recipe = replace(preset("nvfp4_torchao", elem.grid), block=group,
+                             scale_fmt=spec.scale_fmt)
+            scales, elements, _ = block_quantize(x, recipe)
+        else:
+            scales, elements = mx_quantize(x, elem, block=group)
+        out[vector] = np.asarray(elements).astype(np.int64)
+        out[f"scale_{vector}"] = np.asarray(scales).astype(np.int64).reshape(n, spec.groups)
+    return out
+
+
 def operand_vectors(spec, data: str, n: int = DEFAULT_VECTORS, seed: int = 0) -> dict:
     """Data input name -> (n, lanes) integer codes (n,) for one lane, for every data input of
     ``spec``'s unit (spec.inputs()), from the data set ``data`` (DATA_SETS)."""
@@ -99,9 +137,12 @@ def operand_vectors(spec, data: str, n: int = DEFAULT_VECTORS, seed: int = 0) ->
     rng = np.random.default_rng(seed)
     formats = spec.formats()
     roles = [p.name for p in spec.inputs() if p.name in formats]
-    out = {}
+    scaled = (spec.unit == "dot" and spec.scaled and data in ("gaussian", "minilm"))
+    out = _scaled_vectors(spec, data, rng, n) if scaled else {}
     for port in spec.inputs():
-        if data == "zeros" or port.name == "rm":
+        if port.name in out:
+            codes = out[port.name]
+        elif data == "zeros" or port.name == "rm":
             codes = np.zeros((n, port.lanes), dtype=np.int64)
         elif port.name not in formats or data == "uniform":
             codes = _uniform(rng, n, port.lanes, port.lane_width)

@@ -22,6 +22,7 @@ stages are output registers) is refused.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, replace
 from itertools import combinations
 from pathlib import Path
@@ -115,11 +116,20 @@ def pipeline_for(spec: Spec, clock_ps: float, *, out_dir=DEFAULT_OUT_DIR,
         raise OptionError(f"--clock-ps {clock_ps:g}: a register alone needs {floor:g} ps "
                           f"({dff} clock-to-Q and setup); give a longer period")
     run_dir = new_run_dir(out_dir, f"clock{clock_ps:g}_{spec.default_name}")
+    try:
+        return _search(spec, clock_ps, Path(run_dir), out_dir, jobs, lib, liberty)
+    except OptionError:
+        shutil.rmtree(run_dir, ignore_errors=True)    # a refused clock leaves nothing behind
+        raise
+
+
+def _search(spec: Spec, clock_ps: float, run_dir: Path, out_dir, jobs, lib,
+            liberty) -> PipelineChoice:
     tried: list[Candidate] = []
     for stages in range(len(spec.pipeline_points) + 1):
         specs = placements(spec, stages)
         records = run(specs, out_dir=out_dir, jobs=jobs, fpga=False, cores=False,
-                      run_dir=Path(run_dir) / f"stages{stages}", delay_target_ps=clock_ps,
+                      run_dir=run_dir / f"stages{stages}", delay_target_ps=clock_ps,
                       lib=lib, liberty=liberty)
         found = [Candidate(s, r) for s, r in zip(specs, records)]
         tried += found

@@ -10,7 +10,7 @@ from fpforge.rtl.kinds import BASIC_UNITS
 from fpforge.rtl.options import OptionError
 
 from .common import (add_jobs, add_library_options, add_spec_options, existing_dir, library_of,
-                     positive, specs_of)
+                     pipelined_for_clock, positive, specs_of)
 
 __all__ = ["add_power", "add_power_options", "check_power_request", "measure_records"]
 
@@ -91,9 +91,11 @@ def add_power(sub):
     add_library_options(s)
     add_power_options(s, flag=False)
     s.add_argument("--clock-ps", type=positive(float), metavar="P",
-                   help="the clock period of the energy figure (ps; default: a pipelined unit's "
-                        "clock, a combinational unit's own worst delay rounded up to 10 ps); a "
-                        "period shorter than the unit's worst path is an error")
+                   help="the clock period of the energy figure (ps): each unit is pipelined to "
+                        "meet it, as synth --clock-ps does (with --stages / --cuts: measured as "
+                        "built, and a period shorter than its worst path is an error); default: "
+                        "a pipelined unit's clock, a combinational unit's own worst delay "
+                        "rounded up to 10 ps")
     s.add_argument("--out", metavar="DIR", help="where the run folder goes (default build/synth)")
     add_jobs(s)
     s.set_defaults(run=_power)
@@ -109,8 +111,12 @@ def _power(args) -> int:
     data = check_power_request(args, lib, liberty)
     run_dir = synth.new_run_dir(out, "power")
     try:
+        if args.clock_ps is not None and args.stages is None and args.cuts is None:
+            # The pipelining search's runs go inside this run's folder: a refusal removes both.
+            specs = pipelined_for_clock(specs, args, run_dir / "pipelining")
         records = synth.run(specs, liberty=liberty, out_dir=out, jobs=args.jobs, fpga=False,
-                            cores=False, run_dir=run_dir, lib=lib)
+                            cores=False, run_dir=run_dir, lib=lib,
+                            delay_target_ps=args.clock_ps)
         measure_records(specs, records, lib, liberty, data, args.vectors, args.clock_ps)
     except OptionError:
         shutil.rmtree(run_dir, ignore_errors=True)      # a refused request leaves nothing

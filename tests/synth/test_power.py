@@ -149,7 +149,9 @@ def test_energy_is_power_times_period(energies):
     (["--lib", "sky130hd", "--data", "normal"], "unknown data set 'normal'; the data sets are "
                                                 "uniform, gaussian, minilm, zeros"),
     (["--lib", "fpforge"], "the fpforge library has no power tables"),
-    (["--lib", "sky130hd", "--clock-ps", "50"], "--clock-ps 50 is shorter than"),
+    (["--lib", "sky130hd", "--clock-ps", "50"], "--clock-ps 50: a register alone needs"),
+    (["--lib", "sky130hd", "--stages", "0", "--clock-ps", "1000"],
+     "--clock-ps 1000 is shorter than"),
 ])
 def test_bad_power_requests_exit_2_and_write_nothing(tmp_path, capsys, argv, message):
     status = main(["power", "--unit", "mul", "--format", "fp8e4m3", "--vectors", "20",
@@ -169,3 +171,21 @@ def test_synth_power_writes_the_record(mapped, tmp_path, capsys):
     assert power["data"] == "zeros" and power["vectors"] == 20
     assert main(["synth", "--unit", "mul", "--format", "fp8e4m3", "--data", "zeros",
                  "--out", str(tmp_path)]) == 2
+
+
+def test_a_pipelined_unit_at_its_clock_pays_for_its_registers(mapped, tmp_path, capsys):
+    """One stage of registers measured as built at --clock-ps: the record states that clock,
+    and the same operations cost more than through the combinational unit at that clock (the
+    flip-flops' clock pins switch every period)."""
+    argv = ["power", "--unit", "mul", "--format", "fp8e4m3", "--lib", "sky130hd", "--stages",
+            "1", "--clock-ps", "8000", "--data", "uniform", "--vectors", str(VECTORS),
+            "--out", str(tmp_path)]
+    assert main(argv) == 0
+    record = json.loads(next(tmp_path.glob("*/fp_mul_e4m3fn_rne_s1*.json")).read_text())
+    assert record["stages"] == 1 and record["power"]["clock_ps"] == 8000
+    records, library = mapped
+    spec = make_spec("mul", format="fp8e4m3")
+    combinational = measure_power(spec, records[spec], library,
+                                  operand_vectors(spec, "uniform", VECTORS), "uniform", 8000)
+    assert combinational.clock_ps == 8000
+    assert record["power"]["energy_pj"] > combinational.energy_pj

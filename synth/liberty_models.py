@@ -99,7 +99,9 @@ def verilog_expr(e: Expr) -> str:
     if kind == "const":
         return f"1'b{e[1]}"
     if kind == "not":
-        return f"~{verilog_expr(e[1])}"
+        inner = verilog_expr(e[1])
+        # "~~" would read as one token (NanGate's X4 cells: "!!!(...)"): parenthesize a negation.
+        return f"~({inner})" if inner.startswith("~") else f"~{inner}"
     op = {"and": "&", "or": "|", "xor": "^"}[kind]
     return f"({verilog_expr(e[1])} {op} {verilog_expr(e[2])})"
 

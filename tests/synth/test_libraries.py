@@ -165,3 +165,25 @@ def test_bad_library_is_one_line_exit_2_nothing_written(args, message, tmp_path)
                           capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr == f"fpforge synth: error: {message}\n"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("function", ["!!!(((C1 & C2) | B) | A)", "!(A B)", "(A^B) + !C",
+                                      "!!A"])
+def test_cell_functions_simulate_as_their_truth_table(function, tmp_path):
+    """Every liberty function becomes Verilog that Icarus reads and that computes the
+    function's truth table (NanGate's X4 cells write "!!!(...)": "~~" is no Verilog)."""
+    import itertools
+
+    from fpforge.synth.liberty_models import evaluate, parse_function, verilog_expr
+    expr = parse_function(function)
+    names = sorted(set(re.findall(r"[A-Z]\w*", function)))
+    rows = list(itertools.product((0, 1), repeat=len(names)))
+    checks = "\n".join(f"    {{{', '.join(names)}}} = {len(names)}'b{''.join(map(str, r))}; #1 "
+                       f"$display(\"%b\", y);" for r in rows)
+    (tmp_path / "t.v").write_text(
+        f"module t; reg {', '.join(names)}; wire y = {verilog_expr(expr)};\n"
+        f"  initial begin\n{checks}\n  end\nendmodule\n")
+    subprocess.run(["iverilog", "-o", "t.vvp", "t.v"], cwd=tmp_path, check=True)
+    out = subprocess.run(["vvp", "-n", "t.vvp"], cwd=tmp_path, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == [str(evaluate(expr, dict(zip(names, r)))) for r in rows]

@@ -44,7 +44,8 @@ from ._jax import jax, jnp, shr
 from .rounding import Mode, raw_from_float64, round_raw
 
 __all__ = ["FusedAccumulator", "DESCRIPTIONS", "FUSED_PRESETS", "fused_matmul",
-           "grouped_fused_matmul", "two_stage_matmul", "two_stage_dtype",
+           "grouped_fused_matmul", "grouped_prescaled_matmul", "grouped_fast_path",
+           "two_stage_matmul", "two_stage_dtype",
            "group_sum_dtype", "chained_steps", "exponents",
            "float32_exactly", "step_dtype"]
 
@@ -412,6 +413,86 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
         group_major(x) for x in (_nonzero_mask(xa), _nonzero_mask(xb), sa_sig, sa_exp, sb_sig,
                                  sb_exp)))
     return jax.lax.bitcast_convert_type(c, jnp.float32)
+
+
+def grouped_prescaled_matmul(va, fa, vb, fb, acc: FusedAccumulator, fmt_a: FloatFormat,
+                             fmt_b: FloatFormat, scale_fmt: FloatFormat, c=None):
+    """``grouped_fused_matmul``'s steps where no truncation acts, arguments as its (element
+    values in float32, of formats ``fmt_a``/``fmt_b``; ``scale_fmt`` the scales'): each step
+    one float32 matrix multiply of the elements times their scales, plus c in float64,
+    rounded toward zero. Returns (float32 (M, N), where the result is provably the steps'
+    (bool (M, N))); ``grouped_fast_path`` says when to call it at all.
+
+    Per step, lo and hi bound its scale exponents (the sums e_a + e_b, each scale s * 2^e,
+    s in (0, 2) a multiple of 2^-ms): every product is a multiple of 2^(lo + low) below
+    2^(hi + top - log2 k), the step's k products and every partial sum below 2^(hi + top).
+
+    1. Each element times its scale is exact in float32 (a few bits, inside the normal range:
+       checked per row), and so is the matrix multiply's sum, in any order, when hi - lo +
+       top - low <= 24 and both ends lie in float32's normal range.
+    2. No term is truncated when each group's term (a multiple of 2^(lo + low)) and c (of
+       2^(e_c - 23), or zero) are multiples of 2^(E - F): E <= U = max(hi, e_c) (hi alone for
+       c = 0) bounds the step's largest exponent, so U <= lo + low + F and U <= e_c - 23 + F
+       suffice. Then the truncated sum is the exact sum S + c, and it is below 2^(E + top + 1)
+       in units of 2^(E - F): exact in float64 (``grouped_fast_path``: F + top + 1 <= 53).
+    3. Rounded toward zero as the steps round it: the same value, the same bits. A NaN scale,
+       a subnormal, infinite or NaN c, or a failed bound marks the element; its later steps
+       are then not trusted (each element's chain is its own)."""
+    blocks, m, k = va.shape
+    n = vb.shape[1]
+    per_step = acc.group // k
+    steps = blocks // per_step
+    F, ms = acc.accum.frac_bits, scale_fmt.man_bits
+    low, top = _grouped_bounds(acc, fmt_a, fmt_b, scale_fmt)
+
+    def operand(v, s, fmt):
+        s = jnp.asarray(s, jnp.float64)
+        _, e = _normalized_scale(s, scale_fmt.emin)
+        ok = ~jnp.isnan(s) & (e + fmt.lsb_min - ms >= -126) & (e + fmt.emax + 2 <= 128)
+        x = (jnp.asarray(v, jnp.float64) * s[..., None]).astype(jnp.float32)
+        x = x.reshape((steps, per_step) + x.shape[1:])
+        x = jnp.moveaxis(x, 1, 2).reshape(steps, x.shape[2], per_step * k)   # (steps, R, step)
+        e, ok = (t.reshape((steps, per_step) + t.shape[1:]) for t in (e, ok))
+        return x, e.min(axis=1), e.max(axis=1), ok.all(axis=1)
+
+    hi_prec = jax.lax.Precision.HIGHEST
+
+    def step(carry, x):
+        c, exact = carry
+        a, a_lo, a_hi, a_ok, b, b_lo, b_hi, b_ok = x
+        s = jnp.dot(a, b.T, precision=hi_prec)
+        lo, hi = a_lo[:, None] + b_lo[None, :], a_hi[:, None] + b_hi[None, :]
+        field = ((c >> 23) & 0xFF).astype(jnp.int32)
+        zero = (c & 0x7FFF_FFFF) == 0
+        u = jnp.where(zero, hi, jnp.maximum(hi, field - 127))
+        ok = (a_ok[:, None] & b_ok[None, :] & (hi - lo <= 24 - top + low)
+              & (lo + low >= -126) & (hi + top <= 128) & (u <= lo + low + F)
+              & (zero | ((field > 0) & (field < 255) & (u <= field - 127 - 23 + F))))
+        total = s.astype(jnp.float64) + \
+            jax.lax.bitcast_convert_type(c, jnp.float32).astype(jnp.float64)
+        return (_round_toward_zero(total, jnp.int32(0), acc.result), exact & ok), None
+
+    c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
+    (c, exact), _ = jax.lax.scan(step, (c0, jnp.ones((m, n), bool)),
+                                 operand(va, fa, fmt_a) + operand(vb, fb, fmt_b))
+    return jax.lax.bitcast_convert_type(c, jnp.float32), exact
+
+
+def _grouped_bounds(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat,
+                    scale_fmt: FloatFormat):
+    """(low, top) of ``grouped_prescaled_matmul``: a step's products are multiples of
+    2^(lo + low), its sums below 2^(hi + top) (elements below 2^(emax + 1), scales below 2)."""
+    low = fmt_a.lsb_min + fmt_b.lsb_min - 2 * scale_fmt.man_bits
+    top = fmt_a.emax + fmt_b.emax + 4 + (acc.group - 1).bit_length()
+    return low, top
+
+
+def grouped_fast_path(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat,
+                      scale_fmt: FloatFormat) -> bool:
+    """Whether ``grouped_prescaled_matmul`` can hold a step's exact sum at all: in float32 with
+    equal scale exponents, and S + c in float64 (F + top + 1 <= 53)."""
+    low, top = _grouped_bounds(acc, fmt_a, fmt_b, scale_fmt)
+    return top - low <= 24 and acc.accum.frac_bits + top + 1 <= 53
 
 
 def _nonzero_mask(x):

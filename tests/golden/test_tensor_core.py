@@ -533,3 +533,46 @@ def test_grouped_matmul_matches_the_steps_on_edge_cases(block, scale):
     # the comparison can fail: one fraction bit fewer
     assert (want != _grouped_step_reference(va, fa, vb, fb, acc, fmt.emin, c,
                                             frac_bits=acc.accum.frac_bits - 1)).any()
+
+
+@pytest.mark.parametrize("block, scale", [(32, "float8_e8m0fnu"), (16, "float8_e4m3fn")])
+def test_grouped_prescaled_path_is_the_steps_where_it_says_so(block, scale):
+    """One matrix multiply per step, c added in float64: equal to the (M, N, groups) steps
+    wherever it claims exactness, on rows of close and of far-apart scales (extreme, NaN),
+    zero groups and c of every kind; and trusted everywhere it would be wrong."""
+    from fpforge.golden.gemm import scale_values_f64
+    from fpforge.golden.tensor_core import grouped_fast_path, grouped_prescaled_matmul
+    from fpforge.rtl.formats import CATALOG
+    acc, fmt = FUSED_PRESETS["blackwell_mxf4nvf4"], CATALOG[scale]
+    fp4 = element_format("fp4e2m1")
+    assert grouped_fast_path(acc, fp4, fp4, fmt)
+    rng = np.random.default_rng(block + 1)
+    m, n, blocks = 24, 40, 4 * 64 // block
+    v = np.asarray(code_values_f64(fp4))
+
+    def elements(rows):
+        cd = rng.integers(0, 16, (blocks, rows, block))
+        cd[:, 1], cd[0, 2], cd[rng.random(cd.shape) < 0.2] = 0, 0, 0      # zero rows, groups
+        return v[cd]
+
+    def scales(rows):
+        close = (121, 123) if scale == "float8_e8m0fnu" else (0x38, 0x3F)  # one or two exponents
+        s = rng.integers(*close, (blocks, rows))
+        far = rng.random(rows) < 0.25                                     # whole rows far apart
+        s[:, far] = rng.choice([0, 1, 0x7E, 0x80, 254] if scale == "float8_e8m0fnu" else
+                               [0, 1, 3, 0x20, 0x7E, 0x80], (blocks, far.sum()))
+        s[rng.random(s.shape) < 0.01] = 0xFF if scale == "float8_e8m0fnu" else 0x7F  # NaN
+        return np.asarray(scale_values_f64(jnp.asarray(s.astype(np.uint8)), fmt))
+    va, vb, fa, fb = elements(m), elements(n), scales(m), scales(n)
+    _, _, _, _, _, _, c = _edge_operands(FUSED_PRESETS["hopper_fp8"], "fp8e4m3", 16, m=m, n=n)
+    near = rng.random(c.shape) < 0.6
+    c[near] = (rng.standard_normal(near.sum()) * 2.0 ** rng.integers(-30, 30, near.sum())
+               ).astype(np.float32).view(np.uint32)
+    want = _grouped_step_reference(va, fa, vb, fb, acc, fmt.emin, c)
+    got, exact = grouped_prescaled_matmul(va.astype(np.float32), fa, vb.astype(np.float32), fb,
+                                          acc, fp4, fp4, fmt, c=c)
+    got, exact = np.asarray(got).view(np.uint32), np.asarray(exact)
+    np.testing.assert_array_equal(got[exact], want[exact])
+    assert 0.2 < exact.mean() < 0.9
+    # the check is needed: trusted everywhere, the path would be wrong
+    assert (got[~exact] != want[~exact]).any()

@@ -41,8 +41,8 @@ from .rounding import Mode, raw_from_float64, round_raw
 from .scalar import add_unit, cvt_unit
 from .tensor_core import (FusedAccumulator, exponents, float32_exactly, fused_matmul,
                           group_sum_dtype, grouped_fast_path, grouped_fused_matmul,
-                          grouped_prescaled_matmul, step_dtype, two_stage_dtype,
-                          two_stage_matmul)
+                          grouped_prescaled_matmul, nearest_even_float32, step_dtype,
+                          two_stage_dtype, two_stage_matmul)
 
 __all__ = ["emulated_matmul", "matmul_codes", "FUSED_STEPS", "exact_in_float64",
            "code_values_f64", "scale_values_f64", "times_float32", "scaled_epilogue"]
@@ -202,9 +202,8 @@ def _fused(ea, sa, eb, sb, config: GemmConfig):
     if acc.scales_in_group:
         return c
     value = float32_exactly(jax.lax.bitcast_convert_type(c, jnp.uint32))[0] * \
-        scale_values_f64(sa[0])[:, None] * scale_values_f64(sb[0])[None, :]
-    y, _ = round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(Rounding.RNE))
-    return jax.lax.bitcast_convert_type(y.astype(jnp.uint32), jnp.float32)
+        scale_values_f64(sa[0])[:, None] * scale_values_f64(sb[0])[None, :]    # exact
+    return jax.lax.bitcast_convert_type(nearest_even_float32(value), jnp.float32)
 
 
 def _with_exponents(ea, eb, fa, fb, dtype):
@@ -229,7 +228,8 @@ def _grouped_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):
     where it applies, whose result stands if it is exact everywhere."""
     acc, scale_fmt = config.accum, config.scale_fmt
     dtype = group_sum_dtype(acc, fa, fb, scale_fmt)
-    va, vb = (code_values_f64(f).astype(dtype)[e.astype(jnp.int32)] for f, e in ((fa, ea), (fb, eb)))
+    va, vb = (code_values_f64(f).astype(dtype)[e.astype(jnp.int32)]
+              for f, e in ((fa, ea), (fb, eb)))
     fsa, fsb = scale_values_f64(sa, scale_fmt), scale_values_f64(sb, scale_fmt)
 
     def steps():

@@ -47,7 +47,7 @@ __all__ = ["FusedAccumulator", "DESCRIPTIONS", "FUSED_PRESETS", "fused_matmul",
            "grouped_fused_matmul", "grouped_prescaled_matmul", "grouped_fast_path",
            "two_stage_matmul", "two_stage_dtype",
            "group_sum_dtype", "chained_steps", "exponents",
-           "float32_exactly", "step_dtype"]
+           "float32_exactly", "nearest_even_float32", "step_dtype"]
 
 F32 = CATALOG["float32"]
 E_ZERO = -133
@@ -532,11 +532,12 @@ def two_stage_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatForma
     exact. Times 2^(F - E_h), E_h its half's largest exponent, it lies below 2^(F + 2), exact
     or below 2^-126 < 1 (flushed or not, its truncation is 0); float32 -> int32 conversion
     truncates toward zero, so each term is exact, and a half's k/2 terms sum in int32 below
-    (k/2) * 2^(F + 2) <= 2^30 (the two halves' sum t too; the later stages' integers, below
-    2^(F2 - F + 33), fit float64's 53 bits). No infinities: NaN elements make a NaN product whatever their
-    partner, so a NaN in a row of a or b is the whole half's NaN (an infinity's result depends
-    on the signs and zeros it meets). Nonzero products' exponents lie within F +- 126, so
-    clamping 2^(F - E_h) to float32's normal powers changes only halves of zeros."""
+    (k/2) * 2^(F + 2) <= 2^30, the two halves' t below 2^31; the later stages' integers, below
+    2^(F2 - F + 33), fit float64's 53 bits. No infinities: NaN elements make a NaN product
+    whatever their partner, so a NaN in a row of a or b is the whole half's NaN (an infinity's
+    result depends on the signs and zeros it meets). Nonzero products' exponents lie within
+    F +- 126, so clamping 2^(F - E_h) to float32's normal powers changes only halves of
+    zeros."""
     exact = ((acc.group // 2) << (acc.accum.frac_bits + 2) <= 1 << 30
              and acc.accum.frac_bits2 - acc.accum.frac_bits <= 20
              and not (fmt_a.grid.has_inf or fmt_b.grid.has_inf)
@@ -647,12 +648,12 @@ def _two_stage_step(c, block, acc: FusedAccumulator):
                                          jnp.float64) * _pow2(big - F2 - 1)
     special = jax.lax.bitcast_convert_type(c, jnp.float32).astype(jnp.float64)   # inf, NaN
     value = jnp.where(nan, jnp.nan, jnp.where(field == 0xFF, special, value))
-    return _nearest_even_float32(value) if acc.rounding is Rounding.RNE else \
+    return nearest_even_float32(value) if acc.rounding is Rounding.RNE else \
         round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(acc.rounding))[0].astype(
             jnp.uint32)
 
 
-def _nearest_even_float32(value):
+def nearest_even_float32(value):
     """float64 values rounded to nearest even into float32 bit patterns, as the shared rounder
     rounds them: XLA's conversion (IEEE's rounding, infinities beyond the range) where the
     result is normal; below 2^-126 (XLA flushes subnormal results) |value| + 1.5 * 2^-97 in

@@ -285,6 +285,10 @@ def test_mxf4nvf4_matches_the_exact_rational_model(config):
     b = _data((192, 4), 7)
     got = np.asarray(emulated_matmul(a, b, config)).view(np.uint32)
     np.testing.assert_array_equal(got, grouped_reference(a, b, config).view(np.uint32))
+    # normal values: close scales, each step one matrix multiply (grouped_prescaled_matmul)
+    a, b = (rng.standard_normal(shape).astype(np.float32) for shape in ((3, 192), (192, 4)))
+    got = np.asarray(emulated_matmul(a, b, config)).view(np.uint32)
+    np.testing.assert_array_equal(got, grouped_reference(a, b, config).view(np.uint32))
     # The comparison can fail: with F = 35 truncation shows only when the largest terms
     # cancel. Two groups of one block cancel exactly (x, -x against y, y), and the other block
     # is 2^-17 of it in both operands, so its terms sit about 34 binades below E: F = 25 cuts

@@ -494,6 +494,14 @@ def _grouped_step_reference(va, fa, vb, fb, acc, scale_emin: int, c, frac_bits=N
     return np.where(np.isnan(c), 0x7FC0_0000, np.where(c == 0, 0, bits)).astype(np.uint32)
 
 
+def _fp4_values(rng, shape, zeros: float):
+    """(blocks, rows, block) E2M1 values: random codes, a fraction ``zeros`` of them zero, row 1
+    zero in every block and row 2 in the first (zero rows and groups)."""
+    cd = rng.integers(0, 16, shape)
+    cd[:, 1], cd[0, 2], cd[rng.random(cd.shape) < zeros] = 0, 0, 0
+    return np.asarray(code_values_f64(element_format("fp4e2m1")))[cd]
+
+
 @pytest.mark.parametrize("block, scale", [(32, "float8_e8m0fnu"), (16, "float8_e4m3fn")])
 def test_grouped_matmul_matches_the_steps_on_edge_cases(block, scale):
     """The group sums as float32 matrix multiplies (and float64 ones), nonzero groups from bit
@@ -507,12 +515,9 @@ def test_grouped_matmul_matches_the_steps_on_edge_cases(block, scale):
     assert group_sum_dtype(acc, fp4, fp4, fmt) == jnp.float32
     rng = np.random.default_rng(block)
     m, n, blocks = 16, 2 * TILE, 3 * 64 // block
-    v = np.asarray(code_values_f64(fp4))
 
     def elements(rows):
-        cd = rng.integers(0, 16, (blocks, rows, block))
-        cd[:, 1], cd[0, 2], cd[rng.random(cd.shape) < 0.3] = 0, 0, 0      # zero rows, groups
-        return v[cd]
+        return _fp4_values(rng, (blocks, rows, block), zeros=0.3)
 
     def scales(rows):
         if scale == "float8_e8m0fnu":
@@ -552,12 +557,9 @@ def test_grouped_prescaled_path_is_the_steps_where_it_says_so(block, scale):
     assert grouped_fast_path(acc, fp4, fp4, fmt)
     rng = np.random.default_rng(block + 1)
     m, n, blocks = 24, 40, 4 * 64 // block
-    v = np.asarray(code_values_f64(fp4))
 
     def elements(rows):
-        cd = rng.integers(0, 16, (blocks, rows, block))
-        cd[:, 1], cd[0, 2], cd[rng.random(cd.shape) < 0.2] = 0, 0, 0      # zero rows, groups
-        return v[cd]
+        return _fp4_values(rng, (blocks, rows, block), zeros=0.2)
 
     def scales(rows):
         close = (121, 123) if scale == "float8_e8m0fnu" else (0x38, 0x3F)  # one or two exponents

@@ -40,8 +40,9 @@ from .mx import decode_elements
 from .rounding import Mode, raw_from_float64, round_raw
 from .scalar import add_unit, cvt_unit
 from .tensor_core import (FusedAccumulator, exponents, float32_exactly, fused_matmul,
-                          group_sum_dtype, grouped_fused_matmul, step_dtype, two_stage_dtype,
-                          two_stage_matmul)
+                          group_sum_dtype, grouped_fast_path, grouped_fused_matmul,
+                          grouped_prescaled_matmul, nearest_even_float32, step_dtype,
+                          two_stage_dtype, two_stage_matmul)
 
 __all__ = ["emulated_matmul", "matmul_codes", "FUSED_STEPS", "exact_in_float64",
            "code_values_f64", "scale_values_f64", "times_float32", "scaled_epilogue"]
@@ -201,9 +202,8 @@ def _fused(ea, sa, eb, sb, config: GemmConfig):
     if acc.scales_in_group:
         return c
     value = float32_exactly(jax.lax.bitcast_convert_type(c, jnp.uint32))[0] * \
-        scale_values_f64(sa[0])[:, None] * scale_values_f64(sb[0])[None, :]
-    y, _ = round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(Rounding.RNE))
-    return jax.lax.bitcast_convert_type(y.astype(jnp.uint32), jnp.float32)
+        scale_values_f64(sa[0])[:, None] * scale_values_f64(sb[0])[None, :]    # exact
+    return jax.lax.bitcast_convert_type(nearest_even_float32(value), jnp.float32)
 
 
 def _with_exponents(ea, eb, fa, fb, dtype):
@@ -224,13 +224,21 @@ def _fixed_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):
 
 def _grouped_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):
     """Blackwell's kind::mxf4nvf4 step: ``grouped_fused_matmul`` on the scales' values, the
-    group sums in the dtype ``group_sum_dtype`` allows."""
-    dtype = group_sum_dtype(config.accum, fa, fb, config.scale_fmt)
-    return grouped_fused_matmul(
-        code_values_f64(fa).astype(dtype)[ea.astype(jnp.int32)],
-        scale_values_f64(sa, config.scale_fmt),
-        code_values_f64(fb).astype(dtype)[eb.astype(jnp.int32)],
-        scale_values_f64(sb, config.scale_fmt), config.accum, config.scale_fmt.emin)
+    group sums in the dtype ``group_sum_dtype`` allows; first ``grouped_prescaled_matmul``
+    where it applies, whose result stands if it is exact everywhere."""
+    acc, scale_fmt = config.accum, config.scale_fmt
+    dtype = group_sum_dtype(acc, fa, fb, scale_fmt)
+    va, vb = (code_values_f64(f).astype(dtype)[e.astype(jnp.int32)]
+              for f, e in ((fa, ea), (fb, eb)))
+    fsa, fsb = scale_values_f64(sa, scale_fmt), scale_values_f64(sb, scale_fmt)
+
+    def steps():
+        return grouped_fused_matmul(va, fsa, vb, fsb, acc, scale_fmt.emin)
+    if dtype != jnp.float32 or not grouped_fast_path(acc, fa, fb, scale_fmt):
+        return steps()
+    # one matrix multiply per step where no truncation acts; the steps wherever one might
+    y, exact = grouped_prescaled_matmul(va, fsa, vb, fsb, acc, fa, fb, scale_fmt)
+    return jax.lax.cond(jnp.all(exact), lambda: y, steps)
 
 
 def _two_stage_steps(ea, sa, eb, sb, fa, fb, config: GemmConfig):

@@ -44,9 +44,10 @@ from ._jax import jax, jnp, shr
 from .rounding import Mode, raw_from_float64, round_raw
 
 __all__ = ["FusedAccumulator", "DESCRIPTIONS", "FUSED_PRESETS", "fused_matmul",
-           "grouped_fused_matmul", "two_stage_matmul", "two_stage_dtype",
+           "grouped_fused_matmul", "grouped_prescaled_matmul", "grouped_fast_path",
+           "two_stage_matmul", "two_stage_dtype",
            "group_sum_dtype", "chained_steps", "exponents",
-           "float32_exactly", "step_dtype"]
+           "float32_exactly", "nearest_even_float32", "step_dtype"]
 
 F32 = CATALOG["float32"]
 E_ZERO = -133
@@ -414,6 +415,86 @@ def grouped_fused_matmul(va, fa, vb, fb, acc: FusedAccumulator, scale_emin: int,
     return jax.lax.bitcast_convert_type(c, jnp.float32)
 
 
+def grouped_prescaled_matmul(va, fa, vb, fb, acc: FusedAccumulator, fmt_a: FloatFormat,
+                             fmt_b: FloatFormat, scale_fmt: FloatFormat, c=None):
+    """``grouped_fused_matmul``'s steps where no truncation acts, arguments as its (element
+    values in float32, of formats ``fmt_a``/``fmt_b``; ``scale_fmt`` the scales'): each step
+    one float32 matrix multiply of the elements times their scales, plus c in float64,
+    rounded toward zero. Returns (float32 (M, N), where the result is provably the steps'
+    (bool (M, N))); ``grouped_fast_path`` says when to call it at all.
+
+    Per step, lo and hi bound its scale exponents (the sums e_a + e_b, each scale s * 2^e,
+    s in (0, 2) a multiple of 2^-ms): every product is a multiple of 2^(lo + low) below
+    2^(hi + top - log2 k), the step's k products and every partial sum below 2^(hi + top).
+
+    1. Each element times its scale is exact in float32 (a few bits, inside the normal range:
+       checked per row), and so is the matrix multiply's sum, in any order, when hi - lo +
+       top - low <= 24 and both ends lie in float32's normal range.
+    2. No term is truncated when each group's term (a multiple of 2^(lo + low)) and c (of
+       2^(e_c - 23), or zero) are multiples of 2^(E - F): E <= U = max(hi, e_c) (hi alone for
+       c = 0) bounds the step's largest exponent, so U <= lo + low + F and U <= e_c - 23 + F
+       suffice. Then the truncated sum is the exact sum S + c, and it is below 2^(E + top + 1)
+       in units of 2^(E - F): exact in float64 (``grouped_fast_path``: F + top + 1 <= 53).
+    3. Rounded toward zero as the steps round it: the same value, the same bits. A NaN scale,
+       a subnormal, infinite or NaN c, or a failed bound marks the element; its later steps
+       are then not trusted (each element's chain is its own)."""
+    blocks, m, k = va.shape
+    n = vb.shape[1]
+    per_step = acc.group // k
+    steps = blocks // per_step
+    F, ms = acc.accum.frac_bits, scale_fmt.man_bits
+    low, top = _grouped_bounds(acc, fmt_a, fmt_b, scale_fmt)
+
+    def operand(v, s, fmt):
+        s = jnp.asarray(s, jnp.float64)
+        _, e = _normalized_scale(s, scale_fmt.emin)
+        ok = ~jnp.isnan(s) & (e + fmt.lsb_min - ms >= -126) & (e + fmt.emax + 2 <= 128)
+        x = (jnp.asarray(v, jnp.float64) * s[..., None]).astype(jnp.float32)
+        x = x.reshape((steps, per_step) + x.shape[1:])
+        x = jnp.moveaxis(x, 1, 2).reshape(steps, x.shape[2], per_step * k)   # (steps, R, step)
+        e, ok = (t.reshape((steps, per_step) + t.shape[1:]) for t in (e, ok))
+        return x, e.min(axis=1), e.max(axis=1), ok.all(axis=1)
+
+    hi_prec = jax.lax.Precision.HIGHEST
+
+    def step(carry, x):
+        c, exact = carry
+        a, a_lo, a_hi, a_ok, b, b_lo, b_hi, b_ok = x
+        s = jnp.dot(a, b.T, precision=hi_prec)
+        lo, hi = a_lo[:, None] + b_lo[None, :], a_hi[:, None] + b_hi[None, :]
+        field = ((c >> 23) & 0xFF).astype(jnp.int32)
+        zero = (c & 0x7FFF_FFFF) == 0
+        u = jnp.where(zero, hi, jnp.maximum(hi, field - 127))
+        ok = (a_ok[:, None] & b_ok[None, :] & (hi - lo <= 24 - top + low)
+              & (lo + low >= -126) & (hi + top <= 128) & (u <= lo + low + F)
+              & (zero | ((field > 0) & (field < 255) & (u <= field - 127 - 23 + F))))
+        total = s.astype(jnp.float64) + \
+            jax.lax.bitcast_convert_type(c, jnp.float32).astype(jnp.float64)
+        return (_round_toward_zero(total, jnp.int32(0), acc.result), exact & ok), None
+
+    c0 = jnp.zeros((m, n), jnp.uint32) if c is None else jnp.asarray(c, jnp.uint32)
+    (c, exact), _ = jax.lax.scan(step, (c0, jnp.ones((m, n), bool)),
+                                 operand(va, fa, fmt_a) + operand(vb, fb, fmt_b))
+    return jax.lax.bitcast_convert_type(c, jnp.float32), exact
+
+
+def _grouped_bounds(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat,
+                    scale_fmt: FloatFormat):
+    """(low, top) of ``grouped_prescaled_matmul``: a step's products are multiples of
+    2^(lo + low), its sums below 2^(hi + top) (elements below 2^(emax + 1), scales below 2)."""
+    low = fmt_a.lsb_min + fmt_b.lsb_min - 2 * scale_fmt.man_bits
+    top = fmt_a.emax + fmt_b.emax + 4 + (acc.group - 1).bit_length()
+    return low, top
+
+
+def grouped_fast_path(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatFormat,
+                      scale_fmt: FloatFormat) -> bool:
+    """Whether ``grouped_prescaled_matmul`` can hold a step's exact sum at all: in float32 with
+    equal scale exponents, and S + c in float64 (F + top + 1 <= 53)."""
+    low, top = _grouped_bounds(acc, fmt_a, fmt_b, scale_fmt)
+    return top - low <= 24 and acc.accum.frac_bits + top + 1 <= 53
+
+
 def _nonzero_mask(x):
     """(..., g) values -> (...) masks with bit i set where x[..., i] is nonzero: a group has a
     nonzero product where the masks of its a and b rows share a bit."""
@@ -451,11 +532,14 @@ def two_stage_dtype(acc: FusedAccumulator, fmt_a: FloatFormat, fmt_b: FloatForma
     exact. Times 2^(F - E_h), E_h its half's largest exponent, it lies below 2^(F + 2), exact
     or below 2^-126 < 1 (flushed or not, its truncation is 0); float32 -> int32 conversion
     truncates toward zero, so each term is exact, and a half's k/2 terms sum in int32 below
-    (k/2) * 2^(F + 2) <= 2^31. No infinities: NaN elements make a NaN product whatever their
-    partner, so a NaN in a row of a or b is the whole half's NaN (an infinity's result depends
-    on the signs and zeros it meets). Nonzero products' exponents lie within F +- 126, so
-    clamping 2^(F - E_h) to float32's normal powers changes only halves of zeros."""
-    exact = ((acc.group // 2) << (acc.accum.frac_bits + 2) <= 1 << 31
+    (k/2) * 2^(F + 2) <= 2^30, the two halves' t below 2^31; the later stages' integers, below
+    2^(F2 - F + 33), fit float64's 53 bits. No infinities: NaN elements make a NaN product
+    whatever their partner, so a NaN in a row of a or b is the whole half's NaN (an infinity's
+    result depends on the signs and zeros it meets). Nonzero products' exponents lie within
+    F +- 126, so clamping 2^(F - E_h) to float32's normal powers changes only halves of
+    zeros."""
+    exact = ((acc.group // 2) << (acc.accum.frac_bits + 2) <= 1 << 30
+             and acc.accum.frac_bits2 - acc.accum.frac_bits <= 20
              and not (fmt_a.grid.has_inf or fmt_b.grid.has_inf)
              and fmt_a.grid.man_bits + fmt_b.grid.man_bits + 2 <= 24
              and fmt_a.lsb_min + fmt_b.lsb_min >= max(-126, acc.accum.frac_bits - 127)
@@ -529,37 +613,55 @@ def _two_stage_step_f64(c, block, acc: FusedAccumulator):
 def _two_stage_step(c, block, acc: FusedAccumulator):
     """One step as ``_two_stage_step_f64`` computes it, from float32 values
     (``two_stage_dtype``): the halves in one (M, N) loop each (``_two_stage_halves``), the
-    rest on the same integers in units of powers of two, exact in float64 (below 2^41), with
-    exact powers of two (``_pow2``) and the exponent read from the bits."""
+    rest on the same integers in units of powers of two: c's significand and the floors in
+    int32 shifts, their sum exact in float64 (below 2^41)."""
     F, F2 = acc.accum.frac_bits, acc.accum.frac_bits2
     (s_even, e_even), (s_odd, e_odd), nan = _two_stage_halves(*block, F)
     e_dot = jnp.maximum(e_even, e_odd)
     # step 2: floor is the arithmetic shift; |s| < 2^31, so 31 places leave 0 or -1
     t = (s_even >> jnp.minimum(e_dot - e_even, 31)) + (s_odd >> jnp.minimum(e_dot - e_odd, 31))
-    # step 3 (a shift below float64's range only where t = 0: no product in the step)
-    c64, e_c = float32_exactly(c)
-    e_c = jnp.where(c64 == 0, -126, e_c)
+    # step 3: c = sig * 2^(e_c - 23) from its bits (e_c = -126 for zeros and subnormals)
+    field = ((c >> 23) & 0xFF).astype(jnp.int32)
+    sig = ((c & 0x7F_FFFF) | jnp.where(field == 0, 0, 0x80_0000)).astype(jnp.int32)
+    sig = jnp.where((c >> 31) == 1, -sig, sig)
+    e_c = jnp.maximum(field, 1) - 127
     big = jnp.maximum(e_dot, e_c)
-    u = jnp.floor(t.astype(jnp.float64) * _pow2(jnp.maximum(e_dot - big + F2 + 1 - F, -1022)))
-    v = jnp.where(e_c < big - F - 1, 0.0, jnp.floor(c64 * _pow2(F - big)))   # 2^(E - F)
-    total = u + v * 2.0 ** (F2 + 1 - F)                 # an integer, units of 2^(E - F2 - 1)
-    # floored to F2 bits below its leading bit (at least 2^-126's)
-    top = ((jax.lax.bitcast_convert_type(total, jnp.uint64) >> 52) & 0x7FF).astype(jnp.int32)
-    lead = jnp.maximum(top - 1023 + big - F2 - 1, -126)
-    r = jnp.maximum(lead - big + 1, 0)
-    value = jnp.floor(total * _pow2(-r)) * _pow2(big - F2 - 1 + r)
-    value = jnp.where(nan, jnp.nan, jnp.where(jnp.isfinite(c64), value, c64))
-    return _nearest_even_float32(value) if acc.rounding is Rounding.RNE else \
+    # t (units 2^(e_dot - F)) floored to units 2^(E - F2 - 1): right in int32 (|t| < 2^30,
+    # so 31 places leave 0 or -1, as for t = 0 where no product is), left in float64
+    du = big - e_dot - (F2 + 1 - F)
+    u = (t >> jnp.clip(du, 0, 31)).astype(jnp.float64) * _pow2(jnp.clip(-du, 0, 64))
+    # c floored to units 2^(E - F), dropped below 2^(E - F - 1)
+    sh = big - e_c + 23 - F
+    v = jnp.where(sh < 0, sig << jnp.clip(-sh, 0, 31), sig >> jnp.clip(sh, 0, 31))
+    v = jnp.where(big - e_c > F + 1, 0, v)
+    total = u + v.astype(jnp.float64) * 2.0 ** (F2 + 1 - F)   # an integer, units 2^(E - F2 - 1)
+    # floored to F2 bits below its leading bit on the float64's bits: a nonzero integer's
+    # leading bit is the hidden one, so cut the significand's low 52 - F2 bits, and where a
+    # negative total lost any, add one unit of the kept last place (a carry moves the exponent).
+    # The floor's last place is at least 2^(-126 - F2); that changes nothing here: products lie
+    # at or above 2^-126 (two_stage_dtype), so E = -126 means e_dot = E and total is a multiple
+    # of 2^(F2 + 1 - F), and for E > -126 the units are 2^(-126 - F2) or more.
+    bits = jax.lax.bitcast_convert_type(total, jnp.uint64)
+    low = bits & ((1 << (52 - F2)) - 1)
+    up = ((bits >> 63) == 1) & (low != 0)
+    value = jax.lax.bitcast_convert_type((bits ^ low) + (up.astype(jnp.uint64) << (52 - F2)),
+                                         jnp.float64) * _pow2(big - F2 - 1)
+    special = jax.lax.bitcast_convert_type(c, jnp.float32).astype(jnp.float64)   # inf, NaN
+    value = jnp.where(nan, jnp.nan, jnp.where(field == 0xFF, special, value))
+    return nearest_even_float32(value) if acc.rounding is Rounding.RNE else \
         round_raw(raw_from_float64(value), F32, UnitOptions(), Mode(acc.rounding))[0].astype(
             jnp.uint32)
 
 
-def _nearest_even_float32(value):
+def nearest_even_float32(value):
     """float64 values rounded to nearest even into float32 bit patterns, as the shared rounder
     rounds them: XLA's conversion (IEEE's rounding, infinities beyond the range) where the
-    result is normal, by hand below 2^-126 (XLA flushes subnormal results), NaN 0x7FC00000."""
+    result is normal; below 2^-126 (XLA flushes subnormal results) |value| + 1.5 * 2^-97 in
+    float64, whose last place is 2^-149, rounds it, and its low 24 bits are the float32's
+    (2^23: the smallest normal); NaN 0x7FC00000."""
     bits = jax.lax.bitcast_convert_type(value.astype(jnp.float32), jnp.uint32)
-    tiny = jnp.round(jnp.abs(value) * 2.0 ** 149).astype(jnp.int32).astype(jnp.uint32)  # ties even
+    tiny = (jax.lax.bitcast_convert_type(jnp.abs(value) + 1.5 * 2.0 ** -97, jnp.uint64)
+            & 0xFF_FFFF).astype(jnp.uint32)
     tiny = jnp.where(value < 0, tiny | 0x8000_0000, tiny)
     bits = jnp.where(jnp.abs(value) < 2.0 ** -126, tiny, bits)
     return jnp.where(jnp.isnan(value), jnp.uint32(0x7FC0_0000), bits)

@@ -285,6 +285,10 @@ def test_mxf4nvf4_matches_the_exact_rational_model(config):
     b = _data((192, 4), 7)
     got = np.asarray(emulated_matmul(a, b, config)).view(np.uint32)
     np.testing.assert_array_equal(got, grouped_reference(a, b, config).view(np.uint32))
+    # normal values: close scales, each step one matrix multiply (grouped_prescaled_matmul)
+    a, b = (rng.standard_normal(shape).astype(np.float32) for shape in ((3, 192), (192, 4)))
+    got = np.asarray(emulated_matmul(a, b, config)).view(np.uint32)
+    np.testing.assert_array_equal(got, grouped_reference(a, b, config).view(np.uint32))
     # The comparison can fail: with F = 35 truncation shows only when the largest terms
     # cancel. Two groups of one block cancel exactly (x, -x against y, y), and the other block
     # is 2^-17 of it in both operands, so its terms sit about 34 binades below E: F = 25 cuts
@@ -490,6 +494,14 @@ def _grouped_step_reference(va, fa, vb, fb, acc, scale_emin: int, c, frac_bits=N
     return np.where(np.isnan(c), 0x7FC0_0000, np.where(c == 0, 0, bits)).astype(np.uint32)
 
 
+def _fp4_values(rng, shape, zeros: float):
+    """(blocks, rows, block) E2M1 values: random codes, a fraction ``zeros`` of them zero, row 1
+    zero in every block and row 2 in the first (zero rows and groups)."""
+    cd = rng.integers(0, 16, shape)
+    cd[:, 1], cd[0, 2], cd[rng.random(cd.shape) < zeros] = 0, 0, 0
+    return np.asarray(code_values_f64(element_format("fp4e2m1")))[cd]
+
+
 @pytest.mark.parametrize("block, scale", [(32, "float8_e8m0fnu"), (16, "float8_e4m3fn")])
 def test_grouped_matmul_matches_the_steps_on_edge_cases(block, scale):
     """The group sums as float32 matrix multiplies (and float64 ones), nonzero groups from bit
@@ -503,12 +515,9 @@ def test_grouped_matmul_matches_the_steps_on_edge_cases(block, scale):
     assert group_sum_dtype(acc, fp4, fp4, fmt) == jnp.float32
     rng = np.random.default_rng(block)
     m, n, blocks = 16, 2 * TILE, 3 * 64 // block
-    v = np.asarray(code_values_f64(fp4))
 
     def elements(rows):
-        cd = rng.integers(0, 16, (blocks, rows, block))
-        cd[:, 1], cd[0, 2], cd[rng.random(cd.shape) < 0.3] = 0, 0, 0      # zero rows, groups
-        return v[cd]
+        return _fp4_values(rng, (blocks, rows, block), zeros=0.3)
 
     def scales(rows):
         if scale == "float8_e8m0fnu":
@@ -533,3 +542,43 @@ def test_grouped_matmul_matches_the_steps_on_edge_cases(block, scale):
     # the comparison can fail: one fraction bit fewer
     assert (want != _grouped_step_reference(va, fa, vb, fb, acc, fmt.emin, c,
                                             frac_bits=acc.accum.frac_bits - 1)).any()
+
+
+@pytest.mark.parametrize("block, scale", [(32, "float8_e8m0fnu"), (16, "float8_e4m3fn")])
+def test_grouped_prescaled_path_is_the_steps_where_it_says_so(block, scale):
+    """One matrix multiply per step, c added in float64: equal to the (M, N, groups) steps
+    wherever it claims exactness, on rows of close and of far-apart scales (extreme, NaN),
+    zero groups and c of every kind; and trusted everywhere it would be wrong."""
+    from fpforge.golden.gemm import scale_values_f64
+    from fpforge.golden.tensor_core import grouped_fast_path, grouped_prescaled_matmul
+    from fpforge.rtl.formats import CATALOG
+    acc, fmt = FUSED_PRESETS["blackwell_mxf4nvf4"], CATALOG[scale]
+    fp4 = element_format("fp4e2m1")
+    assert grouped_fast_path(acc, fp4, fp4, fmt)
+    rng = np.random.default_rng(block + 1)
+    m, n, blocks = 24, 40, 4 * 64 // block
+
+    def elements(rows):
+        return _fp4_values(rng, (blocks, rows, block), zeros=0.2)
+
+    def scales(rows):
+        close = (121, 123) if scale == "float8_e8m0fnu" else (0x38, 0x3F)  # one or two exponents
+        s = rng.integers(*close, (blocks, rows))
+        far = rng.random(rows) < 0.25                                     # whole rows far apart
+        s[:, far] = rng.choice([0, 1, 0x7E, 0x80, 254] if scale == "float8_e8m0fnu" else
+                               [0, 1, 3, 0x20, 0x7E, 0x80], (blocks, far.sum()))
+        s[rng.random(s.shape) < 0.01] = 0xFF if scale == "float8_e8m0fnu" else 0x7F  # NaN
+        return np.asarray(scale_values_f64(jnp.asarray(s.astype(np.uint8)), fmt))
+    va, vb, fa, fb = elements(m), elements(n), scales(m), scales(n)
+    _, _, _, _, _, _, c = _edge_operands(FUSED_PRESETS["hopper_fp8"], "fp8e4m3", 16, m=m, n=n)
+    near = rng.random(c.shape) < 0.6
+    c[near] = (rng.standard_normal(near.sum()) * 2.0 ** rng.integers(-30, 30, near.sum())
+               ).astype(np.float32).view(np.uint32)
+    want = _grouped_step_reference(va, fa, vb, fb, acc, fmt.emin, c)
+    got, exact = grouped_prescaled_matmul(va.astype(np.float32), fa, vb.astype(np.float32), fb,
+                                          acc, fp4, fp4, fmt, c=c)
+    got, exact = np.asarray(got).view(np.uint32), np.asarray(exact)
+    np.testing.assert_array_equal(got[exact], want[exact])
+    assert 0.2 < exact.mean() < 0.9
+    # the check is needed: trusted everywhere, the path would be wrong
+    assert (got[~exact] != want[~exact]).any()

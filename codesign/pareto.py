@@ -110,6 +110,21 @@ def hardware_cases(c: GemmConfig) -> list:
     return cases
 
 
+def firings(c: GemmConfig) -> dict:
+    """How often each role's unit works per MAC step: the dot unit and the running sum's adder
+    once, the float32 adder promoted into once per ``promote_every`` terms."""
+    acc = c.accum
+    if isinstance(acc, FusedAccumulator):
+        return {"dot": 1.0}
+    return {"dot": 1.0, "adder": 1.0} | ({"promotion": c.block / acc.promote_every}
+                                         if acc.promote_every else {})
+
+
+def lanes(c: GemmConfig) -> int:
+    """MACs per step: the dot unit's products (a tensor-core step's group)."""
+    return c.accum.group if isinstance(c.accum, FusedAccumulator) else c.block
+
+
 def cost(configs, rows, out: Path, jobs: int) -> dict:
     """Synthesise every configuration's units (stored by content key under out/results) and
     fill in GE per MAC and delay. Returns the sweep's run metadata."""
@@ -130,8 +145,7 @@ def cost(configs, rows, out: Path, jobs: int) -> dict:
         # One MAC step: the dot unit's block of products, then the running sum's adder (and,
         # every N_C terms, the float32 adder it is promoted into), per lane of the dot unit.
         area = sum(u.ge for u in units.values())
-        lanes = c.accum.group if isinstance(c.accum, FusedAccumulator) else c.block
-        row.ge_per_mac = round(area / lanes, 2)
+        row.ge_per_mac = round(area / lanes(c), 2)
         adder = units.get("adder")
         row.delay_ps = round(units["dot"].delay_ps + (adder.delay_ps if adder else 0), 1)
         row.dot_ge, row.adder_ge = units["dot"].ge, adder.ge if adder else None

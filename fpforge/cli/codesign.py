@@ -69,8 +69,15 @@ def _add_machine_options(p) -> None:
     p.add_argument("--clock-mhz", type=float, default=None, metavar="MHZ",
                    help="roofline: one clock for every unit (default: each unit's own step "
                         "delay)")
+    p.add_argument("--power-w", type=float, default=None, metavar="W",
+                   help="roofline: an iso-power array instead, W watts of MAC units at their "
+                        "sky130hd energy per MAC (needs pareto --power)")
+    p.add_argument("--power-data", default="gaussian", metavar="NAME",
+                   help="roofline: whose energy per MAC the iso-power array takes: gaussian "
+                        "(default) or minilm")
 
 
 def _machine(args):
     from fpforge.codesign.roofline import Machine
-    return Machine(args.area_mm2, args.bandwidth_gbs, args.clock_mhz)
+    return Machine(args.area_mm2, args.bandwidth_gbs, args.clock_mhz, args.power_w,
+                   args.power_data)

@@ -105,7 +105,7 @@ help:
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
 	@echo "make bench-mx       golden MX quantization throughput against torchao (the mxref extra)"
 	@echo "make bench-gemm     the emulated MXFP8 matrix multiply against fake-quantize + float32 matmul"
-	@echo "make pareto         cost (synthesis) against quality (emulated hardware), quick axes (docs/codesign.md)"
+	@echo "make pareto [POWER=0] cost (synthesis, energy on sky130hd) against quality (emulated hardware), quick axes (docs/codesign.md)"
 	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SATURATION"
 	@echo "                 SUBNORMALS=0 TININESS STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SUM_GROUP FRAC_BITS2 SCALES=0"
 	@echo "                 SCALE_FORMAT (fpforge units lists who takes what)"
@@ -143,8 +143,9 @@ bench-mx:
 bench-gemm:
 	$(FPFORGE) bench-gemm
 
+# POWER=0: without the energy columns (sky130hd synthesis and power of the same units).
 pareto:
-	$(FPFORGE) pareto --quick
+	$(FPFORGE) pareto --quick $(if $(filter 0,$(POWER)),,--power)
 
 # Verilog export (docs/verilog-export.md): build/verilog/<NAME or the default name>.v + .json + .core
 verilog:

@@ -215,6 +215,37 @@ class Row:
     # Yosys's technology-free estimate (stat -tech cmos on the generic gates): how much logic
     # the generator emits, free of ABC's non-monotonic area mapping.
     transistors: int | None = None
+    # With ``power`` (PowerRun): the record's power object (synth/power.py), energy per
+    # operation on ``power_data``'s operands at ``clock_ps``.
+    power_data: str = ""
+    vectors: int | None = None
+    clock_ps: float | None = None
+    internal_uw: float | None = None
+    switching_uw: float | None = None
+    leakage_uw: float | None = None
+    energy_pj: float | None = None
+
+    @property
+    def power(self) -> dict | None:
+        """The power object back, as a synthesis record holds it."""
+        if self.energy_pj is None:
+            return None
+        return {"data": self.power_data, **{k: getattr(self, k) for k in POWER_KEYS[1:]}}
+
+
+POWER_KEYS = ("data", "vectors", "clock_ps", "internal_uw", "switching_uw", "leakage_uw",
+              "energy_pj")
+
+
+@dataclass(frozen=True)
+class PowerRun:
+    """What the sweep measures power on: ``vectors`` operand vectors of the data set ``data``
+    per unit, from ``stimulus(spec, data, vectors)`` (port -> array; the data sets are
+    codesign's, codesign/power_data.py: the caller passes its ``operand_vectors``)."""
+
+    data: str
+    vectors: int
+    stimulus: object
 
 
 def _short(fmt: FloatFormat) -> str:

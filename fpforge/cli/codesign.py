@@ -21,6 +21,11 @@ def add_pareto(sub):
                     help="the axes as JSON: elements, scaling, block, scale_rule, rounding, "
                          "accum (lists)")
     pa.add_argument("--out", metavar="DIR", help="where the report goes (build/pareto)")
+    pa.add_argument("--power", action="store_true",
+                    help="also energy per MAC (pJ/MAC, TFLOPS/W): the units on sky130hd, "
+                         "power on gaussian and minilm operands; energy.png")
+    pa.add_argument("--vectors", type=int, default=None, metavar="N",
+                    help="--power: operand vectors per unit and data set (default 256)")
     _add_machine_options(pa)
     add_jobs(pa)
     pa.set_defaults(run=_pareto)
@@ -33,7 +38,13 @@ def _pareto(args) -> int:
     axes = pareto_axes.Axes.from_json(args.config) if args.config else \
         (pareto_axes.QUICK if args.quick else pareto_axes.FULL)
     out = Path(args.out) if args.out else pareto.DEFAULT_OUT
-    return pareto.run_pareto(axes=axes, out=out, jobs=args.jobs, machine=_machine(args))
+    if args.vectors is not None and not args.power:
+        raise OptionError("--vectors N goes with --power")
+    if args.vectors is not None and args.vectors < 1:
+        raise OptionError(f"--vectors must be a positive number of operand vectors, not "
+                          f"{args.vectors}")
+    return pareto.run_pareto(axes=axes, out=out, jobs=args.jobs, machine=_machine(args),
+                             power=args.power, vectors=args.vectors or pareto.ENERGY_VECTORS)
 
 
 def add_roofline(sub):

@@ -17,7 +17,7 @@ from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError
 from .sweep import (CVT_FROM, MX_BLOCK, MX_N, MX_UNITS, SWEEP_UNITS, VARIANT_FORMATS, VARIANT_UNITS,
                     Row, mx_variants, plan, sweep)
 
-__all__ = ["run_sweep", "write_csv", "read_csv", "markdown", "plot"]
+__all__ = ["run_sweep", "write_csv", "read_csv", "markdown", "power_markdown", "plot"]
 
 REPORT_FILES = ("sweep.md", "sweep.csv", "area.png", "delay.png", "variants.png", "mx.png")
 
@@ -123,6 +123,8 @@ def markdown(rows: list[Row], meta: dict) -> str:
                        f"{_pct(r.delay_ps, b.delay_ps if b else None)} |")
     if mx_rows:
         out += mx_markdown(mx_rows, meta)
+    if meta.get("power"):
+        out += power_markdown(rows + mx_rows, meta["power"])
     skipped = [r for r in rows + mx_rows if r.status != "ok"]
     out += ["", "## Skipped combinations", ""]
     out += [f"- {r.format} {r.unit} ({r.variant}): {r.reason}" for r in skipped] or \
@@ -166,6 +168,25 @@ def mx_markdown(rows: list[Row], meta: dict) -> list[str]:
         width = next(r.width for r in rows if r.format == e)
         out.append(f"| {e} | {width} | " +
                    " | ".join(_cell(by.get((e, u, v))) for u, v in cols) + " |")
+    return out
+
+
+def power_markdown(rows: list[Row], power: dict) -> list[str]:
+    """The energy per operation of every unit measured (``--power``)."""
+    out = ["", "## Energy per operation", "",
+           f"OpenSTA report_power on {power['library']}, every net's switching activity from "
+           f"a zero-delay simulation of the mapped netlist on {power['vectors']} operand "
+           f"vectors of the `{power['data']}` data set (docs/power.md); one operation per "
+           f"period of the unit's clock (its worst delay rounded up to 10 ps). Energy per "
+           f"operation = total power x period. Power flow: {power['seconds']} s wall.", "",
+           "| format | unit | variant | µm² | ps | clock ps | internal µW | switching µW | "
+           "leakage µW | pJ/op |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r.energy_pj is None:
+            continue
+        out.append(f"| {r.format} | {r.unit} | {r.variant} | {r.area_um2:.0f} | "
+                   f"{r.delay_ps:.0f} | {r.clock_ps:g} | {r.internal_uw:.4g} | "
+                   f"{r.switching_uw:.4g} | {r.leakage_uw:.3g} | {r.energy_pj:.4g} |")
     return out
 
 

@@ -44,6 +44,7 @@ SCALES     ?= 1
 SCALE_FORMAT ?=
 NAME       ?=
 # Runs
+LIB        ?=
 LIBERTY    ?=
 PNR        ?= 0
 FPGA       ?= 1
@@ -88,12 +89,12 @@ help:
 	@echo "make test-all       every test, including the slow sweeps"
 	@echo "make verilog UNIT=mul FORMAT=fp8e4m3 [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SATURATION= SUBNORMALS=0 IN_FORMAT= NAME=]"
 	@echo "                    -> build/verilog/<name>.v + .json + .core (fpforge verilog)"
-	@echo "make synth [FORMAT=fp8e4m3] [UNIT=mul,add] [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SUBNORMALS=0 LIBERTY= PNR=1 FPGA=0 GATE_LEVEL=1]"
+	@echo "make synth [FORMAT=fp8e4m3] [UNIT=mul,add] [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SUBNORMALS=0 LIB=sky130hd|fpforge LIBERTY= PNR=1 FPGA=0 GATE_LEVEL=1]"
 	@echo "make synth UNIT=mxq|mxdq|dot FORMAT=/IN_FORMAT= [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS= SUM_GROUP= FRAC_BITS2= SCALE_FORMAT=]   block units"
 	@echo "make slurm-up / slurm-down   a one-node SLURM cluster here; make test-farm: sweep, verify and exhaustive shards through it"
 	@echo "make bench-executor  the Dask path's overhead against the local pool on one small sweep"
 	@echo "EXECUTOR=dask:local:N|dask:tcp://HOST:PORT|slurm:N|lsf:N RESUME=1 for sweep / verify / verify-exhaustive (docs/scale-out.md)"
-	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32"
+	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32; LIB=sky130hd"
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
 	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N | FORCE=1]   every input pair"
@@ -155,7 +156,7 @@ verilog:
 
 # make synth does mul, add, fma and cvt (from float32) unless UNIT says otherwise.
 synth:
-	$(FPFORGE) synth $(call opt,--unit,$(UNIT)) $(SPEC_ARGS) $(call opt,--liberty,$(LIBERTY)) \
+	$(FPFORGE) synth $(call opt,--unit,$(UNIT)) $(SPEC_ARGS) $(call opt,--lib,$(LIB)) $(call opt,--liberty,$(LIBERTY)) \
 	  $(if $(filter-out 0,$(PNR)),--pnr) $(if $(filter 0,$(FPGA)),--no-fpga) \
 	  $(if $(filter-out 0,$(GATE_LEVEL)),--gate-level) $(call opt,--clock-ps,$(CLOCK_PS)) --jobs $(JOBS)
 
@@ -165,7 +166,7 @@ clock-table:
 RUN_ARGS = $(call opt,--executor,$(EXECUTOR)) $(if $(filter-out 0,$(RESUME)),--resume)
 
 sweep:
-	$(FPFORGE) sweep --jobs $(JOBS) $(call opt,--max-width,$(MAX_WIDTH)) $(call opt,--liberty,$(LIBERTY)) $(RUN_ARGS)
+	$(FPFORGE) sweep --jobs $(JOBS) $(call opt,--max-width,$(MAX_WIDTH)) $(call opt,--lib,$(LIB)) $(call opt,--liberty,$(LIBERTY)) $(RUN_ARGS)
 
 # A one-node SLURM cluster on this machine (Debian slurm-wlm + munge) for the farm path.
 slurm-up:

@@ -11,6 +11,7 @@ calls :func:`run`, ``fpforge sweep`` (``make sweep``) :func:`synth.sweep_report.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from dataclasses import replace
@@ -21,13 +22,13 @@ from fpforge.rtl.spec import Spec
 
 from fpforge.infra.executor import LocalExecutor, Task, TaskFailed, digest
 
-from .cell_library import Library, own_library, user_library
+from .cell_library import LIBRARIES, Library, check_library, library_for
 from .flow import TARGETS, Job, JobResult, Source, SynthError, job_key, yosys_version
-from .sta import BOUNDARY, check_sta, sta_version
+from .sta import check_sta, sta_version
 from .records import Design, SynthRecord, core_design, core_formats, design_for
 
 __all__ = ["run", "run_designs", "default_specs", "new_run_dir", "SynthRecord", "SynthError",
-           "Design", "DEFAULT_OUT_DIR", "DEFAULT_JOBS"]
+           "Design", "DEFAULT_OUT_DIR", "DEFAULT_JOBS", "LIBRARIES", "Library", "library_for"]
 
 DEFAULT_OUT_DIR = Path("build/synth")
 DEFAULT_JOBS = 2
@@ -50,10 +51,11 @@ def new_run_dir(out_dir: Path, tag: str) -> Path:
 
 def run(specs: list[Spec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAULT_JOBS,
         fpga=True, cores=True, run_dir=None, pnr=False,
-        delay_target_ps: float | None = None) -> list[SynthRecord]:
+        delay_target_ps: float | None = None, lib: str = "fpforge") -> list[SynthRecord]:
     """Synthesise every spec (any kind) and, for mul/fma, its bare integer core, and report.
 
-    ``liberty``: a user's liberty file instead of fpforge's own cells (then no delay figures).
+    ``lib``: the cell library (cell_library.LIBRARIES: "fpforge", "sky130hd"); ``liberty``: a
+    user's liberty file instead (mapped and timed the same way).
     ``pnr``: also place and route every unit on iCE40 and ECP5 for its Fmax (synth/pnr.py).
     ``delay_target_ps``: map the units for this worst-path delay (a registered unit's clock
     period) instead of for area (flow.run_job); the cores stay area-mapped references.
@@ -73,17 +75,13 @@ def run(specs: list[Spec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAUL
     # The run directory's name carries the result formats (every kind has a "y").
     tag = "_".join(sorted({s.formats()["y"].ident for s in specs})) or "designs"
     return run_designs(designs, liberty=liberty, out_dir=out_dir, jobs=jobs, fpga=fpga,
-                       run_dir=run_dir, tag=tag, pnr=pnr)
-
-
-def _library(liberty, run_dir: Path) -> Library:
-    return own_library(run_dir / "lib") if liberty is None else user_library(Path(liberty))
+                       run_dir=run_dir, tag=tag, pnr=pnr, lib=lib)
 
 
 def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
                 jobs=DEFAULT_JOBS, fpga=True, run_dir=None, tag="designs",
                 report=True, pnr=False, executor=None, store=None,
-                progress=None) -> list[SynthRecord]:
+                progress=None, lib: str = "fpforge") -> list[SynthRecord]:
     """Synthesise ready-made designs (Verilog text, top name, ports) in parallel Yosys
     processes; with ``pnr``, place and route the units (not the reference cores) for their
     FPGA Fmax. ``executor`` (fpforge.infra.executor; default: ``jobs`` local threads) runs the
@@ -96,14 +94,14 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     if (fpga or pnr) and portless:
         raise ValueError(f"the FPGA runs instantiate each design by its ports; "
                          f"{', '.join(portless)} declare none")
-    if liberty is None:
-        check_sta()
+    check_library(lib, liberty)      # bad names fail before anything is written
+    check_sta()
     if pnr:
         from .pnr import check_tools
         check_tools()
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(out_dir, tag)
     run_dir.mkdir(parents=True, exist_ok=True)
-    library = _library(liberty, run_dir)
+    library = library_for(lib, liberty, directory=run_dir / "lib")
     sources = {}
     for d in designs:
         (run_dir / d.name).mkdir(parents=True, exist_ok=True)
@@ -118,7 +116,7 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     targets = targets if fpga_sources else []
     work = [Job(t, (run_dir / f"fpga_{t}").resolve(), fpga_sources) for t in targets]
     work += [Job("asic", (run_dir / d.name / "asic").resolve(), (sources[d.name],), library,
-                 share=d.share, delay_target_ps=d.delay_target_ps if library.timed else None,
+                 share=d.share, delay_target_ps=d.delay_target_ps,
                  deep=d.deep)
              for d in designs]
     start = time.monotonic()
@@ -151,8 +149,10 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     if report:
         from . import report as rep
         rep.write_json(records, run_dir)
-        rep.write_markdown(records, run_dir,
-                           header=run_header(library, run_dir, wall, cpu, jobs))
+        header = run_header(library, run_dir, wall, cpu, jobs)
+        rep.write_markdown(records, run_dir, header=header)
+        import json     # the header, for the command line to print what the report states
+        (run_dir / "header.json").write_text(json.dumps(header, indent=2) + "\n")
     return records
 
 
@@ -176,8 +176,7 @@ def run_header(library: Library, run_dir: Path, wall: float | None, cpu: float |
     import amaranth
     header = {"yosys": yosys_version(), "amaranth": amaranth.__version__,
               "liberty": library.describe(),
-              "delay": f"{sta_version()}, load-aware: {BOUNDARY}" if library.timed
-              else "unavailable (user liberty: area only)",
+              "delay": f"{sta_version()}, load-aware: {library.boundary.text}",
               "run directory": str(run_dir)}
     if wall is not None:
         header["time"] = (f"{wall:.1f} s wall for all Yosys runs, {jobs} in parallel; "
@@ -194,11 +193,15 @@ def _record(d: Design, results, targets, library: Library) -> SynthRecord:
     import amaranth
     asic = results[_key("asic", (d.name,))]
     generic, figures = asic.figures[d.name]
+    # The JSON file is written in the run directory, beside the design's own directory.
+    netlist = asic.job.directory / "netlist.v"
+    figures = replace(figures,
+                      netlist=os.path.relpath(netlist, asic.job.directory.parent.parent))
     return SynthRecord(
         name=d.name, kind=d.kind, description=d.description, formats=dict(d.formats),
         options=d.options, unit=d.unit, stages=d.stages, generic=generic, asic=figures,
         fpga={} if d.deep else {t: results[_key(t)].figures[d.name] for t in targets},
-        core=d.core, delay_target_ps=d.delay_target_ps, library=library.describe(),
+        core=d.core, delay_target_ps=d.delay_target_ps, library=library.name,
         tools={"yosys": yosys_version(), "amaranth": amaranth.__version__},
         seconds={"asic": asic.seconds, **{f"{t} (batch)": results[_key(t)].seconds
                                           for t in targets}},

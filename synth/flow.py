@@ -26,7 +26,7 @@ from fpforge.infra.toolchain import yosys
 
 from .cell_library import Library
 from .scripts import asic_script, batch_top, fpga_script
-from .sta import Timing, register_overhead_ps, run_sta
+from .sta import Timing, run_sta
 
 __all__ = ["Source", "Job", "JobResult", "AsicFigures", "GenericFigures", "FpgaFigures",
            "SynthError", "TARGETS", "YosysRun", "run_yosys", "script_command", "yosys_version",
@@ -136,6 +136,9 @@ class AsicFigures:
     critical_path: str = ""          # "startpoint -> endpoint"
     paths: dict = field(default_factory=dict)   # group -> PathTiming as a dict
     fmax_mhz: float | None = None    # registered designs
+    registers: int = 0               # flip-flops and latches of the library
+    hold_slack_ps: float | None = None   # registered: worst register-to-register hold slack
+    netlist: str = ""                # the mapped Verilog, relative to the record's JSON file
 
 
 @dataclass(frozen=True)
@@ -238,7 +241,7 @@ def run_job(job: Job) -> JobResult:
     if target is not None:
         src, = job.designs
         clocked = any(p.name == CLOCK for p in src.ports)
-        abc_target = max(target - (register_overhead_ps() if clocked else 0.0), 1.0)
+        abc_target = max(target - (job.library.register_overhead_ps if clocked else 0.0), 1.0)
     seconds = cpu = 0.0
     floor, last = (abc_target or 0.0) / 4, None
     for _ in range(MAPPING_TRIES if target is not None else 1):
@@ -264,11 +267,10 @@ def parse_job(job: Job) -> dict:
     d = job.directory
     if job.target == "asic":
         src, = job.designs
-        timing = None
-        if job.library.timed:
-            # A design with flip-flops is clocked by its CLOCK port (rtl/ports.py).
-            registered = "DFF_X1" in (d / "netlist.v").read_text()
-            timing = run_sta(d, job.library.liberty, d / "netlist.v", src.top, registered)
+        # A design with flip-flops is clocked by its CLOCK port (rtl/ports.py).
+        by_type = _design_stat(d / "asic_stat.json")["num_cells_by_type"]
+        registered = any(t in job.library.registers for t in by_type)
+        timing = run_sta(d, job.library, d / "netlist.v", src.top, registered)
         return {src.top: (parse_generic(d, not job.deep), parse_asic(d, job.library, timing))}
     return parse_fpga(d / f"{job.target}_stat.json", job.target, job.tops)
 
@@ -312,7 +314,9 @@ def parse_asic(d: Path, library: Library, timing: Timing | None = None) -> AsicF
                        critical_path=f"{worst.startpoint} -> {worst.endpoint}" if worst else "",
                        paths={g: {**asdict(p), "cells": list(p.cells)}
                               for g, p in timing.paths.items()} if timing else {},
-                       fmax_mhz=timing.fmax_mhz if timing else None)
+                       fmax_mhz=timing.fmax_mhz if timing else None,
+                       registers=sum(n for t, n in by_type.items() if t in library.registers),
+                       hold_slack_ps=timing.hold_slack_ps if timing else None)
 
 
 # Cell types of each FPGA family, by role.

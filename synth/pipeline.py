@@ -31,8 +31,8 @@ from fpforge.rtl.pipeline import Pipeline
 from fpforge.rtl.spec import Spec
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, new_run_dir, run
+from .cell_library import check_library, library_for
 from .records import SynthRecord
-from .sta import register_overhead_ps
 
 __all__ = ["Candidate", "PipelineChoice", "pipeline_for", "placements", "check_pipelinable"]
 
@@ -59,7 +59,7 @@ class Candidate:
 
     @property
     def registers(self) -> int:
-        return self.record.asic.cells_by_type.get("DFF_X1", 0)
+        return self.record.asic.registers
 
     @property
     def delay_ps(self) -> float:
@@ -92,23 +92,35 @@ class PipelineChoice:
         return lines
 
 
+def _register_overhead(lib: str, liberty) -> tuple[float, str]:
+    """The library's register overhead (ps) and its flip-flop, read before any run directory
+    exists (its generated files go to a scratch directory)."""
+    import tempfile
+    check_library(lib, liberty)
+    with tempfile.TemporaryDirectory() as scratch:
+        library = library_for(lib, liberty, directory=Path(scratch))
+        return library.register_overhead_ps, library.dff
+
+
 def pipeline_for(spec: Spec, clock_ps: float, *, out_dir=DEFAULT_OUT_DIR,
-                 jobs=DEFAULT_JOBS) -> PipelineChoice:
+                 jobs=DEFAULT_JOBS, lib: str = "fpforge", liberty=None) -> PipelineChoice:
     """The placement of ``spec``'s pipeline registers that meets ``clock_ps`` with the fewest
-    stages, then flip-flops, then area. Raises OptionError when no placement meets it."""
+    stages, then flip-flops, then area, on library ``lib`` (or the user's ``liberty``). Raises
+    OptionError when no placement meets it."""
     check_pipelinable(spec)
     if not clock_ps > 0:
         raise OptionError(f"--clock-ps must be a positive clock period in ps, not {clock_ps!r}")
-    floor = register_overhead_ps()
+    floor, dff = _register_overhead(lib, liberty)
     if clock_ps <= floor:
         raise OptionError(f"--clock-ps {clock_ps:g}: a register alone needs {floor:g} ps "
-                          f"(DFF_X1 clock-to-Q and setup); give a longer period")
+                          f"({dff} clock-to-Q and setup); give a longer period")
     run_dir = new_run_dir(out_dir, f"clock{clock_ps:g}_{spec.default_name}")
     tried: list[Candidate] = []
     for stages in range(len(spec.pipeline_points) + 1):
         specs = placements(spec, stages)
         records = run(specs, out_dir=out_dir, jobs=jobs, fpga=False, cores=False,
-                      run_dir=Path(run_dir) / f"stages{stages}", delay_target_ps=clock_ps)
+                      run_dir=Path(run_dir) / f"stages{stages}", delay_target_ps=clock_ps,
+                      lib=lib, liberty=liberty)
         found = [Candidate(s, r) for s, r in zip(specs, records)]
         tried += found
         meeting = [c for c in found if c.delay_ps <= clock_ps]

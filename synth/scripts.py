@@ -91,14 +91,20 @@ def asic_script(verilog: Path, top: str, library: Library, cwd: Path | None = No
         "tee -q -o generic_stat.json stat -json",
         "tee -q -o cmos_stat.json stat -json -tech cmos",
         *([] if deep else ["tee -q -o generic_ltp.txt ltp -noff"]),
-        f"dfflibmap -liberty {q(library.liberty)}",
-        abc_command(q(library.liberty), abc_target_ps, deep),
+        f"dfflibmap -liberty {q(library.liberty)}{_dont_use(library)}",
+        abc_command(q(library.liberty), abc_target_ps, deep) + _dont_use(library),
         "opt_clean -purge",
         f"tee -q -o asic_stat.json stat -json -liberty {q(library.liberty)}",
         # -simple-lhs: OpenSTA reads no concatenation on the left of an assign.
         "write_verilog -noattr -simple-lhs netlist.v",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _dont_use(library: Library) -> str:
+    """The library's dont_use cells (the open flows' list for sky130hd, a user liberty's own
+    ``dont_use : true``), as dfflibmap and abc take them; none for fpforge's own."""
+    return "".join(f" -dont_use {pattern}" for pattern in library.dont_use)
 
 
 FPGA_TOP = "fpforge_fpga_batch"

@@ -1,17 +1,19 @@
 """Load-aware static timing of a mapped netlist with OpenSTA (Debian package ``opensta``, ``sta``).
 
-OpenSTA reads fpforge's liberty (NLDM tables, synth/liberty.py) and the netlist ABC mapped, and
-propagates slews and loads: a select that drives twenty multiplexers is slower than one that drives
-one. The boundary is stated once (cells.py, docs/synth/timing.md): every input is driven with the
-slew of an X1 inverter that drives four NAND2 inputs (``INPUT_SLEW_NS``), every output drives four
-NAND2 inputs (``OUTPUT_LOAD_FF``), input and output delays are 0, the clock is ideal.
+OpenSTA reads the library's liberty (NLDM tables; synth/cell_library.py) and the netlist ABC
+mapped, and propagates slews and loads: a select that drives twenty multiplexers is slower than one
+that drives one. The boundary is the library's (cell_library.Boundary, docs/synth/libraries.md):
+every input is driven with the slew of its smallest inverter driving four NAND2 inputs, every
+output drives four NAND2 inputs, input and output delays are 0, the clock is ideal.
 
 A combinational design is timed against a virtual clock: its delay is the worst input-to-output
 arrival. A registered design (a ``clk`` port) is timed in four path groups -- input to register,
 register to register, register to output, input to output -- each reported as the clock period it
 needs (arrival plus setup at a register); the design's delay is the worst of them and its Fmax the
 inverse. Every figure is ``period - slack`` of OpenSTA's ``report_checks``, parsed back with its
-start and end points and the cells on the path.
+start and end points and the cells on the path. A registered design also gets a hold (min-delay)
+check on its register-to-register paths: the worst hold slack (ps), which a unit's own paths
+must keep positive; its inputs' and outputs' hold depends on the neighbours' clock-to-Q.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 from fpforge.rtl.ports import CLOCK
 from fpforge.infra.toolchain import tool
 
-from .cells import CELL_BY_NAME, INPUT_SLEW_NS, OUTPUT_LOAD_FF, arcs
+from .cells import INPUT_SLEW_NS, OUTPUT_LOAD_FF, arcs
 
 __all__ = ["register_overhead_ps", "PathTiming", "Timing", "GROUPS", "sta_command", "sta_version",
            "check_sta", "sta_script", "run_sta", "parse_report", "BOUNDARY"]
@@ -33,6 +35,7 @@ __all__ = ["register_overhead_ps", "PathTiming", "Timing", "GROUPS", "sta_comman
 # The period the constraints are written against; figures are period - slack, so any period
 # longer than every path gives the same numbers.
 PERIOD_NS = 1000.0
+# fpforge's own library's boundary (cell_library.own_library states the same text).
 BOUNDARY = (f"OpenSTA, NLDM tables; inputs driven with {INPUT_SLEW_NS * 1000:.1f} ps slew (an X1 "
             f"inverter driving four NAND2 inputs), outputs loaded with {OUTPUT_LOAD_FF:.2f} fF "
             f"(four NAND2 inputs), input/output delays 0, ideal clock")
@@ -92,6 +95,7 @@ class Timing:
 
     paths: dict          # group -> PathTiming
     registered: bool
+    hold_slack_ps: float | None = None    # registered: worst register-to-register hold slack
 
     @property
     def worst(self) -> PathTiming | None:
@@ -110,8 +114,11 @@ class Timing:
         return round(1e6 / self.delay_ps, 1)
 
 
-def sta_script(liberty: str, netlist: str, top: str, registered: bool) -> str:
-    """The Tcl OpenSTA runs: read, link, constrain, one ``report_checks`` per path group."""
+def sta_script(liberty: str, netlist: str, top: str, registered: bool,
+               input_transition: float = INPUT_SLEW_NS,
+               output_load: float = OUTPUT_LOAD_FF) -> str:
+    """The Tcl OpenSTA runs: read, link, constrain, one ``report_checks`` per path group (and a
+    min-delay one for hold, registered), with the boundary in the liberty's units."""
     lines = [f"read_liberty {liberty}", f"read_verilog {netlist}", f"link_design {top}"]
     if registered:
         lines += [f"create_clock -name {CLOCK} -period {PERIOD_NS:g} [get_ports {CLOCK}]",
@@ -122,20 +129,26 @@ def sta_script(liberty: str, netlist: str, top: str, registered: bool) -> str:
         groups = {"in-out": GROUPS["in-out"]}
     lines += [f"set_input_delay 0 -clock {CLOCK} $inputs",
               f"set_output_delay 0 -clock {CLOCK} [all_outputs]",
-              f"set_input_transition {INPUT_SLEW_NS:g} $inputs",
-              f"set_load {OUTPUT_LOAD_FF:g} [all_outputs]"]
+              f"set_input_transition {input_transition:g} $inputs",
+              f"set_load {output_load:g} [all_outputs]"]
     for name, (start, end) in groups.items():
         start = start.replace("[inputs]", "$inputs")
         lines += [f'puts "@@ group {name}"',
                   f"report_checks -path_delay max -from {start} -to {end} -digits 5"]
+    if registered:
+        start, end = GROUPS["reg-reg"]
+        lines += [f'puts "{_HOLD}"',
+                  f"report_checks -path_delay min -from {start} -to {end} -digits 5"]
     return "\n".join(lines) + "\nexit\n"
 
 
-def run_sta(directory: Path, liberty: Path, netlist: Path, top: str, registered: bool) -> Timing:
-    """Time ``netlist`` in ``directory`` (script ``sta.tcl``, report ``sta.log``)."""
+def run_sta(directory: Path, library, netlist: Path, top: str, registered: bool) -> Timing:
+    """Time ``netlist`` on ``library`` (cell_library.Library: its liberty, boundary and cell
+    names) in ``directory`` (script ``sta.tcl``, report ``sta.log``)."""
     directory = Path(directory)
-    script = sta_script(str(Path(liberty).resolve()), str(Path(netlist).resolve()), top,
-                        registered)
+    b = library.boundary
+    script = sta_script(str(Path(library.liberty).resolve()), str(Path(netlist).resolve()), top,
+                        registered, b.input_transition, b.output_load)
     (directory / "sta.tcl").write_text(script)
     done = subprocess.run([sta_command(), "-no_init", "-no_splash", "-exit", "sta.tcl"],
                           cwd=directory, capture_output=True, text=True)
@@ -143,16 +156,22 @@ def run_sta(directory: Path, liberty: Path, netlist: Path, top: str, registered:
     if done.returncode != 0 or "Error" in done.stdout + done.stderr:
         raise ValueError(f"OpenSTA failed on {netlist} (exit {done.returncode}); see "
                          f"{directory / 'sta.log'}")
-    return parse_report(done.stdout, registered)
+    return parse_report(done.stdout, registered, library.cells)
 
 
+_HOLD = "@@ hold reg-reg"
 _SLACK = re.compile(r"^\s*(-?[\d.]+)\s+slack \((?:MET|VIOLATED)\)", re.M)
 _POINT = re.compile(r"^(Startpoint|Endpoint): (\S+)", re.M)
 _CELL_PIN = re.compile(r"^\s*-?[\d.]+\s+-?[\d.]+ [\^v] \S+/\S+ \((\w+)\)$", re.M)
 
 
-def parse_report(text: str, registered: bool) -> Timing:
-    """The groups' worst paths from the log of :func:`sta_script`."""
+def parse_report(text: str, registered: bool, cells=None) -> Timing:
+    """The groups' worst paths (and the worst hold slack) from the log of :func:`sta_script`;
+    ``cells``: the library's cell names (default fpforge's own)."""
+    if cells is None:
+        from .cells import CELL_BY_NAME
+        cells = CELL_BY_NAME
+    text, _, hold = text.partition(_HOLD)
     paths = {}
     for chunk in text.split("@@ group ")[1:]:
         name, _, body = chunk.partition("\n")
@@ -163,10 +182,11 @@ def parse_report(text: str, registered: bool) -> Timing:
         if slack is None or set(points) != {"Startpoint", "Endpoint"}:
             raise ValueError(f"cannot read OpenSTA's report of path group {name}")
         # The launching register's clock pin is on the path too; only outputs driven count.
-        cells = tuple(c for c in _CELL_PIN.findall(body) if c in CELL_BY_NAME)
+        on_path = tuple(c for c in _CELL_PIN.findall(body) if c in cells)
         delay_ns = PERIOD_NS - float(slack.group(1))
         paths[name.strip()] = PathTiming(round(delay_ns * 1000, 1), points["Startpoint"],
-                                         points["Endpoint"], cells)
+                                         points["Endpoint"], on_path)
     if not paths and "@@ group" not in text:
         raise ValueError("OpenSTA's log holds no path group report")
-    return Timing(paths, registered)
+    held = _SLACK.search(hold)
+    return Timing(paths, registered, round(float(held.group(1)) * 1000, 1) if held else None)

@@ -257,7 +257,7 @@ def _short(fmt: FloatFormat) -> str:
 
 def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpga=False,
           liberty=None, run_dir=None, executor=None, store=None,
-          progress=None) -> tuple[list[Row], Path, dict]:
+          progress=None, lib: str = "fpforge") -> tuple[list[Row], Path, dict]:
     """Synthesise every case (and the integer cores of the mul / fma cases); one Row per case."""
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(out_dir, "sweep")
     start = time.monotonic()
@@ -277,7 +277,7 @@ def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpg
             cores[design.core] = core_design(*core_formats(c.spec()))
     records = run_designs(designs + list(cores.values()), liberty=liberty, run_dir=run_dir,
                           jobs=jobs, fpga=fpga, tag="sweep", executor=executor, store=store,
-                          progress=progress) if designs else []
+                          progress=progress, lib=lib) if designs else []
     by_name = {r.name: r for r in records}
     rows = []
     for c, design, reason in built:

@@ -330,7 +330,8 @@ def run_sweep(*, formats=None, units=None, max_width: int = 16,
               variant_formats=VARIANT_FORMATS, variant_units=VARIANT_UNITS, variants=None,
               mx: bool = True, mx_elements=None, mx_units=None, mx_block: int = MX_BLOCK,
               mx_n: int = MX_N, liberty=None, out=DEFAULT_OUT_DIR, jobs: int = DEFAULT_JOBS,
-              fpga: bool = False, publish=None, executor=None, resume: bool = False) -> int:
+              fpga: bool = False, publish=None, executor=None, resume: bool = False,
+              lib: str = "fpforge") -> int:
     """``make sweep``: plan the cases (:func:`plan`, whose errors are raised before any work),
     synthesise them into a fresh run directory under ``out``, write sweep.csv, sweep.md and
     the plots there (and copy them to ``publish``, if given), print the main table. Returns 0,
@@ -348,7 +349,7 @@ def run_sweep(*, formats=None, units=None, max_width: int = 16,
         with ProgressBar(None, "Yosys jobs done") as bar:
             rows, run_dir, meta = sweep(todo, out_dir=out, jobs=jobs, fpga=fpga,
                                         liberty=liberty, executor=executor, store=store,
-                                        progress=bar.on_done)
+                                        progress=bar.on_done, lib=lib)
     except SynthError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

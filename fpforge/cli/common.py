@@ -125,6 +125,28 @@ def add_clock_ps(p):
                         "(at the kind's cut points; docs/synth/timing.md)")
 
 
+def add_library_options(p):
+    """``--lib NAME`` / ``--liberty PATH``: the cells a command maps to (docs/synth/libraries.md).
+    Checked by library_of (one line, exit 2), not by argparse's choices (a usage block)."""
+    from fpforge.synth.cell_library import LIBRARIES
+    p.add_argument("--lib", metavar="NAME",
+                   help=f"cell library: {' or '.join(LIBRARIES)} (default fpforge: fpforge's own "
+                        f"cells; sky130hd: SkyWater SKY130 HD, tt 25 C 1.80 V, areas in um^2)")
+    p.add_argument("--liberty", metavar="PATH",
+                   help="a liberty file of your own instead of --lib: mapped, timed by OpenSTA "
+                        "on its tables, simulated with models from its functions")
+
+
+def library_of(args) -> tuple[str, str | None]:
+    """(lib, liberty) of add_library_options; raises OptionError naming the valid values."""
+    from fpforge.synth.cell_library import check_library
+    lib = args.lib or "fpforge"
+    if args.lib is not None and args.liberty is not None:
+        raise OptionError("--lib and --liberty both name the cells: give one of them")
+    check_library(lib, args.liberty)
+    return lib, args.liberty
+
+
 def pipelined_for_clock(specs, args, out=None) -> list:
     """Each spec with the pipeline registers that meet --clock-ps (synth/pipeline.py)."""
     from fpforge import synth
@@ -138,7 +160,9 @@ def pipelined_for_clock(specs, args, out=None) -> list:
     chosen = []
     for spec in specs:
         choice = pipeline_for(spec, args.clock_ps, out_dir=out or synth.DEFAULT_OUT_DIR,
-                              jobs=getattr(args, "jobs", None) or synth.DEFAULT_JOBS)
+                              jobs=getattr(args, "jobs", None) or synth.DEFAULT_JOBS,
+                              lib=getattr(args, "lib", None) or "fpforge",
+                              liberty=getattr(args, "liberty", None))
         print("\n".join(choice.report()))
         chosen.append(choice.spec)
     return chosen

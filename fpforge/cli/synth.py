@@ -8,9 +8,9 @@ from pathlib import Path
 from fpforge.rtl.kinds import BASIC_UNITS
 from fpforge.rtl.options import OptionError
 
-from .common import (add_clock_ps, add_executor_options, add_jobs, add_spec_options,
-                     executor_of, existing_dir, format_list, pipelined_for_clock, specs_of,
-                     unit_list)
+from .common import (add_clock_ps, add_executor_options, add_jobs, add_library_options,
+                     add_spec_options, executor_of, existing_dir, format_list, library_of,
+                     pipelined_for_clock, specs_of, unit_list)
 
 __all__ = ["add_synth", "add_clock_table", "add_sweep"]
 
@@ -21,8 +21,7 @@ def add_synth(sub):
                                    "format, or the --unit list, and report area and timing "
                                    "proxies (docs/synth).")
     add_spec_options(s, units="many", required=False)
-    s.add_argument("--liberty", metavar="PATH", help="a liberty file instead of fpforge's cells "
-                                                     "(area only)")
+    add_library_options(s)
     s.add_argument("--out", metavar="DIR", help="where the run folder goes (default build/synth)")
     s.add_argument("--pnr", action="store_true",
                    help="also place and route each unit (nextpnr iCE40 / ECP5) for its Fmax")
@@ -46,22 +45,18 @@ def _synth(args) -> int:
     units = args.unit or list(BASIC_UNITS)
     specs = specs_of(args, units)
     out = existing_dir(args.out, "--out") if args.out else synth.DEFAULT_OUT_DIR
-    liberty = args.liberty
-    if liberty and not Path(liberty).is_file():
-        raise OptionError(f"liberty file {liberty!r} does not exist")
+    lib, liberty = library_of(args)
     if args.clock_ps is not None:
-        if liberty:
-            raise OptionError("--clock-ps times with fpforge's own cells; it cannot use --liberty")
         specs = pipelined_for_clock(specs, args, out)
     records = synth.run(specs, liberty=liberty, out_dir=out, jobs=args.jobs,
                         fpga=not args.no_fpga, cores=not args.no_core, pnr=args.pnr,
-                        delay_target_ps=args.clock_ps)
+                        delay_target_ps=args.clock_ps, lib=lib)
     first = records[0]
     run_dir = Path(first.directory).parent
-    from fpforge.synth.sta import BOUNDARY
-    timed = first.asic.delay_ps is not None
-    print_table(records, header={"yosys": first.tools["yosys"], "liberty": first.library,
-                                 "delay": BOUNDARY if timed else "none (area only)",
+    import json
+    header = json.loads((run_dir / "header.json").read_text())
+    print_table(records, header={"yosys": first.tools["yosys"], "liberty": header["liberty"],
+                                 "delay": header["delay"],
                                  "report": str(run_dir / "report.md"),
                                  "records": str(run_dir / "records.json")})
     if not args.gate_level:
@@ -82,8 +77,8 @@ def _gate_level(specs, records, args) -> int:
         netlist = asic / "netlist.v"
         models = sorted((Path(record.directory).parent / "lib").glob("*_cells.v"))
         if not netlist.exists() or not models:
-            raise OptionError(f"--gate-level needs fpforge's own cells (no --liberty): no "
-                              f"netlist and cell models for {spec.default_name}")
+            raise OptionError(f"--gate-level found no netlist and cell models for "
+                              f"{spec.default_name} in {Path(record.directory).parent}")
         design = Design.from_files(spec, [models[0], netlist], spec.default_name,
                                    latency=spec.latency, nan="exact", **_own_clocking(spec))
         design = replace(design, rm_values=None)    # fpforge's own rm: every code, as ever
@@ -136,7 +131,7 @@ def add_sweep(sub):
     w.add_argument("--max-width", type=int, default=16, metavar="BITS",
                    help="catalog formats of at most this many bits (default 16; 32 adds "
                         "float32)")
-    w.add_argument("--liberty", metavar="PATH", help="a liberty file instead of fpforge's cells")
+    add_library_options(w)
     w.add_argument("--out", metavar="DIR", help="where the run folder goes (default build/synth)")
     w.add_argument("--fpga", action="store_true", help="also the iCE40 / ECP5 LUT counts")
     w.add_argument("--publish", metavar="DIR", help="also copy the report files there")
@@ -148,9 +143,10 @@ def add_sweep(sub):
 def _sweep(args) -> int:
     from fpforge.synth import sweep_report
     out = existing_dir(args.out, "--out") if args.out else None
+    lib, liberty = library_of(args)
     kw = {"out": out} if out else {}
     with executor_of(args) as executor:
         return sweep_report.run_sweep(formats=args.formats, units=args.unit,
-                                      max_width=args.max_width, liberty=args.liberty,
+                                      max_width=args.max_width, liberty=liberty, lib=lib,
                                       jobs=args.jobs, fpga=args.fpga, publish=args.publish,
                                       executor=executor, resume=args.resume, **kw)

@@ -73,11 +73,14 @@ def test_json_written_and_round_trips(records):
     assert "float8_e4m3fn (E4M3, 8 bits, bias 7, max 448" in report
 
 
-def test_user_liberty_gives_area_but_no_delay(tmp_path):
+def test_user_liberty_is_mapped_and_timed_like_the_own(tmp_path):
+    """The own liberty brought as a user's: the same cells, the same boundary read from its
+    tables, hence the same area and (within the boundary's rounding) the same delay."""
     lib, _ = write_library(tmp_path / "user")
+    [own] = run_designs([core_design("fp8e4m3")], out_dir=tmp_path, fpga=False)
     [r] = run_designs([core_design("fp8e4m3")], liberty=lib, out_dir=tmp_path, fpga=False)
-    assert r.asic.delay_ps is None and r.asic.paths == {}
-    assert r.asic.ge > 0 and "no delay" in r.library
+    assert r.library == lib.name and r.asic.area_um2 == own.asic.area_um2
+    assert r.asic.delay_ps == pytest.approx(own.asic.delay_ps, abs=0.5)
 
 
 def test_yosys_failure_shows_log_tail_and_rerun(tmp_path):

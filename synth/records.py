@@ -131,6 +131,7 @@ class SynthRecord:
     seconds: dict = field(default_factory=dict)      # job -> wall seconds of its Yosys run
     cpu_seconds: dict = field(default_factory=dict)  # job -> CPU seconds of its Yosys run
     directory: str = ""
+    power: dict | None = None      # synth/power.py PowerFigures.to_json() (with --power)
 
     def to_json(self) -> dict:
         return asdict(self)

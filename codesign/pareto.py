@@ -160,8 +160,10 @@ def energy_cost(configs, rows, out: Path, jobs: int, vectors: int = ENERGY_VECTO
     Synthesis and power are kept by content key under out/results like the cost's. Returns
     how it was measured."""
     from fpforge.infra.executor import ProgressBar, ResultStore
-    from fpforge.synth.sweep import PowerRun, sweep
+    from fpforge.synth.sweep import sweep
+    from fpforge.synth.sweep_power import PowerRun, check_power_run
     from .power_data import operand_vectors
+    check_power_run(ENERGY_LIBRARY, None)
     start = time.monotonic()
     plans = [hardware_cases(c) for c in configs]
     cases = list(dict.fromkeys(case for plan in plans for _, case in plan))
@@ -191,8 +193,7 @@ def energy_cost(configs, rows, out: Path, jobs: int, vectors: int = ENERGY_VECTO
             setattr(row, f"tflops_per_w_{data}", round(e.tflops_per_w, 3))
             if data == "gaussian":
                 row.leakage_pj_per_mac = round(e.leakage_pj_per_mac, 6)
-    return {"library": meta.get("library", ENERGY_LIBRARY).split(" at ")[0],
-            "data": list(ENERGY_DATA), "vectors": vectors,
+    return {"library": meta["power"]["library"], "data": list(ENERGY_DATA), "vectors": vectors,
             "seconds": round(time.monotonic() - start, 1)}
 
 

@@ -331,13 +331,15 @@ def run_sweep(*, formats=None, units=None, max_width: int = 16,
               mx: bool = True, mx_elements=None, mx_units=None, mx_block: int = MX_BLOCK,
               mx_n: int = MX_N, liberty=None, out=DEFAULT_OUT_DIR, jobs: int = DEFAULT_JOBS,
               fpga: bool = False, publish=None, executor=None, resume: bool = False,
-              lib: str = "fpforge") -> int:
+              lib: str = "fpforge", power=None) -> int:
     """``make sweep``: plan the cases (:func:`plan`, whose errors are raised before any work),
     synthesise them into a fresh run directory under ``out``, write sweep.csv, sweep.md and
     the plots there (and copy them to ``publish``, if given), print the main table. Returns 0,
     or 1 when a Yosys run failed (its error printed). ``executor`` (fpforge.infra.executor) runs the
     Yosys jobs; ``resume``: keep every job's result by content key under ``out/results`` and
-    take the ones already there (an interrupted sweep, run again, does only what is missing)."""
+    take the ones already there (an interrupted sweep, run again, does only what is missing);
+    ``lib``: the cells (cell_library.LIBRARIES); ``power`` (synth/sweep_power.PowerRun): also
+    every unit's energy per operation (sweep.csv's power columns, sweep.md's energy table)."""
     from fpforge.infra.executor import ProgressBar, ResultStore
     todo = plan(formats=formats, units=units, max_width=max_width,
                 variant_formats=variant_formats, variant_units=variant_units, variants=variants,
@@ -349,7 +351,7 @@ def run_sweep(*, formats=None, units=None, max_width: int = 16,
         with ProgressBar(None, "Yosys jobs done") as bar:
             rows, run_dir, meta = sweep(todo, out_dir=out, jobs=jobs, fpga=fpga,
                                         liberty=liberty, executor=executor, store=store,
-                                        progress=bar.on_done, lib=lib)
+                                        progress=bar.on_done, lib=lib, power=power)
     except SynthError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

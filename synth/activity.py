@@ -110,7 +110,7 @@ def _testbench(top: str, ports: list[Port], nets: list[Net], latency: int, n: in
         kind = "reg" if p.is_input else "wire"
         rng = f"[{p.width - 1}:0] " if p.width > 1 else ""
         lines.append(f"  {kind} {rng}{p.name};")
-    lines += [f"  reg [{total - 1}:0] vec [0:{n - 1}];", "  integer c, f;",
+    lines += [f"  reg [{total - 1}:0] fpforge_vec [0:{n - 1}];", "  integer fpforge_i, fpforge_f;",
               f"  {top} dut ({', '.join(f'.{p.name}({p.name})' for p in ports)});"]
     if registered:
         lines.append(f"  initial {CLOCK} = 0;\n  always #{_PERIOD // 2} {CLOCK} = ~{CLOCK};")
@@ -118,21 +118,21 @@ def _testbench(top: str, ports: list[Port], nets: list[Net], latency: int, n: in
     fill = latency
     operands = "{" + ", ".join(p.name for p in data) + "}"
     lines += ["  initial begin",
-              '    $readmemh("vectors.hex", vec);',
-              '    f = $fopen("samples.txt", "w");',
+              '    $readmemh("vectors.hex", fpforge_vec);',
+              '    fpforge_f = $fopen("samples.txt", "w");',
               f"    {operands} = 0;"]
     if registered:
         lines += [f"    {RESET} = 1; {VALID_IN} = 1;",
                   f"    #{RESET_PERIODS * _PERIOD} {RESET} = 0;"]
     # Inputs change half a period before the rising edge that latches them; every net is
     # sampled just before the following edge, when the logic and the registers have settled.
-    lines += [f"    for (c = 0; c < {fill + n}; c = c + 1) begin",
-              f"      {operands} = vec[c % {n}];",
+    lines += [f"    for (fpforge_i = 0; fpforge_i < {fill + n}; fpforge_i = fpforge_i + 1) begin",
+              f"      {operands} = fpforge_vec[fpforge_i % {n}];",
               f"      #{_PERIOD - 1};",
-              f"      if (c >= {fill}) $fdisplay(f, \"%b\", {{{concat}}});",
+              f"      if (fpforge_i >= {fill}) $fdisplay(fpforge_f, \"%b\", {{{concat}}});",
               "      #1;",
               "    end",
-              "    $fclose(f);",
+              "    $fclose(fpforge_f);",
               "    $finish;",
               "  end",
               "endmodule"]

@@ -137,7 +137,7 @@ class AsicFigures:
     paths: dict = field(default_factory=dict)   # group -> PathTiming as a dict
     fmax_mhz: float | None = None    # registered designs
     registers: int = 0               # flip-flops and latches of the library
-    hold_slack_ps: float | None = None   # registered: worst register-to-register hold slack
+    hold_slack_ps: float | None = None   # registered: worst hold slack into a register (sta.py)
     netlist: str = ""                # the mapped Verilog, relative to the record's JSON file
 
 

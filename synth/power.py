@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -35,7 +34,7 @@ from fpforge.rtl.ports import CLOCK
 
 from .activity import Activity, simulate_activity
 from .liberty_file import cells_of, read_liberty
-from .sta import sta_command
+from .sta import run_script
 
 __all__ = ["PowerFigures", "CellPower", "measure_power", "default_clock_ps", "check_power",
            "netlist_cells", "cell_powers", "power_script", "combine", "OPS_PER_PERIOD"]
@@ -155,16 +154,10 @@ def cell_powers(text: str) -> dict[str, CellPower]:
 
 def run_power_sta(directory: Path, library, netlist: Path, top: str, registered: bool,
                   clock_ps: float) -> dict[str, CellPower]:
-    directory = Path(directory)
-    (directory / "power.tcl").write_text(power_script(library, netlist, top, registered,
-                                                      clock_ps))
-    done = subprocess.run([sta_command(), "-no_init", "-no_splash", "-exit", "power.tcl"],
-                          cwd=directory, capture_output=True, text=True)
-    (directory / "power.log").write_text(done.stdout + done.stderr)
-    if done.returncode != 0 or "Error" in done.stdout + done.stderr:
-        raise ValueError(f"OpenSTA's power report of {netlist} failed (exit {done.returncode}); "
-                         f"see {directory / 'power.log'}")
-    return cell_powers(done.stdout)
+    """Every cell's power (:func:`cell_powers`), OpenSTA run in ``directory`` (``power.tcl``,
+    ``power.log``)."""
+    return cell_powers(run_script(directory, "power", power_script(
+        library, netlist, top, registered, clock_ps), netlist))
 
 
 def combine(cells: dict[str, tuple[str, dict]], outputs: dict[str, tuple[str, ...]],

@@ -85,6 +85,9 @@ def markdown(records: list[SynthRecord], *, header: dict) -> str:
         for group, path in r.asic.paths.items():
             out.append(f"- {group}: {path['delay_ps']:.1f} ps, {path['startpoint']} -> "
                        f"{path['endpoint']} ({len(path['cells'])} cells)")
+        if r.asic.hold_slack_ps is not None:
+            out.append(f"- hold: worst slack {r.asic.hold_slack_ps:.1f} ps into a register "
+                       f"(OpenSTA min-delay check, inputs at the clock edge)")
         out += [f"- mapped cells: {cells}",
                 "- Yosys time (wall / CPU): " + ", ".join(
                     f"{t} {s:.1f} / {r.cpu_seconds.get(t, 0):.1f} s" for t, s in r.seconds.items()),

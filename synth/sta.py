@@ -12,8 +12,9 @@ register to register, register to output, input to output -- each reported as th
 needs (arrival plus setup at a register); the design's delay is the worst of them and its Fmax the
 inverse. Every figure is ``period - slack`` of OpenSTA's ``report_checks``, parsed back with its
 start and end points and the cells on the path. A registered design also gets a hold (min-delay)
-check on its register-to-register paths: the worst hold slack (ps), which a unit's own paths
-must keep positive; its inputs' and outputs' hold depends on the neighbours' clock-to-Q.
+check on every path into a register (from its inputs and from its registers): the worst hold
+slack (ps). Inputs arrive at the clock edge itself, so the check is pessimistic by the
+neighbouring registers' clock-to-Q.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from fpforge.infra.toolchain import tool
 
 from .cells import INPUT_SLEW_NS, OUTPUT_LOAD_FF, arcs
 
-__all__ = ["register_overhead_ps", "PathTiming", "Timing", "GROUPS", "sta_command", "sta_version",
+__all__ = ["register_overhead_ps", "run_script", "PathTiming", "Timing", "GROUPS", "sta_command", "sta_version",
            "check_sta", "sta_script", "run_sta", "parse_report", "BOUNDARY"]
 
 # The period the constraints are written against; figures are period - slack, so any period
@@ -95,7 +96,7 @@ class Timing:
 
     paths: dict          # group -> PathTiming
     registered: bool
-    hold_slack_ps: float | None = None    # registered: worst register-to-register hold slack
+    hold_slack_ps: float | None = None    # registered: worst hold slack into a register
 
     @property
     def worst(self) -> PathTiming | None:
@@ -136,9 +137,8 @@ def sta_script(liberty: str, netlist: str, top: str, registered: bool,
         lines += [f'puts "@@ group {name}"',
                   f"report_checks -path_delay max -from {start} -to {end} -digits 5"]
     if registered:
-        start, end = GROUPS["reg-reg"]
         lines += [f'puts "{_HOLD}"',
-                  f"report_checks -path_delay min -from {start} -to {end} -digits 5"]
+                  "report_checks -path_delay min -to [all_registers -data_pins] -digits 5"]
     return "\n".join(lines) + "\nexit\n"
 
 
@@ -149,17 +149,25 @@ def run_sta(directory: Path, library, netlist: Path, top: str, registered: bool)
     b = library.boundary
     script = sta_script(str(Path(library.liberty).resolve()), str(Path(netlist).resolve()), top,
                         registered, b.input_transition, b.output_load)
-    (directory / "sta.tcl").write_text(script)
-    done = subprocess.run([sta_command(), "-no_init", "-no_splash", "-exit", "sta.tcl"],
+    return parse_report(run_script(directory, "sta", script, netlist), registered,
+                        library.cells)
+
+
+def run_script(directory: Path, name: str, script: str, netlist: Path) -> str:
+    """Run OpenSTA on ``script`` in ``directory`` (``<name>.tcl``, log ``<name>.log``) and
+    return its output; ValueError naming the log if it fails or reports an error."""
+    directory = Path(directory)
+    (directory / f"{name}.tcl").write_text(script)
+    done = subprocess.run([sta_command(), "-no_init", "-no_splash", "-exit", f"{name}.tcl"],
                           cwd=directory, capture_output=True, text=True)
-    (directory / "sta.log").write_text(done.stdout + done.stderr)
+    (directory / f"{name}.log").write_text(done.stdout + done.stderr)
     if done.returncode != 0 or "Error" in done.stdout + done.stderr:
         raise ValueError(f"OpenSTA failed on {netlist} (exit {done.returncode}); see "
-                         f"{directory / 'sta.log'}")
-    return parse_report(done.stdout, registered, library.cells)
+                         f"{directory / (name + '.log')}")
+    return done.stdout
 
 
-_HOLD = "@@ hold reg-reg"
+_HOLD = "@@ hold"
 _SLACK = re.compile(r"^\s*(-?[\d.]+)\s+slack \((?:MET|VIOLATED)\)", re.M)
 _POINT = re.compile(r"^(Startpoint|Endpoint): (\S+)", re.M)
 _CELL_PIN = re.compile(r"^\s*-?[\d.]+\s+-?[\d.]+ [\^v] \S+/\S+ \((\w+)\)$", re.M)

@@ -2,6 +2,7 @@
 
     fpforge verilog       one unit as Verilog-2005 (+ .json sidecar, FuseSoC .core)
     fpforge synth         area / timing proxies with Yosys (and --gate-level: the netlist checked)
+    fpforge power         energy per operation from switching activity on a data set (sky130hd)
     fpforge sweep         every catalog format x unit, option variants, block units (make sweep)
     fpforge verify        a unit -- fpforge's own or any Verilog -- against the golden model
     fpforge verify-exhaustive   every input, sharded, on the native Verilator engine
@@ -34,14 +35,14 @@ from fpforge.infra.toolchain import ToolMissing
 from fpforge.rtl.formats import FormatError
 from fpforge.rtl.options import OptionError
 
-from . import benchmarks, codesign, export, synth, verify
+from . import benchmarks, codesign, export, power, synth, verify
 from .common import EXIT_USAGE, Parser
 
 __all__ = ["main", "parser", "EXIT_USAGE"]
 
 # The subcommands in the order ``fpforge --help`` lists them; each family module declares its
 # subcommands' arguments beside their handlers.
-_COMMANDS = (export.add_verilog, synth.add_synth, benchmarks.add_bench_executor,
+_COMMANDS = (export.add_verilog, synth.add_synth, power.add_power, benchmarks.add_bench_executor,
              synth.add_clock_table, synth.add_sweep, verify.add_verify, verify.add_verify_equiv,
              benchmarks.add_bench_ppa, benchmarks.add_bench_golden, benchmarks.add_bench_mx,
              benchmarks.add_bench_gemm, codesign.add_pareto, codesign.add_roofline,

@@ -11,6 +11,7 @@ from fpforge.rtl.options import OptionError
 from .common import (add_clock_ps, add_executor_options, add_jobs, add_library_options,
                      add_spec_options, executor_of, existing_dir, format_list, library_of,
                      pipelined_for_clock, specs_of, unit_list)
+from .power import add_power_options, check_power_request, measure_records, print_power
 
 __all__ = ["add_synth", "add_clock_table", "add_sweep"]
 
@@ -34,6 +35,7 @@ def add_synth(sub):
                    help="--gate-level on the cocotb bench of this simulator (default: Icarus, "
                         "batch)")
     add_clock_ps(s)
+    add_power_options(s, flag=True)
     add_jobs(s)
     s.set_defaults(run=_synth)
 
@@ -46,6 +48,9 @@ def _synth(args) -> int:
     specs = specs_of(args, units)
     out = existing_dir(args.out, "--out") if args.out else synth.DEFAULT_OUT_DIR
     lib, liberty = library_of(args)
+    if args.data is not None and not args.power:
+        raise OptionError("--data names the data set of --power's energy figure: give --power")
+    data = check_power_request(args, lib, liberty) if args.power else None
     if args.clock_ps is not None:
         specs = pipelined_for_clock(specs, args, out)
     records = synth.run(specs, liberty=liberty, out_dir=out, jobs=args.jobs,
@@ -59,6 +64,9 @@ def _synth(args) -> int:
                                  "delay": header["delay"],
                                  "report": str(run_dir / "report.md"),
                                  "records": str(run_dir / "records.json")})
+    if args.power:
+        measure_records(specs, records, lib, liberty, data, args.vectors)
+        print_power(records)
     if not args.gate_level:
         return 0
     return _gate_level(specs, records, args)

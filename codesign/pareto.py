@@ -161,9 +161,8 @@ def energy_cost(configs, rows, out: Path, jobs: int, vectors: int = ENERGY_VECTO
     how it was measured."""
     from fpforge.infra.executor import ProgressBar, ResultStore
     from fpforge.synth.sweep import sweep
-    from fpforge.synth.sweep_power import PowerRun, check_power_run
+    from fpforge.synth.sweep_power import PowerRun
     from .power_data import operand_vectors
-    check_power_run(ENERGY_LIBRARY, None)
     start = time.monotonic()
     plans = [hardware_cases(c) for c in configs]
     cases = list(dict.fromkeys(case for plan in plans for _, case in plan))

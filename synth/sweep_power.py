@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from fpforge.infra.executor import LocalExecutor, Task, digest
-from fpforge.rtl.options import OptionError
 
-from .cell_library import check_library, library_for
+from .cell_library import library_for
 
-__all__ = ["PowerRun", "check_power_run", "measure_powers", "power_task"]
+__all__ = ["PowerRun", "measure_powers", "power_task"]
 
 
 @dataclass(frozen=True)
@@ -29,18 +27,6 @@ class PowerRun:
     data: str
     vectors: int
     stimulus: object
-
-
-def check_power_run(lib: str, liberty) -> None:
-    """Raise OptionError, before anything is written, unless the library has power tables."""
-    from .power import check_power
-    check_library(lib, liberty)
-    if lib == "fpforge" and liberty is None:
-        raise OptionError("--power needs a library with power tables: --lib sky130hd or "
-                          "--liberty PATH (fpforge's own cells have none)")
-    if liberty is not None:
-        with tempfile.TemporaryDirectory() as tmp:
-            check_power(library_for(lib, liberty, directory=Path(tmp)))
 
 
 def power_task(spec, record, library, run: PowerRun) -> dict:

@@ -338,7 +338,7 @@ def run_sweep(*, formats=None, units=None, max_width: int = 16,
     or 1 when a Yosys run failed (its error printed). ``executor`` (fpforge.infra.executor) runs the
     Yosys jobs; ``resume``: keep every job's result by content key under ``out/results`` and
     take the ones already there (an interrupted sweep, run again, does only what is missing);
-    ``lib``: the cells (cell_library.LIBRARIES); ``power`` (synth/sweep_power.PowerRun): also
+    ``lib``: the cells (cell_library.LIBRARIES); ``power`` (a PowerRun, synth/sweep_power.py): also
     every unit's energy per operation (sweep.csv's power columns, sweep.md's energy table)."""
     from fpforge.infra.executor import ProgressBar, ResultStore
     todo = plan(formats=formats, units=units, max_width=max_width,

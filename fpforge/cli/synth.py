@@ -143,13 +143,7 @@ def add_sweep(sub):
     w.add_argument("--out", metavar="DIR", help="where the run folder goes (default build/synth)")
     w.add_argument("--fpga", action="store_true", help="also the iCE40 / ECP5 LUT counts")
     w.add_argument("--publish", metavar="DIR", help="also copy the report files there")
-    w.add_argument("--power", action="store_true",
-                   help="also each unit's energy per operation (pJ/op; needs --lib sky130hd or "
-                        "a --liberty with power tables; docs/power.md)")
-    w.add_argument("--data", metavar="NAME",
-                   help="--power: the operands, uniform, gaussian (default), minilm or zeros")
-    w.add_argument("--vectors", type=int, metavar="N",
-                   help="--power: operand vectors per unit (default 2000)")
+    add_power_options(w, flag=True)
     add_executor_options(w, "Yosys job")
     add_jobs(w)
     w.set_defaults(run=_sweep)
@@ -171,16 +165,10 @@ def _sweep(args) -> int:
 def _power_run(args, lib, liberty):
     """The sweep's PowerRun of --power [--data NAME] [--vectors N], checked before any work."""
     if not args.power:
-        if args.data is not None or args.vectors is not None:
-            raise OptionError("--data and --vectors go with --power")
+        if args.data is not None:
+            raise OptionError("--data names the data set of --power's energy figure: give "
+                              "--power")
         return None
-    from fpforge.codesign.power_data import (DEFAULT_DATA, DEFAULT_VECTORS, check_data,
-                                             operand_vectors)
-    from fpforge.synth.sweep_power import PowerRun, check_power_run
-    data = args.data or DEFAULT_DATA
-    check_data(data)
-    vectors = DEFAULT_VECTORS if args.vectors is None else args.vectors
-    if vectors < 2:
-        raise OptionError(f"--vectors must be an integer >= 2, not {vectors}")
-    check_power_run(lib, liberty)
-    return PowerRun(data, vectors, operand_vectors)
+    from fpforge.codesign.power_data import operand_vectors
+    from fpforge.synth.sweep_power import PowerRun
+    return PowerRun(check_power_request(args, lib, liberty), args.vectors, operand_vectors)

@@ -47,11 +47,12 @@ def test_idle_operands_cost_less_than_random_ones(runs):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--power"], "--power needs a library with power tables: --lib sky130hd or"),
+    (["--power"], "the fpforge library has no power tables (internal_power, leakage); energy "
+                  "needs --lib sky130hd or a --liberty PATH that has them"),
     (["--lib", "sky130hd", "--power", "--data", "noise"], "unknown data set 'noise'; the data "
                                                           "sets are uniform, gaussian"),
-    (["--lib", "sky130hd", "--data", "zeros"], "--data and --vectors go with --power"),
-    (["--lib", "sky130hd", "--power", "--vectors", "1"], "--vectors must be an integer >= 2"),
+    (["--lib", "sky130hd", "--data", "zeros"], "--data names the data set of --power's energy"),
+    (["--lib", "sky130hd", "--power", "--vectors", "1"], "--vectors must be at least 2, not 1"),
 ])
 def test_bad_power_options_are_one_line_exit_2_and_write_nothing(tmp_path, capsys, args, says):
     out = tmp_path / "out"

@@ -40,6 +40,9 @@ def _pareto(args) -> int:
     out = Path(args.out) if args.out else pareto.DEFAULT_OUT
     if args.vectors is not None and not args.power:
         raise OptionError("--vectors N goes with --power")
+    if args.power_w is not None and not args.power:
+        raise OptionError("--power-w needs --power: the iso-power array divides by the energy "
+                          "per MAC it measures")
     if args.vectors is not None and args.vectors < 1:
         raise OptionError(f"--vectors must be a positive number of operand vectors, not "
                           f"{args.vectors}")

@@ -156,11 +156,11 @@ def energy_markdown(rows: list[Row], energy: dict) -> list[str]:
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     measured = [(r, o) for r, o in zip(rows, on) if r.pj_per_mac_gaussian is not None]
     for r, o in sorted(measured, key=lambda ro: ro[0].pj_per_mac_gaussian):
-        leak = 100 * r.leakage_pj_per_mac / r.pj_per_mac_gaussian
+        leak = 100 * r.leakage_pj_per_mac / r.pj_per_mac_gaussian     # nW beside µW: tiny
         lines.append(f"| {f'**{r.config}**' if o else r.config} | {_f(r.um2_per_mac, 1)} | "
                      f"{_f(r.energy_step_ps, 0)} | {_f(r.pj_per_mac_gaussian, 4)} | "
                      f"{_f(r.pj_per_mac_minilm, 4)} | {_f(r.tflops_per_w_gaussian)} | "
-                     f"{_f(r.tflops_per_w_minilm)} | {leak:.1f} | {_f(r.qsnr_dot_db)} | "
+                     f"{_f(r.tflops_per_w_minilm)} | {leak:.2g} | {_f(r.qsnr_dot_db)} | "
                      f"{_f(r.minilm_qsnr_db)} |")
     return lines
 
@@ -191,10 +191,15 @@ def plot(rows: list[Row], path: Path, panels=PANELS) -> None:
         best = sorted((r for r, o in zip(pts, on) if o), key=lambda r: getattr(r, cost))
         ax.plot([getattr(r, cost) for r in best], [getattr(r, metric) for r in best], "o-",
                 color="tab:red", label="front")
-        for r in best:
-            ax.annotate(f"{r.elem_a} {r.accum}", (getattr(r, cost), getattr(r, metric)),
+        for r in best:     # the scale rule where it is not MX's (NVFP4 beside MXFP4)
+            rule = "" if r.scale_rule == "floor" else f" {r.scale_rule}"
+            ax.annotate(f"{r.elem_a}{rule} {r.accum}", (getattr(r, cost), getattr(r, metric)),
                         fontsize=6, xytext=(3, 3), textcoords="offset points")
         ax.set_xscale("log")
+        if cost != "ge_per_mac":    # pJ spans about a decade: plain numbers at 1, 2, 3, 5
+            from matplotlib.ticker import FuncFormatter
+            for axis in (ax.xaxis.set_major_formatter, ax.xaxis.set_minor_formatter):
+                axis(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "1235" else ""))
         ax.set_xlabel(COSTS[cost], fontsize=8 if cost != "ge_per_mac" else None)
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)

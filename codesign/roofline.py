@@ -165,7 +165,7 @@ def _iso_power(r: dict, machine: Machine) -> dict | None:
     clock = machine.clock_mhz * 1e6 if machine.clock_mhz else 1e12 / step
     pj += (r.get("leakage_pj_per_mac") or 0.0) * (1e12 / clock / step - 1)
     peak = machine.power_w / (pj * 1e-12)
-    fig = {"peak": peak, "clock": clock, "pj_per_mac": round(pj, 5),
+    fig = {"peak": peak, "clock": clock, "energy_step_ps": step, "pj_per_mac": round(pj, 5),
            "tflops_per_w": round(2 / pj, 4)}
     if r.get("um2_per_mac"):
         fig["array_mm2"] = round(peak / clock * r["um2_per_mac"] / 1e6, 3)
@@ -187,7 +187,7 @@ def markdown(figures: list[dict], machine: Machine) -> str:
                  f"fpforge pareto --power), whatever the clock: a faster clock needs fewer "
                  f"units. mm²: the sky130hd area of the units that takes. No wiring, SRAM, "
                  f"control, clock tree or pipeline registers.")
-        extra = ("pJ/MAC", "TFLOPS/W", "mm²")
+        extra = ("sky130hd ps", "pJ/MAC", "TFLOPS/W", "mm²")
     else:
         clock = f"{machine.clock_mhz:g} MHz for every unit" if machine.clock_mhz else \
             "each configuration's own step: 1 / (the synthesised delay of one unpipelined " \
@@ -196,7 +196,8 @@ def markdown(figures: list[dict], machine: Machine) -> str:
                  f"spent on MAC units; MACs = that area / (GE per MAC x {NAND2_AREA:g} µm², "
                  f"the NAND2_X1 area). No wiring, SRAM, control or pipeline registers.")
         extra = ()
-    keys = {"pJ/MAC": "pj_per_mac", "TFLOPS/W": "tflops_per_w", "mm²": "array_mm2"}
+    keys = {"sky130hd ps": ("energy_step_ps", ".0f"), "pJ/MAC": ("pj_per_mac", ".4g"),
+            "TFLOPS/W": ("tflops_per_w", ".4g"), "mm²": ("array_mm2", ".4g")}
     lines = ["# Roofline: tokens/s of one transformer layer per configuration", "",
              "Assumptions (every figure below follows from these; `fpforge roofline` recomputes "
              "them with others):", "", array,
@@ -215,7 +216,7 @@ def markdown(figures: list[dict], machine: Machine) -> str:
     for f in sorted(figures, key=lambda f: -f["peak_tmacs"]):
         lines.append(f"| {f['config']} | {f['bits_per_elem']:.3g} | {f['ge_per_mac']:g} | "
                      f"{f['delay_ps']:g} | " +
-                     "".join(f"{_num(f.get(keys[x]), '.4g')} | " for x in extra) +
+                     "".join(f"{_num(f.get(keys[x][0]), keys[x][1])} | " for x in extra) +
                      f"{f['peak_tmacs']:g} | " +
                      " | ".join(f"{f[_key(layer)]:,.0f}" for layer in LAYERS) +
                      f" | {_num(f['qsnr_dot_db'])} | {_num(f['minilm_qsnr_db'])} |")

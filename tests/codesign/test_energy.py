@@ -102,7 +102,7 @@ def test_roofline_writes_the_iso_power_report_and_refuses_a_bad_data_set(tmp_pat
     data = json.loads((tmp_path / "roofline.json").read_text())
     assert data["assumptions"]["power_w"] == 5 and data["formats"][0]["pj_per_mac"] == 0.2
     text = (tmp_path / "roofline.md").read_text()
-    assert "iso-power, 5 W" in text and "| 0.2 | 10 |" in text
+    assert "iso-power, 5 W" in text and "| 5000 | 0.2 | 10 |" in text
     capsys.readouterr()
     assert main(["roofline", "--pareto", str(path), "--power-w", "5",
                  "--power-data", "uniform"]) == 2

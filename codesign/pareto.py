@@ -156,20 +156,24 @@ def cost(configs, rows, out: Path, jobs: int) -> dict:
 
 def energy_cost(configs, rows, out: Path, jobs: int, vectors: int = ENERGY_VECTORS) -> dict:
     """The same units on sky130hd, each one's power on ``vectors`` operand vectors of every
-    data set of ENERGY_DATA (codesign/energy.py); fill in µm² and pJ per MAC and TFLOPS/W.
+    data set of ENERGY_DATA (codesign/energy.py; minilm where its weights are installed, as for
+    its quality figures); fill in µm² and pJ per MAC and TFLOPS/W.
     Synthesis and power are kept by content key under out/results like the cost's. Returns
     how it was measured."""
     from fpforge.infra.executor import ProgressBar, ResultStore
     from fpforge.synth.sweep import sweep
     from fpforge.synth.sweep_power import PowerRun
+    from . import minilm
     from .power_data import operand_vectors
     start = time.monotonic()
     plans = [hardware_cases(c) for c in configs]
     cases = list(dict.fromkeys(case for plan in plans for _, case in plan))
     if not cases:
         return {}
+    # MiniLM's operands need its weights, like its quality figures: without them, gaussian only
+    sets = [d for d in ENERGY_DATA if d != "minilm" or minilm.available() is None]
     by_data, meta = {}, {}
-    for data in ENERGY_DATA:
+    for data in sets:
         with ProgressBar(None, f"{ENERGY_LIBRARY} synthesis and power ({data}) jobs done") as bar:
             results, _, meta = sweep(cases, out_dir=out / "synth", jobs=jobs,
                                      store=ResultStore(out / "results"), lib=ENERGY_LIBRARY,
@@ -177,22 +181,22 @@ def energy_cost(configs, rows, out: Path, jobs: int, vectors: int = ENERGY_VECTO
                                      progress=bar.on_done)
         by_data[data] = dict(zip(cases, results))
     for c, plan, row in zip(configs, plans, rows):
-        units = {data: {role: by_data[data][case] for role, case in plan} for data in ENERGY_DATA}
+        units = {data: {role: by_data[data][case] for role, case in plan} for data in sets}
         if any(u.power is None for us in units.values() for u in us.values()):
             continue
-        first = units[ENERGY_DATA[0]]
+        first = units[sets[0]]
         # the step's clock on sky130hd, as delay_ps on fpforge's cells: dot + adder
         step_ps = first["dot"].delay_ps + (first["adder"].delay_ps if "adder" in first else 0)
         row.um2_per_mac = round(sum(u.area_um2 for u in first.values()) / lanes(c), 2)
         row.energy_step_ps = round(step_ps, 1)
-        for data in ENERGY_DATA:
+        for data in sets:
             e = step_energy({role: u.power for role, u in units[data].items()}, firings(c),
                             lanes(c), step_ps)
             setattr(row, f"pj_per_mac_{data}", round(e.pj_per_mac, 5))
             setattr(row, f"tflops_per_w_{data}", round(e.tflops_per_w, 3))
             if data == "gaussian":
                 row.leakage_pj_per_mac = round(e.leakage_pj_per_mac, 6)
-    return {"library": meta["power"]["library"], "data": list(ENERGY_DATA), "vectors": vectors,
+    return {"library": meta["power"]["library"], "data": sets, "vectors": vectors,
             "seconds": round(time.monotonic() - start, 1)}
 
 

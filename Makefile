@@ -94,7 +94,7 @@ help:
 	@echo "make slurm-up / slurm-down   a one-node SLURM cluster here; make test-farm: sweep, verify and exhaustive shards through it"
 	@echo "make bench-executor  the Dask path's overhead against the local pool on one small sweep"
 	@echo "EXECUTOR=dask:local:N|dask:tcp://HOST:PORT|slurm:N|lsf:N RESUME=1 for sweep / verify / verify-exhaustive (docs/scale-out.md)"
-	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32; LIB=sky130hd"
+	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32; LIB=sky130hd [POWER=1 DATA=gaussian]: pJ/op per unit"
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
 	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N | FORCE=1]   every input pair"
@@ -106,7 +106,7 @@ help:
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
 	@echo "make bench-mx       golden MX quantization throughput against torchao (the mxref extra)"
 	@echo "make bench-gemm     the emulated MXFP8 matrix multiply against fake-quantize + float32 matmul"
-	@echo "make pareto         cost (synthesis) against quality (emulated hardware), quick axes (docs/codesign.md)"
+	@echo "make pareto [POWER=0] cost (synthesis, energy on sky130hd) against quality (emulated hardware), quick axes (docs/codesign.md)"
 	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SATURATION"
 	@echo "                 SUBNORMALS=0 TININESS STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SUM_GROUP FRAC_BITS2 SCALES=0"
 	@echo "                 SCALE_FORMAT (fpforge units lists who takes what)"
@@ -144,8 +144,9 @@ bench-mx:
 bench-gemm:
 	$(FPFORGE) bench-gemm
 
+# POWER=0: without the energy columns (sky130hd synthesis and power of the same units).
 pareto:
-	$(FPFORGE) pareto --quick
+	$(FPFORGE) pareto --quick $(if $(filter 0,$(POWER)),,--power)
 
 # Verilog export (docs/verilog-export.md): build/verilog/<NAME or the default name>.v + .json + .core
 verilog:
@@ -165,7 +166,8 @@ clock-table:
 RUN_ARGS = $(call opt,--executor,$(EXECUTOR)) $(if $(filter-out 0,$(RESUME)),--resume)
 
 sweep:
-	$(FPFORGE) sweep --jobs $(JOBS) $(call opt,--max-width,$(MAX_WIDTH)) $(call opt,--lib,$(LIB)) $(call opt,--liberty,$(LIBERTY)) $(RUN_ARGS)
+	$(FPFORGE) sweep --jobs $(JOBS) $(call opt,--max-width,$(MAX_WIDTH)) $(call opt,--lib,$(LIB)) $(call opt,--liberty,$(LIBERTY)) \
+	  $(if $(filter 1,$(POWER)),--power) $(call opt,--data,$(DATA)) $(RUN_ARGS)
 
 # A one-node SLURM cluster on this machine (Debian slurm-wlm + munge) for the farm path.
 slurm-up:

@@ -28,15 +28,17 @@ from fpforge.golden.gemm_config import GemmConfig
 from fpforge.golden.tensor_core import FusedAccumulator
 from fpforge.rtl.elements import element_format
 
+from .energy import ENERGY_DATA, ENERGY_LIBRARY, ENERGY_VECTORS, step_energy
 from .pareto_axes import DOT_LENGTHS, QUICK, Axes, accum_name, bits_per_elem, configurations, label
-from .pareto_report import FRONT_METRIC, Row, front, markdown, plot
+from .pareto_report import ENERGY_PANELS, FRONT_METRIC, Row, front, markdown, plot
 from .roofline import Machine, write_roofline
 
-__all__ = ["DEFAULT_OUT", "REPORT_FILES", "measure", "hardware_cases", "run_pareto"]
+__all__ = ["DEFAULT_OUT", "REPORT_FILES", "measure", "hardware_cases", "firings", "lanes",
+           "energy_cost", "run_pareto"]
 
 DEFAULT_OUT = Path("build/pareto")
-REPORT_FILES = ("pareto.csv", "pareto.json", "pareto.md", "pareto.png", "roofline.md",
-                "roofline.json")
+REPORT_FILES = ("pareto.csv", "pareto.json", "pareto.md", "pareto.png", "energy.png",
+                "roofline.md", "roofline.json")
 
 
 # ----- quality -------------------------------------------------------------------------------
@@ -110,6 +112,21 @@ def hardware_cases(c: GemmConfig) -> list:
     return cases
 
 
+def firings(c: GemmConfig) -> dict:
+    """How often each role's unit works per MAC step: the dot unit and the running sum's adder
+    once, the float32 adder promoted into once per ``promote_every`` terms."""
+    acc = c.accum
+    if isinstance(acc, FusedAccumulator):
+        return {"dot": 1.0}
+    return {"dot": 1.0, "adder": 1.0} | ({"promotion": c.block / acc.promote_every}
+                                         if acc.promote_every else {})
+
+
+def lanes(c: GemmConfig) -> int:
+    """MACs per step: the dot unit's products (a tensor-core step's group)."""
+    return c.accum.group if isinstance(c.accum, FusedAccumulator) else c.block
+
+
 def cost(configs, rows, out: Path, jobs: int) -> dict:
     """Synthesise every configuration's units (stored by content key under out/results) and
     fill in GE per MAC and delay. Returns the sweep's run metadata."""
@@ -130,18 +147,65 @@ def cost(configs, rows, out: Path, jobs: int) -> dict:
         # One MAC step: the dot unit's block of products, then the running sum's adder (and,
         # every N_C terms, the float32 adder it is promoted into), per lane of the dot unit.
         area = sum(u.ge for u in units.values())
-        lanes = c.accum.group if isinstance(c.accum, FusedAccumulator) else c.block
-        row.ge_per_mac = round(area / lanes, 2)
+        row.ge_per_mac = round(area / lanes(c), 2)
         adder = units.get("adder")
         row.delay_ps = round(units["dot"].delay_ps + (adder.delay_ps if adder else 0), 1)
         row.dot_ge, row.adder_ge = units["dot"].ge, adder.ge if adder else None
     return meta
 
 
+def energy_cost(configs, rows, out: Path, jobs: int, vectors: int = ENERGY_VECTORS) -> dict:
+    """The same units on sky130hd, each one's power on ``vectors`` operand vectors of every
+    data set of ENERGY_DATA (codesign/energy.py; minilm where its weights are installed, as for
+    its quality figures); fill in µm² and pJ per MAC and TFLOPS/W.
+    Synthesis and power are kept by content key under out/results like the cost's. Returns
+    how it was measured."""
+    from fpforge.infra.executor import ProgressBar, ResultStore
+    from fpforge.synth.sweep import sweep
+    from fpforge.synth.sweep_power import PowerRun
+    from . import minilm
+    from .power_data import operand_vectors
+    start = time.monotonic()
+    plans = [hardware_cases(c) for c in configs]
+    cases = list(dict.fromkeys(case for plan in plans for _, case in plan))
+    if not cases:
+        return {}
+    # MiniLM's operands need its weights, like its quality figures: without them, gaussian only
+    sets = [d for d in ENERGY_DATA if d != "minilm" or minilm.available() is None]
+    by_data, meta = {}, {}
+    for data in sets:
+        with ProgressBar(None, f"{ENERGY_LIBRARY} synthesis and power ({data}) jobs done") as bar:
+            results, _, meta = sweep(cases, out_dir=out / "synth", jobs=jobs,
+                                     store=ResultStore(out / "results"), lib=ENERGY_LIBRARY,
+                                     power=PowerRun(data, vectors, operand_vectors),
+                                     progress=bar.on_done)
+        by_data[data] = dict(zip(cases, results))
+    for c, plan, row in zip(configs, plans, rows):
+        units = {data: {role: by_data[data][case] for role, case in plan} for data in sets}
+        if any(u.power is None for us in units.values() for u in us.values()):
+            continue
+        first = units[sets[0]]
+        # the step's clock on sky130hd, as delay_ps on fpforge's cells: dot + adder
+        step_ps = first["dot"].delay_ps + (first["adder"].delay_ps if "adder" in first else 0)
+        row.um2_per_mac = round(sum(u.area_um2 for u in first.values()) / lanes(c), 2)
+        row.energy_step_ps = round(step_ps, 1)
+        for data in sets:
+            e = step_energy({role: u.power for role, u in units[data].items()}, firings(c),
+                            lanes(c), step_ps)
+            setattr(row, f"pj_per_mac_{data}", round(e.pj_per_mac, 5))
+            setattr(row, f"tflops_per_w_{data}", round(e.tflops_per_w, 3))
+            if data == "gaussian":
+                row.leakage_pj_per_mac = round(e.leakage_pj_per_mac, 6)
+    return {"library": meta["power"]["library"], "data": sets, "vectors": vectors,
+            "seconds": round(time.monotonic() - start, 1)}
+
+
 # ----- the join --------------------------------------------------------------------------------
 
 def run_pareto(*, axes: "Axes | tuple[Axes, ...]" = QUICK, out: Path = DEFAULT_OUT,
-               jobs: int = 2, machine: Machine = Machine()) -> int:
+               jobs: int = 2, machine: Machine = Machine(), power: bool = False,
+               vectors: int = ENERGY_VECTORS) -> int:
+    """The study; ``power``: with energy per MAC (energy_cost) and energy.png."""
     configs = configurations(axes)                 # bad axes fail here, before any work
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -152,6 +216,7 @@ def run_pareto(*, axes: "Axes | tuple[Axes, ...]" = QUICK, out: Path = DEFAULT_O
                 c.rounding, accum_name(c.accum), bits_per_elem(c)) for c in configs]
     print(f"pareto: {len(configs)} configurations", flush=True)
     synth_meta = cost(configs, rows, out, jobs)
+    energy_meta = energy_cost(configs, rows, out, jobs, vectors) if power else None
     synth_seconds = time.monotonic() - start
     quality(configs, rows, out, jobs)
     for row, on in zip(rows, front(rows)):
@@ -161,7 +226,7 @@ def run_pareto(*, axes: "Axes | tuple[Axes, ...]" = QUICK, out: Path = DEFAULT_O
             "yosys cpu seconds": synth_meta.get("yosys cpu seconds"),
             "library": synth_meta.get("library", "").split(" at ")[0],
             "yosys": synth_meta.get("yosys", ""),
-            "rtl": synth_meta.get("rtl", ""),
+            "rtl": synth_meta.get("rtl", ""), "energy": energy_meta,
             "axes": [asdict(a) for a in axes] if isinstance(axes, tuple) else asdict(axes)}
     from fpforge.synth.sweep_report import write_csv
     write_csv(rows, out / "pareto.csv")
@@ -169,6 +234,8 @@ def run_pareto(*, axes: "Axes | tuple[Axes, ...]" = QUICK, out: Path = DEFAULT_O
                                                  "rows": [asdict(r) for r in rows]}, indent=1))
     (out / "pareto.md").write_text(markdown(rows, meta))
     plot(rows, out / "pareto.png")
+    if power:
+        plot(rows, out / "energy.png", ENERGY_PANELS)
     write_roofline([asdict(r) for r in rows], machine, out)
     on = [r for r in rows if r.on_front]
     print(f"{len(rows)} configurations in {time.monotonic() - start:.0f} s "

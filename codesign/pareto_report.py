@@ -7,7 +7,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Row", "FRONT_METRIC", "front", "markdown", "plot", "PANELS"]
+__all__ = ["Row", "FRONT_METRIC", "front", "markdown", "energy_markdown", "plot", "PANELS",
+           "ENERGY_PANELS", "COSTS"]
 
 # The metric the front is drawn on (the others get their own panels in pareto.png).
 FRONT_METRIC = "qsnr_dot_db"
@@ -42,22 +43,31 @@ class Row:
     minilm_topk: float | None = None        # share of each query's top 5 kept
     dot_ge: float | None = None
     adder_ge: float | None = None
+    # Energy (--power; codesign/energy.py): the same units on sky130hd, per MAC at the step's
+    # clock (energy_step_ps: its dot + adder delay there), on each data set's operands.
+    um2_per_mac: float | None = None
+    energy_step_ps: float | None = None
+    pj_per_mac_gaussian: float | None = None
+    pj_per_mac_minilm: float | None = None
+    tflops_per_w_gaussian: float | None = None
+    tflops_per_w_minilm: float | None = None
+    leakage_pj_per_mac: float | None = None     # its share of pj_per_mac_gaussian
 
 
-def front(rows: list[Row], metric: str = FRONT_METRIC) -> list[bool]:
-    """Pareto-optimal rows: no other row has at most the GE per MAC and at least the quality,
-    one of them strictly. Rows missing either figure are not on it."""
+def front(rows: list[Row], metric: str = FRONT_METRIC, cost: str = "ge_per_mac") -> list[bool]:
+    """Pareto-optimal rows: no other row has at most the cost (GE per MAC, or pJ per MAC) and
+    at least the quality, one of them strictly. Rows missing either figure are not on it."""
     def ok(r):
         v = getattr(r, metric)
-        return r.ge_per_mac is not None and v is not None and not math.isnan(v)
+        return getattr(r, cost) is not None and v is not None and not math.isnan(v)
     out = []
     for r in rows:
         if not ok(r):
             out.append(False)
             continue
-        q = getattr(r, metric)
-        dominated = any(ok(o) and o.ge_per_mac <= r.ge_per_mac and getattr(o, metric) >= q and
-                        (o.ge_per_mac < r.ge_per_mac or getattr(o, metric) > q) for o in rows)
+        q, c = getattr(r, metric), getattr(r, cost)
+        dominated = any(ok(o) and getattr(o, cost) <= c and getattr(o, metric) >= q and
+                        (getattr(o, cost) < c or getattr(o, metric) > q) for o in rows)
         out.append(not dominated)
     return out
 
@@ -117,34 +127,80 @@ def markdown(rows: list[Row], meta: dict) -> str:
                    f"{_f(r.qsnr_dot256_db)} / {_f(r.qsnr_dot_db)} | {acc} | "
                    f"{_f(r.digits_flips, 1)} | {_f(r.minilm_qsnr_db)} | "
                    f"{_f(r.minilm_cos_err, 4)} | {_f(r.minilm_topk)} |")
+    if meta.get("energy"):
+        out += energy_markdown(rows, meta["energy"])
     out += ["", "Columns of every row: `pareto.csv` / `pareto.json` (its meta holds the axes). "
-            "Regenerate with `make pareto` (`fpforge pareto --quick`), or `fpforge pareto "
-            "--config FILE` with those axes as JSON (an object, or a list of objects)."]
+            "Regenerate with `make pareto` (`fpforge pareto --quick --power`), or `fpforge "
+            "pareto --config FILE` with those axes as JSON (an object, or a list of objects)."]
     return "\n".join(out) + "\n"
 
 
-PANELS = (("qsnr_gauss_db", "QSNR, N(0,1) tensor (dB)"), ("qsnr_dot_db", "QSNR, dot K=4096 (dB)"),
-          ("digits_acc", "digits MLP accuracy"), ("minilm_qsnr_db", "MiniLM embedding QSNR (dB)"))
+def energy_markdown(rows: list[Row], energy: dict) -> list[str]:
+    """pareto.md's energy section: pJ per MAC and TFLOPS/W per data set, its front in bold."""
+    on = front(rows, FRONT_METRIC, "pj_per_mac_gaussian")
+    lines = ["", "## Energy per MAC", "",
+             f"The same units synthesised to {energy['library']}; each unit's power by "
+             f"OpenSTA (report_power) on per-net switching activity from a zero-delay "
+             f"simulation of its mapped netlist on {energy['vectors']} operand vectors of each "
+             f"data set ({', '.join(energy['data'])}; docs/power.md), every unit at its own "
+             "clock (its worst delay rounded up to 10 ps). Per MAC step: the dynamic energy of "
+             "the dot unit and its adder (the promotion adder's once per promote_every terms) "
+             "plus every unit's leakage over the step's period (dot + adder delay on "
+             "sky130hd, the `ps` column), over the lanes. TFLOPS/W = 2 / pJ per MAC. No "
+             "wires, clock tree or glitches. Bold: no other configuration has at most the pJ "
+             f"per MAC (gaussian) and at least the {FRONT_METRIC}. Power flow: "
+             f"{energy['seconds']} s wall.", "",
+             "![energy](energy.png)", "",
+             "| configuration | µm²/MAC | ps | pJ/MAC gaussian | pJ/MAC MiniLM | TFLOPS/W "
+             "gaussian | TFLOPS/W MiniLM | leakage % | QSNR dot dB | MiniLM QSNR dB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    measured = [(r, o) for r, o in zip(rows, on) if r.pj_per_mac_gaussian is not None]
+    for r, o in sorted(measured, key=lambda ro: ro[0].pj_per_mac_gaussian):
+        leak = 100 * r.leakage_pj_per_mac / r.pj_per_mac_gaussian     # nW beside µW: tiny
+        lines.append(f"| {f'**{r.config}**' if o else r.config} | {_f(r.um2_per_mac, 1)} | "
+                     f"{_f(r.energy_step_ps, 0)} | {_f(r.pj_per_mac_gaussian, 4)} | "
+                     f"{_f(r.pj_per_mac_minilm, 4)} | {_f(r.tflops_per_w_gaussian)} | "
+                     f"{_f(r.tflops_per_w_minilm)} | {leak:.2g} | {_f(r.qsnr_dot_db)} | "
+                     f"{_f(r.minilm_qsnr_db)} |")
+    return lines
 
 
-def plot(rows: list[Row], path: Path) -> None:
+COSTS = {"ge_per_mac": "GE per MAC (log)",
+         "pj_per_mac_gaussian": "pJ per MAC, sky130hd, gaussian operands (log)",
+         "pj_per_mac_minilm": "pJ per MAC, sky130hd, MiniLM operands (log)"}
+# (cost, quality metric, title) per panel: pareto.png on area, energy.png on energy (each
+# data set's energy beside the quality on like data).
+PANELS = tuple(("ge_per_mac", m, t) for m, t in (
+    ("qsnr_gauss_db", "QSNR, N(0,1) tensor (dB)"), ("qsnr_dot_db", "QSNR, dot K=4096 (dB)"),
+    ("digits_acc", "digits MLP accuracy"), ("minilm_qsnr_db", "MiniLM embedding QSNR (dB)")))
+ENERGY_PANELS = (("pj_per_mac_gaussian", "qsnr_dot_db", "QSNR, dot K=4096 (dB)"),
+                 ("pj_per_mac_minilm", "minilm_qsnr_db", "MiniLM embedding QSNR (dB)"))
+
+
+def plot(rows: list[Row], path: Path, panels=PANELS) -> None:
+    """Each panel's quality against its cost (log), the front in red."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(4.2 * len(PANELS), 4.2), dpi=100)
-    for ax, (metric, title) in zip(axes, PANELS):
-        pts = [r for r in rows if r.ge_per_mac is not None and getattr(r, metric) is not None]
-        on = front(pts, metric)
-        ax.scatter([r.ge_per_mac for r in pts], [getattr(r, metric) for r in pts], s=14,
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.2), dpi=100)
+    for ax, (cost, metric, title) in zip(axes, panels):
+        pts = [r for r in rows if getattr(r, cost) is not None and getattr(r, metric) is not None]
+        on = front(pts, metric, cost)
+        ax.scatter([getattr(r, cost) for r in pts], [getattr(r, metric) for r in pts], s=14,
                    color="0.6", label="configuration")
-        best = sorted((r for r, o in zip(pts, on) if o), key=lambda r: r.ge_per_mac)
-        ax.plot([r.ge_per_mac for r in best], [getattr(r, metric) for r in best], "o-",
+        best = sorted((r for r, o in zip(pts, on) if o), key=lambda r: getattr(r, cost))
+        ax.plot([getattr(r, cost) for r in best], [getattr(r, metric) for r in best], "o-",
                 color="tab:red", label="front")
-        for r in best:
-            ax.annotate(f"{r.elem_a} {r.accum}", (r.ge_per_mac, getattr(r, metric)), fontsize=6,
-                        xytext=(3, 3), textcoords="offset points")
+        for r in best:     # the scale rule where it is not MX's (NVFP4 beside MXFP4)
+            rule = "" if r.scale_rule == "floor" else f" {r.scale_rule}"
+            ax.annotate(f"{r.elem_a}{rule} {r.accum}", (getattr(r, cost), getattr(r, metric)),
+                        fontsize=6, xytext=(3, 3), textcoords="offset points")
         ax.set_xscale("log")
-        ax.set_xlabel("GE per MAC (log)")
+        if cost != "ge_per_mac":    # pJ spans about a decade: plain numbers at 1, 2, 3, 5
+            from matplotlib.ticker import FuncFormatter
+            for axis in (ax.xaxis.set_major_formatter, ax.xaxis.set_minor_formatter):
+                axis(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "1235" else ""))
+        ax.set_xlabel(COSTS[cost], fontsize=8 if cost != "ge_per_mac" else None)
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)

@@ -215,6 +215,26 @@ class Row:
     # Yosys's technology-free estimate (stat -tech cmos on the generic gates): how much logic
     # the generator emits, free of ABC's non-monotonic area mapping.
     transistors: int | None = None
+    # With ``power`` (PowerRun): the record's power object (synth/power.py), energy per
+    # operation on ``power_data``'s operands at ``clock_ps``.
+    power_data: str = ""
+    vectors: int | None = None
+    clock_ps: float | None = None
+    internal_uw: float | None = None
+    switching_uw: float | None = None
+    leakage_uw: float | None = None
+    energy_pj: float | None = None
+
+    @property
+    def power(self) -> dict | None:
+        """The power object back, as a synthesis record holds it."""
+        if self.energy_pj is None:
+            return None
+        return {"data": self.power_data, **{k: getattr(self, k) for k in POWER_KEYS[1:]}}
+
+
+POWER_KEYS = ("data", "vectors", "clock_ps", "internal_uw", "switching_uw", "leakage_uw",
+              "energy_pj")
 
 
 def _short(fmt: FloatFormat) -> str:
@@ -226,8 +246,11 @@ def _short(fmt: FloatFormat) -> str:
 
 def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpga=False,
           liberty=None, run_dir=None, executor=None, store=None,
-          progress=None, lib: str = "fpforge") -> tuple[list[Row], Path, dict]:
-    """Synthesise every case (and the integer cores of the mul / fma cases); one Row per case."""
+          progress=None, lib: str = "fpforge",
+          power: "PowerRun | None" = None) -> tuple[list[Row], Path, dict]:
+    """Synthesise every case (and the integer cores of the mul / fma cases); one Row per case.
+    ``power`` (synth/sweep_power.py): also each unit's energy per operation on its data set
+    (the library must have power tables: check_power_run first)."""
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(out_dir, "sweep")
     start = time.monotonic()
     load0 = os.getloadavg()
@@ -263,6 +286,16 @@ def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpg
                 row.core, row.core_ge = core.name, core.asic.ge
             row.area_vs_core, row.delay_vs_core = r.area_vs_core, r.delay_vs_core
         rows.append(row)
+    power_meta = None
+    if power is not None and records:
+        from .sweep_power import measure_powers
+        units = {design.name: (c.spec(), by_name[design.name]) for c, design, _ in built
+                 if design is not None}
+        figures, power_meta = measure_powers(units, power, lib, liberty, run_dir, jobs,
+                                             executor, store, progress)
+        for row in rows:
+            for k, v in figures.get(row.module, {}).items():
+                setattr(row, "power_data" if k == "data" else k, v)
     meta = {"cases": len(cases_), "designs": len(designs), "cores": len(cores),
             "skipped": sum(r.status != "ok" for r in rows),
             "verilog seconds": round(gen_seconds, 1),
@@ -272,7 +305,7 @@ def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpg
             "library": records[0].library if records else "",
             "yosys": records[0].tools.get("yosys", "") if records else "",
             "amaranth": records[0].tools.get("amaranth", "") if records else "",
-            "rtl": rtl}
+            "rtl": rtl, "power": power_meta}
     if any(c.mx for c in cases_):
         sizes = {k: v for c in cases_ if c.mx for k, v in c.values if k in ("block", "n")}
         meta |= {"mx block": sizes.get("block", MX_BLOCK), "mx n": sizes.get("n", MX_N)}

@@ -17,7 +17,7 @@ from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError
 from .sweep import (CVT_FROM, MX_BLOCK, MX_N, MX_UNITS, SWEEP_UNITS, VARIANT_FORMATS, VARIANT_UNITS,
                     Row, mx_variants, plan, sweep)
 
-__all__ = ["run_sweep", "write_csv", "read_csv", "markdown", "plot"]
+__all__ = ["run_sweep", "write_csv", "read_csv", "markdown", "power_markdown", "plot"]
 
 REPORT_FILES = ("sweep.md", "sweep.csv", "area.png", "delay.png", "variants.png", "mx.png")
 
@@ -123,6 +123,8 @@ def markdown(rows: list[Row], meta: dict) -> str:
                        f"{_pct(r.delay_ps, b.delay_ps if b else None)} |")
     if mx_rows:
         out += mx_markdown(mx_rows, meta)
+    if meta.get("power"):
+        out += power_markdown(rows + mx_rows, meta["power"])
     skipped = [r for r in rows + mx_rows if r.status != "ok"]
     out += ["", "## Skipped combinations", ""]
     out += [f"- {r.format} {r.unit} ({r.variant}): {r.reason}" for r in skipped] or \
@@ -166,6 +168,25 @@ def mx_markdown(rows: list[Row], meta: dict) -> list[str]:
         width = next(r.width for r in rows if r.format == e)
         out.append(f"| {e} | {width} | " +
                    " | ".join(_cell(by.get((e, u, v))) for u, v in cols) + " |")
+    return out
+
+
+def power_markdown(rows: list[Row], power: dict) -> list[str]:
+    """The energy per operation of every unit measured (``--power``)."""
+    out = ["", "## Energy per operation", "",
+           f"OpenSTA report_power on {power['library']}, every net's switching activity from "
+           f"a zero-delay simulation of the mapped netlist on {power['vectors']} operand "
+           f"vectors of the `{power['data']}` data set (docs/power.md); one operation per "
+           f"period of the unit's clock (its worst delay rounded up to 10 ps). Energy per "
+           f"operation = total power x period. Power flow: {power['seconds']} s wall.", "",
+           "| format | unit | variant | µm² | ps | clock ps | internal µW | switching µW | "
+           "leakage µW | pJ/op |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r.energy_pj is None:
+            continue
+        out.append(f"| {r.format} | {r.unit} | {r.variant} | {r.area_um2:.0f} | "
+                   f"{r.delay_ps:.0f} | {r.clock_ps:g} | {r.internal_uw:.4g} | "
+                   f"{r.switching_uw:.4g} | {r.leakage_uw:.3g} | {r.energy_pj:.4g} |")
     return out
 
 
@@ -310,13 +331,15 @@ def run_sweep(*, formats=None, units=None, max_width: int = 16,
               mx: bool = True, mx_elements=None, mx_units=None, mx_block: int = MX_BLOCK,
               mx_n: int = MX_N, liberty=None, out=DEFAULT_OUT_DIR, jobs: int = DEFAULT_JOBS,
               fpga: bool = False, publish=None, executor=None, resume: bool = False,
-              lib: str = "fpforge") -> int:
+              lib: str = "fpforge", power=None) -> int:
     """``make sweep``: plan the cases (:func:`plan`, whose errors are raised before any work),
     synthesise them into a fresh run directory under ``out``, write sweep.csv, sweep.md and
     the plots there (and copy them to ``publish``, if given), print the main table. Returns 0,
     or 1 when a Yosys run failed (its error printed). ``executor`` (fpforge.infra.executor) runs the
     Yosys jobs; ``resume``: keep every job's result by content key under ``out/results`` and
-    take the ones already there (an interrupted sweep, run again, does only what is missing)."""
+    take the ones already there (an interrupted sweep, run again, does only what is missing);
+    ``lib``: the cells (cell_library.LIBRARIES); ``power`` (a PowerRun, synth/sweep_power.py): also
+    every unit's energy per operation (sweep.csv's power columns, sweep.md's energy table)."""
     from fpforge.infra.executor import ProgressBar, ResultStore
     todo = plan(formats=formats, units=units, max_width=max_width,
                 variant_formats=variant_formats, variant_units=variant_units, variants=variants,
@@ -328,7 +351,7 @@ def run_sweep(*, formats=None, units=None, max_width: int = 16,
         with ProgressBar(None, "Yosys jobs done") as bar:
             rows, run_dir, meta = sweep(todo, out_dir=out, jobs=jobs, fpga=fpga,
                                         liberty=liberty, executor=executor, store=store,
-                                        progress=bar.on_done, lib=lib)
+                                        progress=bar.on_done, lib=lib, power=power)
     except SynthError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -21,6 +21,11 @@ def add_pareto(sub):
                     help="the axes as JSON: elements, scaling, block, scale_rule, rounding, "
                          "accum (lists)")
     pa.add_argument("--out", metavar="DIR", help="where the report goes (build/pareto)")
+    pa.add_argument("--power", action="store_true",
+                    help="also energy per MAC (pJ/MAC, TFLOPS/W): the units on sky130hd, "
+                         "power on gaussian and minilm operands; energy.png")
+    pa.add_argument("--vectors", type=int, default=None, metavar="N",
+                    help="--power: operand vectors per unit and data set (default 256)")
     _add_machine_options(pa)
     add_jobs(pa)
     pa.set_defaults(run=_pareto)
@@ -33,7 +38,16 @@ def _pareto(args) -> int:
     axes = pareto_axes.Axes.from_json(args.config) if args.config else \
         (pareto_axes.QUICK if args.quick else pareto_axes.FULL)
     out = Path(args.out) if args.out else pareto.DEFAULT_OUT
-    return pareto.run_pareto(axes=axes, out=out, jobs=args.jobs, machine=_machine(args))
+    if args.vectors is not None and not args.power:
+        raise OptionError("--vectors N goes with --power")
+    if args.power_w is not None and not args.power:
+        raise OptionError("--power-w needs --power: the iso-power array divides by the energy "
+                          "per MAC it measures")
+    if args.vectors is not None and args.vectors < 1:
+        raise OptionError(f"--vectors must be a positive number of operand vectors, not "
+                          f"{args.vectors}")
+    return pareto.run_pareto(axes=axes, out=out, jobs=args.jobs, machine=_machine(args),
+                             power=args.power, vectors=args.vectors or pareto.ENERGY_VECTORS)
 
 
 def add_roofline(sub):
@@ -69,8 +83,15 @@ def _add_machine_options(p) -> None:
     p.add_argument("--clock-mhz", type=float, default=None, metavar="MHZ",
                    help="roofline: one clock for every unit (default: each unit's own step "
                         "delay)")
+    p.add_argument("--power-w", type=float, default=None, metavar="W",
+                   help="roofline: an iso-power array instead, W watts of MAC units at their "
+                        "sky130hd energy per MAC (needs pareto --power)")
+    p.add_argument("--power-data", default="gaussian", metavar="NAME",
+                   help="roofline: whose energy per MAC the iso-power array takes: gaussian "
+                        "(default) or minilm")
 
 
 def _machine(args):
     from fpforge.codesign.roofline import Machine
-    return Machine(args.area_mm2, args.bandwidth_gbs, args.clock_mhz)
+    return Machine(args.area_mm2, args.bandwidth_gbs, args.clock_mhz, args.power_w,
+                   args.power_data)

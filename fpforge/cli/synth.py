@@ -143,6 +143,7 @@ def add_sweep(sub):
     w.add_argument("--out", metavar="DIR", help="where the run folder goes (default build/synth)")
     w.add_argument("--fpga", action="store_true", help="also the iCE40 / ECP5 LUT counts")
     w.add_argument("--publish", metavar="DIR", help="also copy the report files there")
+    add_power_options(w, flag=True)
     add_executor_options(w, "Yosys job")
     add_jobs(w)
     w.set_defaults(run=_sweep)
@@ -152,9 +153,22 @@ def _sweep(args) -> int:
     from fpforge.synth import sweep_report
     out = existing_dir(args.out, "--out") if args.out else None
     lib, liberty = library_of(args)
+    power = _power_run(args, lib, liberty)
     kw = {"out": out} if out else {}
     with executor_of(args) as executor:
         return sweep_report.run_sweep(formats=args.formats, units=args.unit,
                                       max_width=args.max_width, liberty=liberty, lib=lib,
                                       jobs=args.jobs, fpga=args.fpga, publish=args.publish,
-                                      executor=executor, resume=args.resume, **kw)
+                                      executor=executor, resume=args.resume, power=power, **kw)
+
+
+def _power_run(args, lib, liberty):
+    """The sweep's PowerRun of --power [--data NAME] [--vectors N], checked before any work."""
+    if not args.power:
+        if args.data is not None:
+            raise OptionError("--data names the data set of --power's energy figure: give "
+                              "--power")
+        return None
+    from fpforge.codesign.power_data import operand_vectors
+    from fpforge.synth.sweep_power import PowerRun
+    return PowerRun(check_power_request(args, lib, liberty), args.vectors, operand_vectors)

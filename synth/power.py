@@ -176,6 +176,19 @@ def combine(cells: dict[str, tuple[str, dict]], outputs: dict[str, tuple[str, ..
     return total[0], total[1], total[2]
 
 
+def clock_for(record, clock_ps: float | None) -> float:
+    """The clock of ``record``'s energy figure: ``clock_ps``, or default_clock_ps. Raises
+    OptionError for a clock shorter than the unit's worst path."""
+    default = default_clock_ps(record)
+    if clock_ps is None:
+        return default
+    if clock_ps < record.asic.delay_ps:
+        raise OptionError(f"--clock-ps {clock_ps:g} is shorter than {record.name}'s worst path "
+                          f"({record.asic.delay_ps:g} ps): give at least that, or none for "
+                          f"{default:g} ps")
+    return clock_ps
+
+
 def measure_power(spec, record, library, vectors: dict, data: str,
                   clock_ps: float | None = None, directory: Path | None = None) -> PowerFigures:
     """The energy per operation of the unit of ``spec`` as ``record`` (synth.SynthRecord) mapped
@@ -185,13 +198,7 @@ def measure_power(spec, record, library, vectors: dict, data: str,
     ``power-<data>``). Raises OptionError for a library without power tables or a clock the unit
     cannot meet."""
     check_power(library)
-    default = default_clock_ps(record)
-    if clock_ps is None:
-        clock_ps = default
-    elif clock_ps < record.asic.delay_ps:
-        raise OptionError(f"--clock-ps {clock_ps:g} is shorter than {record.name}'s worst path "
-                          f"({record.asic.delay_ps:g} ps): give at least that, or none for "
-                          f"{default:g} ps")
+    clock_ps = clock_for(record, clock_ps)
     unit_dir = Path(record.directory)
     netlist = unit_dir.parent / record.asic.netlist
     directory = Path(directory) if directory is not None else unit_dir / f"power-{data}"

@@ -27,13 +27,14 @@ class PowerRun:
     data: str
     vectors: int
     stimulus: object
+    clock_ps: float | None = None    # None: each unit's default clock (power.default_clock_ps)
 
 
 def power_task(spec, record, library, run: PowerRun) -> dict:
     """In a worker: the unit's power object (PowerFigures.to_json())."""
     from .power import measure_power
     vectors = run.stimulus(spec, run.data, run.vectors)
-    return measure_power(spec, record, library, vectors, run.data).to_json()
+    return measure_power(spec, record, library, vectors, run.data, run.clock_ps).to_json()
 
 
 def _sources(run: PowerRun) -> str:
@@ -49,8 +50,12 @@ def measure_powers(units: dict, run: PowerRun, lib: str, liberty, run_dir: Path,
     """``units``: design name -> (spec, SynthRecord). Returns (name -> power object, how it was
     measured). A unit's key: its mapped netlist, the library, the data set, the vector count
     and the code (a re-run with the store measures only what changed)."""
+    from .power import check_power, clock_for
     start = time.monotonic()
     library = library_for(lib, liberty, directory=Path(run_dir) / "lib")
+    check_power(library)
+    for _, record in units.values():       # a clock a unit cannot meet: refused before any work
+        clock_for(record, run.clock_ps)
     code = _sources(run)
     names = list(units)
     tasks = []
@@ -58,7 +63,7 @@ def measure_powers(units: dict, run: PowerRun, lib: str, liberty, run_dir: Path,
         spec, record = units[name]
         netlist = Path(record.directory).parent / record.asic.netlist
         tasks.append(Task(digest("power", netlist.read_text(), library.sha256, run.data,
-                                 run.vectors, repr(spec), code),
+                                 run.vectors, run.clock_ps, repr(spec), code),
                           "fpforge.synth.sweep_power:power_task", (spec, record, library, run),
                           f"power {name} ({run.data})"))
     own = executor is None

@@ -45,22 +45,22 @@ def check_power_request(args, lib: str, liberty) -> str:
 
 
 def measure_records(specs, records, lib: str, liberty, data: str, vectors: int,
-                    clock_ps: float | None = None) -> None:
-    """Measure each unit of ``specs`` (its record among ``records``), put the figures in its
-    record's ``power`` and write the records again."""
+                    clock_ps: float | None = None, jobs: int | None = None) -> None:
+    """Measure each unit of ``specs`` (its record among ``records``) the sweep's way
+    (synth/sweep_power.py), put the figures in its record's ``power`` and write the records
+    again."""
+    from fpforge import synth
     from fpforge.codesign.power_data import operand_vectors
-    from fpforge.synth.cell_library import library_for
-    from fpforge.synth.power import measure_power
     from fpforge.synth.report import write_json
+    from fpforge.synth.sweep_power import PowerRun, measure_powers
 
     run_dir = Path(records[0].directory).parent
-    library = library_for(lib, liberty, directory=run_dir / "lib")
     by_name = {r.name: r for r in records}
-    for spec in specs:
-        record = by_name[spec.default_name]
-        figures = measure_power(spec, record, library, operand_vectors(spec, data, vectors),
-                                data, clock_ps)
-        record.power = figures.to_json()
+    units = {s.default_name: (s, by_name[s.default_name]) for s in specs}
+    powers, _ = measure_powers(units, PowerRun(data, vectors, operand_vectors, clock_ps), lib,
+                               liberty, run_dir, jobs or synth.DEFAULT_JOBS)
+    for name, power in powers.items():
+        by_name[name].power = power
     write_json(records, run_dir)
 
 
@@ -117,7 +117,8 @@ def _power(args) -> int:
         records = synth.run(specs, liberty=liberty, out_dir=out, jobs=args.jobs, fpga=False,
                             cores=False, run_dir=run_dir, lib=lib,
                             delay_target_ps=args.clock_ps)
-        measure_records(specs, records, lib, liberty, data, args.vectors, args.clock_ps)
+        measure_records(specs, records, lib, liberty, data, args.vectors, args.clock_ps,
+                        args.jobs)
     except OptionError:
         shutil.rmtree(run_dir, ignore_errors=True)      # a refused request leaves nothing
         raise

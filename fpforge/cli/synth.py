@@ -65,7 +65,8 @@ def _synth(args) -> int:
                                  "report": str(run_dir / "report.md"),
                                  "records": str(run_dir / "records.json")})
     if args.power:
-        measure_records(specs, records, lib, liberty, data, args.vectors, args.clock_ps)
+        measure_records(specs, records, lib, liberty, data, args.vectors, args.clock_ps,
+                        args.jobs)
         print_power(records)
     if not args.gate_level:
         return 0

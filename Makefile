@@ -46,6 +46,9 @@ NAME       ?=
 # Runs
 LIB        ?=
 LIBERTY    ?=
+POWER      ?=
+DATA       ?=
+VECTORS    ?=
 PNR        ?= 0
 FPGA       ?= 1
 GATE_LEVEL ?= 0
@@ -79,7 +82,7 @@ tool-versions:
 	iverilog -V 2>/dev/null | head -n 1
 	echo "OpenSTA $$(sta -version)"
 
-.PHONY: tool-versions help setup test test-all bench-golden bench-mx bench-gemm pareto verilog synth sweep clock-table bench-ppa verify \
+.PHONY: tool-versions help setup test test-all bench-golden bench-mx bench-gemm pareto verilog synth power sweep clock-table bench-ppa verify \
         slurm-up slurm-down test-farm bench-executor \
         verify-exhaustive verify-equiv verify-p3109
 
@@ -90,6 +93,8 @@ help:
 	@echo "make verilog UNIT=mul FORMAT=fp8e4m3 [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SATURATION= SUBNORMALS=0 IN_FORMAT= NAME=]"
 	@echo "                    -> build/verilog/<name>.v + .json + .core (fpforge verilog)"
 	@echo "make synth [FORMAT=fp8e4m3] [UNIT=mul,add] [ROUNDING= STAGES= CUTS= CLOCK_PS= SATURATE=1 SUBNORMALS=0 LIB=sky130hd|fpforge LIBERTY= PNR=1 FPGA=0 GATE_LEVEL=1]"
+	@echo "make power [FORMAT=fp8e4m3] [UNIT=mul,add,fma] [LIB=sky130hd | LIBERTY=] [DATA=gaussian|uniform|minilm|zeros VECTORS= CLOCK_PS=]"
+	@echo "                    energy per operation from switching activity (fpforge power; docs/power.md); POWER=1 DATA= on make synth too"
 	@echo "make synth UNIT=mxq|mxdq|dot FORMAT=/IN_FORMAT= [BLOCK= SCALE_RULE= N= ACCUM= FRAC_BITS= SUM_GROUP= FRAC_BITS2= SCALE_FORMAT=]   block units"
 	@echo "make slurm-up / slurm-down   a one-node SLURM cluster here; make test-farm: sweep, verify and exhaustive shards through it"
 	@echo "make bench-executor  the Dask path's overhead against the local pool on one small sweep"
@@ -158,7 +163,14 @@ verilog:
 synth:
 	$(FPFORGE) synth $(call opt,--unit,$(UNIT)) $(SPEC_ARGS) $(call opt,--lib,$(LIB)) $(call opt,--liberty,$(LIBERTY)) \
 	  $(if $(filter-out 0,$(PNR)),--pnr) $(if $(filter 0,$(FPGA)),--no-fpga) \
-	  $(if $(filter-out 0,$(GATE_LEVEL)),--gate-level) $(call opt,--clock-ps,$(CLOCK_PS)) --jobs $(JOBS)
+	  $(if $(filter-out 0,$(GATE_LEVEL)),--gate-level) $(call opt,--clock-ps,$(CLOCK_PS)) \
+	  $(if $(filter 1,$(POWER)),--power) $(call opt,--data,$(DATA)) $(call opt,--vectors,$(VECTORS)) --jobs $(JOBS)
+
+# Energy per operation (docs/power.md): sky130hd unless LIB= or LIBERTY= says otherwise.
+power:
+	$(FPFORGE) power $(call opt,--unit,$(UNIT)) $(SPEC_ARGS) \
+	  $(if $(LIBERTY),--liberty $(LIBERTY),--lib $(or $(LIB),sky130hd)) $(call opt,--data,$(DATA)) \
+	  $(call opt,--vectors,$(VECTORS)) $(call opt,--clock-ps,$(CLOCK_PS)) --jobs $(JOBS)
 
 clock-table:
 	$(FPFORGE) clock-table --jobs $(JOBS) --publish docs/synth

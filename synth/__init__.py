@@ -129,7 +129,7 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     executor = executor or LocalExecutor(jobs)
     try:
         done = executor.run(tasks, store=store, on_done=progress)
-        results: dict[tuple, JobResult] = {_key(j.target, j.tops): r
+        results: dict[tuple, JobResult] = {_key(j.target, j.tops): r.moved_to(j)
                                            for j, r in zip(work, done)}
         placed = _place_and_route(executor, [sources[d.name] for d in designs
                                              if d.kind == "unit" and not d.deep],

@@ -16,7 +16,7 @@ import re
 import shlex
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -201,6 +201,18 @@ class JobResult:
     seconds: float      # wall
     cpu_seconds: float  # user + system of the Yosys process
     figures: dict       # top -> (GenericFigures, AsicFigures) for asic, FpgaFigures for FPGA
+    # asic: the mapped Verilog, so a result taken from a store puts it in the run that uses it.
+    netlist: str = ""
+
+    def moved_to(self, job: "Job") -> "JobResult":
+        """This result as ``job``'s (the same content, another run's directory): its mapped
+        netlist written there, so records, power and gate-level runs read their own run."""
+        if job.directory == self.job.directory:
+            return self
+        if self.netlist:
+            job.directory.mkdir(parents=True, exist_ok=True)
+            (job.directory / "netlist.v").write_text(self.netlist)
+        return replace(self, job=job)
 
 
 MAPPING_TRIES = 4
@@ -260,7 +272,8 @@ def run_job(job: Job) -> JobResult:
         last, abc_target = delay, abc_target * target / delay * 0.98
         if abc_target < floor:
             break
-    return JobResult(job, round(seconds, 2), round(cpu, 2), figures)
+    netlist = (job.directory / "netlist.v").read_text() if job.target == "asic" else ""
+    return JobResult(job, round(seconds, 2), round(cpu, 2), figures, netlist)
 
 
 def parse_job(job: Job) -> dict:

@@ -1,8 +1,11 @@
 """Synthesis through the executor: a sweep's designs on a Dask LocalCluster equal the local run
 even when a worker is killed mid-run, and a re-run with the result store runs no Yosys job."""
 
+import json
 import os
+import shutil
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +51,11 @@ def test_a_stored_sweep_runs_no_yosys_again(designs, tmp_path):
     assert figures(again) == figures(first) and len(ran) == len(designs)
     # Every result came from the store: the second run directory holds no Yosys log.
     assert not list((tmp_path / "b").rglob("yosys.log"))
+    # ... but its records point into it, at the netlist the store brought, with the first
+    # run's folder gone: asic.netlist is relative to the record's own JSON file.
+    shutil.rmtree(tmp_path / "a")
+    for r in again:
+        json_file = Path(r.directory).parent / f"{r.name}.json"
+        assert json_file.is_file() and (tmp_path / "b") in json_file.parents
+        netlist = json_file.parent / json.loads(json_file.read_text())["asic"]["netlist"]
+        assert f"module {r.name}(" in netlist.read_text().replace(" (", "(")

@@ -12,12 +12,14 @@ calls :func:`run`, ``fpforge sweep`` (``make sweep``) :func:`synth.sweep_report.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.options import OptionError
 from fpforge.rtl.spec import Spec
 
 from fpforge.infra.executor import LocalExecutor, Task, TaskFailed, digest
@@ -99,9 +101,15 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     if pnr:
         from .pnr import check_tools
         check_tools()
+    made = run_dir is None or not Path(run_dir).exists()
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(out_dir, tag)
     run_dir.mkdir(parents=True, exist_ok=True)
-    library = library_for(lib, liberty, directory=run_dir / "lib")
+    try:
+        library = library_for(lib, liberty, directory=run_dir / "lib")
+    except OptionError:
+        if made:                    # a library refused leaves no run folder behind
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
     sources = {}
     for d in designs:
         (run_dir / d.name).mkdir(parents=True, exist_ok=True)

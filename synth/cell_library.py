@@ -305,10 +305,23 @@ def user_library(path: Path, directory: Path) -> Library:
     path = Path(path).resolve()
     if not path.is_file():
         raise OptionError(f"liberty file {str(path)!r} does not exist")
-    return _from_liberty(
-        path.name, path, Path(directory),
-        lambda nand, sha: (f"user liberty {path} (sha256 {sha}); GE with {nand.name} "
-                           f"{nand.area:g} um^2"))
+    directory = Path(directory)
+    liberty = path
+    if path.suffix == ".gz":        # as OpenSTA's examples ship them; Yosys reads plain text
+        directory.mkdir(parents=True, exist_ok=True)
+        liberty = directory / path.name.removesuffix(".gz")
+        try:
+            liberty.write_bytes(gzip.decompress(path.read_bytes()))
+        except (OSError, EOFError) as err:
+            raise OptionError(f"liberty file {str(path)!r} is not readable gzip ({err})") from None
+    try:
+        return _from_liberty(
+            path.name, liberty, directory,
+            lambda nand, sha: (f"user liberty {path} (sha256 {sha}); GE with {nand.name} "
+                               f"{nand.area:g} um^2"))
+    except (ValueError, KeyError, StopIteration) as err:
+        raise OptionError(f"liberty file {str(path)!r} cannot be used: {err}".splitlines()[0]) \
+            from None
 
 
 def check_library(lib: str = "fpforge", liberty: Path | None = None) -> None:

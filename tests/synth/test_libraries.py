@@ -167,6 +167,33 @@ def test_bad_library_is_one_line_exit_2_nothing_written(args, message, tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_file_that_is_no_liberty_is_one_line_exit_2_nothing_written(tmp_path):
+    bogus = tmp_path / "cells.lib"
+    bogus.write_text("not a liberty\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    done = subprocess.run([sys.executable, "-m", "fpforge", "synth", "--unit", "mul", "--format",
+                           "fp8e4m3", "--no-fpga", "--liberty", str(bogus), "--out", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr == (f"fpforge synth: error: liberty file {str(bogus)!r} cannot be used: "
+                           f"no library group\n")
+    assert list(out.iterdir()) == []
+
+
+def test_a_gzipped_user_liberty_is_read_as_its_text(tmp_path):
+    """OpenSTA's examples ship liberties gzipped: fpforge's own cells, gzipped, give the figures
+    of fpforge's own run, under the file's own name."""
+    plain, _ = write_library(tmp_path / "plain")
+    packed = tmp_path / "mine.lib.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    spec = [make_spec("mul", format="fp8e4m3")]
+    own, = synth.run(spec, out_dir=tmp_path / "a", fpga=False, cores=False)
+    user, = synth.run(spec, out_dir=tmp_path / "b", fpga=False, cores=False, liberty=packed)
+    assert user.library == "mine.lib.gz"
+    assert (user.asic.area_um2, user.asic.delay_ps) == (own.asic.area_um2, own.asic.delay_ps)
+
+
 @pytest.mark.parametrize("function", ["!!!(((C1 & C2) | B) | A)", "!(A B)", "(A^B) + !C",
                                       "!!A"])
 def test_cell_functions_simulate_as_their_truth_table(function, tmp_path):

@@ -31,7 +31,8 @@ import numpy as np
 from fpforge.rtl.formats import FloatFormat
 from fpforge.rtl.options import OptionError
 
-__all__ = ["DATA_SETS", "DEFAULT_DATA", "DEFAULT_VECTORS", "check_data", "operand_vectors"]
+__all__ = ["DATA_SETS", "DEFAULT_DATA", "DEFAULT_VECTORS", "check_data", "check_vectors",
+           "operand_vectors"]
 
 DATA_SETS = ("uniform", "gaussian", "minilm", "zeros")
 DEFAULT_DATA = "gaussian"
@@ -39,9 +40,21 @@ DEFAULT_VECTORS = 2000
 
 
 def check_data(data: str) -> None:
+    """Raise OptionError for a name not in DATA_SETS, or ``minilm`` where its model is missing."""
     if data not in DATA_SETS:
         raise OptionError(f"unknown data set {data!r}; the data sets are "
                           f"{', '.join(DATA_SETS)}")
+    if data == "minilm":
+        from . import minilm
+        why = minilm.available()
+        if why is not None:
+            raise OptionError(f"data set minilm: {why}")
+
+
+def check_vectors(n) -> None:
+    """Activity needs two operations at least: one transition."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 2:
+        raise OptionError(f"--vectors must be at least 2, not {n!r}")
 
 
 def _uniform(rng, n: int, lanes: int, width: int) -> np.ndarray:
@@ -132,8 +145,7 @@ def operand_vectors(spec, data: str, n: int = DEFAULT_VECTORS, seed: int = 0) ->
     """Data input name -> (n, lanes) integer codes (n,) for one lane, for every data input of
     ``spec``'s unit (spec.inputs()), from the data set ``data`` (DATA_SETS)."""
     check_data(data)
-    if not isinstance(n, int) or isinstance(n, bool) or n < 2:
-        raise OptionError(f"the vector count must be an integer >= 2, not {n!r}")
+    check_vectors(n)
     rng = np.random.default_rng(seed)
     formats = spec.formats()
     roles = [p.name for p in spec.inputs() if p.name in formats]

@@ -18,6 +18,7 @@ reason. Verilog is generated in worker processes and every Yosys run is its own 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -250,7 +251,7 @@ def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpg
           power: "PowerRun | None" = None) -> tuple[list[Row], Path, dict]:
     """Synthesise every case (and the integer cores of the mul / fma cases); one Row per case.
     ``power`` (synth/sweep_power.py): also each unit's energy per operation on its data set
-    (the library must have power tables: check_power_run first)."""
+    (the library must have power tables: power.check_power first)."""
     run_dir = Path(run_dir) if run_dir is not None else new_run_dir(out_dir, "sweep")
     start = time.monotonic()
     load0 = os.getloadavg()
@@ -302,7 +303,9 @@ def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpg
             "wall seconds": round(time.monotonic() - start, 1),
             "yosys cpu seconds": round(sum(sum(r.cpu_seconds.values()) for r in records), 1),
             "load before": load0, "load after": os.getloadavg(), "jobs": jobs,
-            "library": records[0].library if records else "",
+            # The library's description, as the run's report header states it.
+            "library": (json.loads((run_dir / "header.json").read_text())["liberty"]
+                        if records else ""),
             "yosys": records[0].tools.get("yosys", "") if records else "",
             "amaranth": records[0].tools.get("amaranth", "") if records else "",
             "rtl": rtl, "power": power_meta}

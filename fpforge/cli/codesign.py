@@ -43,9 +43,9 @@ def _pareto(args) -> int:
     if args.power_w is not None and not args.power:
         raise OptionError("--power-w needs --power: the iso-power array divides by the energy "
                           "per MAC it measures")
-    if args.vectors is not None and args.vectors < 1:
-        raise OptionError(f"--vectors must be a positive number of operand vectors, not "
-                          f"{args.vectors}")
+    if args.vectors is not None:
+        from fpforge.codesign.power_data import check_vectors
+        check_vectors(args.vectors)
     return pareto.run_pareto(axes=axes, out=out, jobs=args.jobs, machine=_machine(args),
                              power=args.power, vectors=args.vectors or pareto.ENERGY_VECTORS)
 

@@ -32,13 +32,12 @@ def add_power_options(p, *, flag: bool):
 def check_power_request(args, lib: str, liberty) -> str:
     """The data set's name; raises OptionError, before anything is written, for an unknown data
     set or a library without power tables."""
-    from fpforge.codesign.power_data import DEFAULT_DATA, check_data
+    from fpforge.codesign.power_data import DEFAULT_DATA, check_data, check_vectors
     from fpforge.synth.cell_library import library_for
     from fpforge.synth.power import check_power
     data = args.data or DEFAULT_DATA
     check_data(data)
-    if args.vectors < 2:
-        raise OptionError(f"--vectors must be at least 2, not {args.vectors}")
+    check_vectors(args.vectors)
     with tempfile.TemporaryDirectory() as scratch:
         check_power(library_for(lib, liberty, directory=Path(scratch)))
     return data

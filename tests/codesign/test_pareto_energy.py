@@ -76,7 +76,8 @@ def test_an_iso_power_roofline_of_the_run(run, capsys):
 
 @pytest.mark.parametrize("args, says", [
     (["--vectors", "8"], "--vectors N goes with --power"),
-    (["--power", "--vectors", "0"], "--vectors must be a positive number"),
+    (["--power", "--vectors", "0"], "--vectors must be at least 2, not 0"),
+    (["--power", "--vectors", "1"], "--vectors must be at least 2, not 1"),
     (["--power-w", "10"], "--power-w needs --power: the iso-power array divides by"),
 ])
 def test_bad_energy_options_are_one_line_exit_2_before_any_work(tmp_path, capsys, args, says):

@@ -50,9 +50,14 @@ class Boundary:
         return self.units.split(", ")[1]
 
     @property
+    def ps_per_unit(self) -> float:
+        """Picoseconds per time unit of the liberty (OpenSTA reads and reports in it)."""
+        return {"ns": 1000.0, "ps": 1.0}[self.units.split(", ")[0]]
+
+    @property
     def text(self) -> str:
-        return (f"OpenSTA, NLDM tables; inputs driven with {self.input_transition * 1000:.1f} ps "
-                f"slew ({self.driver} driving four {self.load_cell} inputs), outputs loaded with "
+        return (f"OpenSTA, NLDM tables; inputs driven with "
+                f"{self.input_transition * self.ps_per_unit:.1f} ps slew ({self.driver} driving four {self.load_cell} inputs), outputs loaded with "
                 f"{self.output_load:.{2 if self.cap_unit == 'fF' else 5}f} {self.cap_unit} "
                 f"(four {self.load_cell} inputs), input/output delays 0, ideal clock")
 

@@ -97,20 +97,14 @@ def netlist_cells(text: str) -> dict[str, tuple[str, dict]]:
     """instance -> (cell type, {pin: net}) of a mapped netlist (Yosys ``write_verilog``)."""
     body = text.split(");", 1)[1] if ");" in text else text      # past the module header
     return {inst: (cell, {p: n.strip() for p, n in _PIN.findall(conns)})
-            for cell, inst, conns in _INSTANCE.findall(body) if cell not in ("module",)}
-
-
-def _time_scale(library) -> float:
-    """Picoseconds per liberty time unit."""
-    unit = library.boundary.units.split(",")[0].strip()
-    return {"ns": 1000.0, "ps": 1.0}[unit]
+            for cell, inst, conns in _INSTANCE.findall(body)}
 
 
 def power_script(library, netlist: Path, top: str, registered: bool, clock_ps: float) -> str:
     """OpenSTA's Tcl: the design at ``clock_ps`` and the library's boundary, every cell's power
     at global activity 0 and 1 per period."""
     b = library.boundary
-    period = clock_ps / _time_scale(library)
+    period = clock_ps / library.boundary.ps_per_unit
     lines = [f"read_liberty {Path(library.liberty).resolve()}",
              f"read_verilog {Path(netlist).resolve()}", f"link_design {top}"]
     if registered:

@@ -35,7 +35,7 @@ __all__ = ["register_overhead_ps", "run_script", "PathTiming", "Timing", "GROUPS
 
 # The period the constraints are written against; figures are period - slack, so any period
 # longer than every path gives the same numbers.
-PERIOD_NS = 1000.0
+PERIOD_PS = 1e6
 # fpforge's own library's boundary (cell_library.own_library states the same text).
 BOUNDARY = (f"OpenSTA, NLDM tables; inputs driven with {INPUT_SLEW_NS * 1000:.1f} ps slew (an X1 "
             f"inverter driving four NAND2 inputs), outputs loaded with {OUTPUT_LOAD_FF:.2f} fF "
@@ -117,16 +117,18 @@ class Timing:
 
 def sta_script(liberty: str, netlist: str, top: str, registered: bool,
                input_transition: float = INPUT_SLEW_NS,
-               output_load: float = OUTPUT_LOAD_FF) -> str:
+               output_load: float = OUTPUT_LOAD_FF, ps_per_unit: float = 1000.0) -> str:
     """The Tcl OpenSTA runs: read, link, constrain, one ``report_checks`` per path group (and a
-    min-delay one for hold, registered), with the boundary in the liberty's units."""
+    min-delay one for hold, registered), with the boundary and the period in the liberty's
+    units (``ps_per_unit`` picoseconds per time unit)."""
+    period = PERIOD_PS / ps_per_unit
     lines = [f"read_liberty {liberty}", f"read_verilog {netlist}", f"link_design {top}"]
     if registered:
-        lines += [f"create_clock -name {CLOCK} -period {PERIOD_NS:g} [get_ports {CLOCK}]",
+        lines += [f"create_clock -name {CLOCK} -period {period:g} [get_ports {CLOCK}]",
                   f"set inputs [lsearch -all -inline -not [all_inputs] [get_ports {CLOCK}]]"]
         groups = GROUPS
     else:
-        lines += [f"create_clock -name {CLOCK} -period {PERIOD_NS:g}", "set inputs [all_inputs]"]
+        lines += [f"create_clock -name {CLOCK} -period {period:g}", "set inputs [all_inputs]"]
         groups = {"in-out": GROUPS["in-out"]}
     lines += [f"set_input_delay 0 -clock {CLOCK} $inputs",
               f"set_output_delay 0 -clock {CLOCK} [all_outputs]",
@@ -148,9 +150,9 @@ def run_sta(directory: Path, library, netlist: Path, top: str, registered: bool)
     directory = Path(directory)
     b = library.boundary
     script = sta_script(str(Path(library.liberty).resolve()), str(Path(netlist).resolve()), top,
-                        registered, b.input_transition, b.output_load)
+                        registered, b.input_transition, b.output_load, b.ps_per_unit)
     return parse_report(run_script(directory, "sta", script, netlist), registered,
-                        library.cells)
+                        library.cells, b.ps_per_unit)
 
 
 def run_script(directory: Path, name: str, script: str, netlist: Path) -> str:
@@ -173,9 +175,10 @@ _POINT = re.compile(r"^(Startpoint|Endpoint): (\S+)", re.M)
 _CELL_PIN = re.compile(r"^\s*-?[\d.]+\s+-?[\d.]+ [\^v] \S+/\S+ \((\w+)\)$", re.M)
 
 
-def parse_report(text: str, registered: bool, cells=None) -> Timing:
+def parse_report(text: str, registered: bool, cells=None, ps_per_unit: float = 1000.0) -> Timing:
     """The groups' worst paths (and the worst hold slack) from the log of :func:`sta_script`;
-    ``cells``: the library's cell names (default fpforge's own)."""
+    ``cells``: the library's cell names (default fpforge's own); ``ps_per_unit``: picoseconds
+    per time unit of the report (the liberty's)."""
     if cells is None:
         from .cells import CELL_BY_NAME
         cells = CELL_BY_NAME
@@ -191,10 +194,11 @@ def parse_report(text: str, registered: bool, cells=None) -> Timing:
             raise ValueError(f"cannot read OpenSTA's report of path group {name}")
         # The launching register's clock pin is on the path too; only outputs driven count.
         on_path = tuple(c for c in _CELL_PIN.findall(body) if c in cells)
-        delay_ns = PERIOD_NS - float(slack.group(1))
-        paths[name.strip()] = PathTiming(round(delay_ns * 1000, 1), points["Startpoint"],
+        delay_ps = PERIOD_PS - float(slack.group(1)) * ps_per_unit
+        paths[name.strip()] = PathTiming(round(delay_ps, 1), points["Startpoint"],
                                          points["Endpoint"], on_path)
     if not paths and "@@ group" not in text:
         raise ValueError("OpenSTA's log holds no path group report")
     held = _SLACK.search(hold)
-    return Timing(paths, registered, round(float(held.group(1)) * 1000, 1) if held else None)
+    return Timing(paths, registered,
+                  round(float(held.group(1)) * ps_per_unit, 1) if held else None)

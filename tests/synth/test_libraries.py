@@ -214,3 +214,40 @@ def test_cell_functions_simulate_as_their_truth_table(function, tmp_path):
     out = subprocess.run(["vvp", "-n", "t.vvp"], cwd=tmp_path, capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == [str(evaluate(expr, dict(zip(names, r)))) for r in rows]
+
+
+def _in_picoseconds(text: str) -> str:
+    """fpforge's own liberty with every time in ps: transitions (index_1, and index_2 of the
+    constraint tables) and delays (values) x 1000; loads stay."""
+    def scaled(numbers: str) -> str:
+        return ", ".join(f"{float(x) * 1000:g}" for x in numbers.split(","))
+
+    def table(m) -> str:
+        body = re.sub(r'index_1\("([^"]*)"\)', lambda i: f'index_1("{scaled(i.group(1))}")',
+                      m.group(3))
+        if m.group(2) == "constraint_3x3":
+            body = re.sub(r'index_2\("([^"]*)"\)', lambda i: f'index_2("{scaled(i.group(1))}")',
+                          body)
+        body = re.sub(r'values\((.*?)\);', lambda v: "values(" + ", ".join(
+            f'"{scaled(row)}"' for row in re.findall(r'"([^"]*)"', v.group(1))) + ");", body,
+                      flags=re.S)
+        return f"{m.group(1)}({m.group(2)}) {{{body}}}"
+    text = text.replace('time_unit : "1ns"', 'time_unit : "1ps"')
+    text = text.replace("default_max_transition : 1;", "default_max_transition : 1000;")
+    return re.sub(r"(\w+)\((delay_3x3|constraint_3x3)\) \{(.*?)\}", table, text, flags=re.S)
+
+
+def test_a_liberty_in_picoseconds_times_to_the_same_picoseconds(tmp_path):
+    """OpenSTA reads and reports in the liberty's time unit: the same cells written in ps give
+    the same delay, boundary and register overhead as in ns."""
+    plain, _ = write_library(tmp_path / "ns")
+    ps = tmp_path / "cells_ps.lib"
+    ps.write_text(_in_picoseconds(plain.read_text()))
+    spec = [make_spec("mul", format="fp8e4m3", stages=1)]
+    in_ns, = synth.run(spec, out_dir=tmp_path / "a", fpga=False, cores=False, liberty=plain)
+    in_ps, = synth.run(spec, out_dir=tmp_path / "b", fpga=False, cores=False, liberty=ps)
+    assert in_ps.asic.delay_ps == pytest.approx(in_ns.asic.delay_ps, abs=0.2)
+    assert in_ps.asic.hold_slack_ps == pytest.approx(in_ns.asic.hold_slack_ps, abs=0.2)
+    libs = [library_for(liberty=f, directory=tmp_path / f.stem) for f in (plain, ps)]
+    assert libs[1].boundary.text == libs[0].boundary.text
+    assert libs[1].register_overhead_ps == pytest.approx(libs[0].register_overhead_ps, abs=0.1)

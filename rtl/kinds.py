@@ -24,13 +24,13 @@ from typing import Any, Callable
 from .accum import ACCUMULATORS
 from .dot import MxDotSpec
 from .formats import FormatError
-from .noncomp import MINMAX, ClassifySpec, CmpSpec, MaxSpec, MinSpec, SgnjSpec
+from .noncomp import MINMAX, ClassifySpec, CmpSpec, MaxSpec, MinSpec, NoncompSpec, SgnjSpec
 from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation, Tininess
 from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
 from .spec import Spec
 
-__all__ = ["Kind", "SHAPES", "KINDS", "UNITS", "BASIC_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
+__all__ = ["Kind", "SHAPES", "KINDS", "UNITS", "BASIC_UNITS", "NONCOMP_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
            "make_spec", "spec_from_dict", "spec_argv", "build", "golden_function",
            "units_phrase", "option_flag"]
 
@@ -109,6 +109,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
 UNITS = tuple(KINDS)
 # The default selection of make synth and make sweep, and the units of make verify's matrix.
 BASIC_UNITS = ("mul", "add", "fma", "cvt")
+# The kinds that do not round (docs/noncomp.md): they compare, classify or move a sign.
+NONCOMP_UNITS = tuple(k for k, kd in KINDS.items() if issubclass(kd.spec, NoncompSpec))
 
 
 def kind(name: str) -> Kind:

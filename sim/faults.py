@@ -37,7 +37,7 @@ def _wrapped(suffix: str, port: str, expr: Callable[[Spec], str], needs: str = "
     def make(spec: Spec) -> Design:
         ports = _ports(spec)
         if needs and spec.unit != needs or not any(p.name == port for p in ports):
-            raise OptionError(f"{spec.default_name} has no {port} output to change" if not needs
+            raise OptionError(f"{spec.default_name} has no {port} output to force" if not needs
                               else f"the fault needs a {needs} unit, not {spec.default_name}")
         unit = spec.default_name
         top = f"{unit}_{suffix}"
@@ -205,6 +205,9 @@ FAULTS = {
     "frac-bits-fewer": Fault("the fixed-accumulator dot unit keeping one fraction bit fewer "
                              "(a tensor-core model's F - 1)",
                              _variant("frac-bits-fewer", _fewer_frac_bits)),
+    "wrong-clamp": Fault("the NVFP4 quantizer with one guard of its block scale changed (a "
+                         "floor dropped, a zero scale kept, a cast not saturating)",
+                         _wrong_clamp),
     "other-minmax": Fault("the min or max unit built for the other --minmax NaN policy",
                           _variant("other-minmax", _other_minmax)),
     "sgnj-copy-only": Fault("the sign-injection unit copying b's sign whatever op asks",
@@ -212,9 +215,6 @@ FAULTS = {
     "classify-no-subnormal": Fault("the classify unit reporting subnormals as normals",
                                    _wrapped("no_subnormal", "y", lambda spec:
                                             _SUBNORMAL_AS_NORMAL, needs="classify")),
-    "wrong-clamp": Fault("the NVFP4 quantizer with one guard of its block scale changed (a "
-                         "floor dropped, a zero scale kept, a cast not saturating)",
-                         _wrong_clamp),
 }
 
 

@@ -25,9 +25,12 @@ from .ports import Port, clock_ports, flags_port, valid_ports
 from .spec import Spec
 
 __all__ = ["NoncompSpec", "SgnjSpec", "ClassifySpec", "MinSpec", "MaxSpec", "CmpSpec",
-           "MINMAX", "CLASS_BITS", "SGNJ_OPS", "CMP_BITS"]
+           "MINMAX", "SIGN_ONLY", "CLASS_BITS", "SGNJ_OPS", "CMP_BITS"]
 
 DEFAULT_FORMAT = "float8_e4m3fn"
+# What a port's meaning says when only its top bit is read (sgnj's b): the exported unit leaves
+# the other bits unconnected.
+SIGN_ONLY = "; only its sign bit is read"
 
 # classify's mask, bit i set when the operand is of class CLASS_BITS[i] (RISC-V fclass).
 CLASS_BITS = ("-inf", "-normal", "-subnormal", "-0", "+0", "+subnormal", "+normal", "+inf",
@@ -131,6 +134,10 @@ class SgnjSpec(NoncompSpec):
     def check_format(self):
         if not self.fmt.signed:
             raise OptionError(f"sgnj needs a signed format; {self.fmt.name} has no sign bit")
+
+    def operand_ports(self):
+        a, b = super().operand_ports()
+        return [a, Port(b.name, b.direction, b.width, b.meaning + SIGN_ONLY, fmt=b.fmt)]
 
     def control_ports(self):
         return [Port("op", "input", 2, "the sign of y: " + "; ".join(

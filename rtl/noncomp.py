@@ -82,6 +82,11 @@ class NoncompSpec(Spec):
         return self.OPERANDS
 
     @property
+    def in_fmts(self) -> tuple[FloatFormat, ...]:
+        """One format per operand (all ``fmt``), as the scalar kinds have them."""
+        return (self.fmt,) * len(self.OPERANDS)
+
+    @property
     def default_name(self) -> str:
         return "_".join(["fp", self.unit, self.fmt.ident, *self.name_parts(),
                          *self.pipeline.name_parts()])

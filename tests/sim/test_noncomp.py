@@ -190,3 +190,15 @@ def test_fault_caught(unit, fault):
 def test_refused(unit, options, message):
     with pytest.raises(OptionError, match=message.replace("-", r"\-")):
         make_spec(unit, **options)
+
+
+@pytest.mark.parametrize("unit", ["cmp", "max", "sgnj"])
+def test_verilog_16_bit_sampled_against_golden(unit):
+    """Corner codes crossed and near pairs (sim/stimulus/scalar.py noncomp_part) for fp16."""
+    r = _cli("verify", "--unit", unit, "--format", "fp16", "--engine", "batch")
+    assert r.returncode == 0 and ", 0 mismatches" in r.stdout, r.stdout + r.stderr
+
+
+def test_classify_16_bit_every_input():
+    r = _cli("verify", "--unit", "classify", "--format", "bf16", "--engine", "batch")
+    assert r.returncode == 0 and "65,536 vectors, 0 mismatches" in r.stdout, r.stdout + r.stderr

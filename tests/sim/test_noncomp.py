@@ -192,6 +192,12 @@ def test_refused(unit, options, message):
         make_spec(unit, **options)
 
 
+@pytest.mark.parametrize("unit", ["min", "cmp", "sgnj"])
+def test_pipelined_verilog_exhaustive_against_golden(unit):
+    r = _cli("verify", "--unit", unit, "--format", "fp8e4m3", "--stages", "2", "--engine", "batch")
+    assert r.returncode == 0 and ", 0 mismatches" in r.stdout, r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("unit", ["cmp", "max", "sgnj"])
 def test_verilog_16_bit_sampled_against_golden(unit):
     """Corner codes crossed and near pairs (sim/stimulus/scalar.py noncomp_part) for fp16."""

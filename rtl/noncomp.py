@@ -115,7 +115,8 @@ class NoncompSpec(Spec):
         return clock_ports(self.stages) + ins + v_in + self.result_ports() + v_out
 
     def formats(self) -> dict[str, FloatFormat]:
-        return dict.fromkeys(self.operands, self.fmt)
+        """The operands' format, and y's where y is a code (sgnj, min, max)."""
+        return {p.name: p.fmt for p in self.ports() if p.fmt is not None}
 
     def parameters(self) -> dict:
         return {}

@@ -208,3 +208,15 @@ def test_verilog_16_bit_sampled_against_golden(unit):
 def test_classify_16_bit_every_input():
     r = _cli("verify", "--unit", "classify", "--format", "bf16", "--engine", "batch")
     assert r.returncode == 0 and "65,536 vectors, 0 mismatches" in r.stdout, r.stdout + r.stderr
+
+
+def test_synthesized(tmp_path):
+    """All five through fpforge synth (ASIC only): one record each, the NaN policy in min's."""
+    import json
+    r = _cli("synth", "--unit", "min,max,sgnj,classify,cmp", "--format", "fp8e4m3", "--no-fpga",
+             "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    (records,) = tmp_path.glob("*/records.json")
+    got = {rec["unit"]: rec for rec in json.loads(records.read_text())}
+    assert sorted(got) == ["classify", "cmp", "max", "min", "sgnj"]
+    assert "minmax number" in got["min"]["options"]

@@ -24,12 +24,13 @@ from typing import Any, Callable
 from .accum import ACCUMULATORS
 from .dot import MxDotSpec
 from .formats import FormatError
+from .noncomp import MINMAX, ClassifySpec, CmpSpec, MaxSpec, MinSpec, NoncompSpec, SgnjSpec
 from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation, Tininess
 from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
 from .spec import Spec
 
-__all__ = ["Kind", "SHAPES", "KINDS", "UNITS", "BASIC_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
+__all__ = ["Kind", "SHAPES", "KINDS", "UNITS", "BASIC_UNITS", "NONCOMP_UNITS", "SpecOption", "SPEC_OPTIONS", "kind",
            "make_spec", "spec_from_dict", "spec_argv", "build", "golden_function",
            "units_phrase", "option_flag"]
 
@@ -94,10 +95,22 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "OCP MX dequantizer: E8M0 scale + elements -> float32 values"),
     Kind(MxDotSpec, "fpforge.rtl.fp_units.dot:MxDot", "fpforge.golden.dot:dot_unit",
          "OCP MX dot product: two element vectors (and their scales) -> one rounded sum"),
+    Kind(MinSpec, "fpforge.rtl.fp_units.noncomp:FpMin", "fpforge.golden.noncomp:min_unit",
+         "min(a, b), -0 < +0; NaN per --minmax"),
+    Kind(MaxSpec, "fpforge.rtl.fp_units.noncomp:FpMax", "fpforge.golden.noncomp:max_unit",
+         "max(a, b), -0 < +0; NaN per --minmax"),
+    Kind(CmpSpec, "fpforge.rtl.fp_units.noncomp:FpCmp", "fpforge.golden.noncomp:cmp_unit",
+         "a == b, a < b, a <= b, unordered; quiet or signaling"),
+    Kind(ClassifySpec, "fpforge.rtl.fp_units.noncomp:FpClassify",
+         "fpforge.golden.noncomp:classify_unit", "the RISC-V fclass mask of x"),
+    Kind(SgnjSpec, "fpforge.rtl.fp_units.noncomp:FpSgnj", "fpforge.golden.noncomp:sgnj_unit",
+         "a with b's sign copied, negated or xor-ed in"),
 )}
 UNITS = tuple(KINDS)
 # The default selection of make synth and make sweep, and the units of make verify's matrix.
 BASIC_UNITS = ("mul", "add", "fma", "cvt")
+# The kinds that do not round (docs/noncomp.md): they compare, classify or move a sign.
+NONCOMP_UNITS = tuple(k for k, kd in KINDS.items() if issubclass(kd.spec, NoncompSpec))
 
 
 def kind(name: str) -> Kind:
@@ -198,6 +211,9 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "flushes by the same test. Stochastic rounding detects it before",
                choices=tuple(t.value for t in Tininess),
                make="TININESS"),
+    SpecOption("minmax", "--minmax", "min, max: what a NaN operand gives: ieee (IEEE 754-2019 "
+               "minimum/maximum, NaN) or number (minimumNumber/maximumNumber, the other "
+               "operand; default, as RISC-V)", choices=tuple(MINMAX), make="MINMAX"),
     SpecOption("stages", "--stages", "pipeline register stages = latency in cycles (default 0: "
                "combinational)", int, "N", make="STAGES"),
     SpecOption("cuts", "--cuts", "where the pipeline registers go, among the kind's cut points "

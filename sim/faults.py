@@ -31,24 +31,50 @@ def _ports(spec: Spec):
     return spec.ports()
 
 
-def _forced_flag(flag: Flag):
-    """The real unit with one flag bit forced high, as a Verilog wrapper around it."""
+def _wrapped(suffix: str, port: str, expr: Callable[[Spec], str], needs: str = ""):
+    """The real unit with one output ``port`` replaced by ``expr(spec)``, a Verilog expression of
+    the unit's own output (``<port>_unit``) and the inputs, as a wrapper around it."""
     def make(spec: Spec) -> Design:
         ports = _ports(spec)
-        if not any(p.name == "flags" for p in ports):
-            raise OptionError(f"{spec.default_name} has no flags output to force")
+        if needs and spec.unit != needs or not any(p.name == port for p in ports):
+            raise OptionError(f"{spec.default_name} has no {port} output to force" if not needs
+                              else f"the fault needs a {needs} unit, not {spec.default_name}")
         unit = spec.default_name
-        top = f"{unit}_force_{flag.name.lower()}"
+        top = f"{unit}_{suffix}"
         decl = [f"  {p.direction} [{p.width - 1}:0] {p.name};" for p in ports]
-        conns = ", ".join(f".{p.name}({'flags_unit' if p.name == 'flags' else p.name})"
+        conns = ", ".join(f".{p.name}({p.name + '_unit' if p.name == port else p.name})"
                           for p in ports)
         wrapper = "\n".join([f"module {top}({', '.join(p.name for p in ports)});", *decl,
-                             f"  wire [{spec.port('flags').width - 1}:0] flags_unit;",
+                             f"  wire [{spec.port(port).width - 1}:0] {port}_unit;",
                              f"  {unit} unit({conns});",
-                             f"  assign flags = flags_unit | {spec.port('flags').width}'d"
-                             f"{int(flag)};", "endmodule", ""])
+                             f"  assign {port} = {expr(spec)};", "endmodule", ""])
         return Design.of(spec, name=top, text=emit.verilog(spec) + "\n" + wrapper, label=top)
     return make
+
+
+def _forced_flag(flag: Flag):
+    """The real unit with one flag bit forced high."""
+    return _wrapped(f"force_{flag.name.lower()}", "flags",
+                    lambda spec: f"flags_unit | {spec.port('flags').width}'d{int(flag)}")
+
+
+def _sign_copied(spec: Spec) -> str:
+    """sgnj's y with b's sign whatever op asks (fsgnj alone)."""
+    w = spec.fmt.width
+    return f"{{b[{w - 1}], y_unit[{w - 2}:0]}}"
+
+
+# classify's mask with subnormals reported as normals.
+_SUBNORMAL_AS_NORMAL = ("{y_unit[9:7], y_unit[6] | y_unit[5], 1'b0, y_unit[4:3], 1'b0, "
+                        "y_unit[1] | y_unit[2], y_unit[0]}")
+
+
+def _other_minmax(spec: Spec) -> dict:
+    policy = spec.option_values().get("minmax")
+    if policy is None:
+        raise OptionError(f"other-minmax needs a min or max unit of a format with NaN, not "
+                          f"{spec.default_name}")
+    return {"minmax": "ieee" if policy == "number" else "number"}
 
 
 def _variant(fault: str, describe: Callable[[Spec], dict]):
@@ -182,6 +208,13 @@ FAULTS = {
     "wrong-clamp": Fault("the NVFP4 quantizer with one guard of its block scale changed (a "
                          "floor dropped, a zero scale kept, a cast not saturating)",
                          _wrong_clamp),
+    "other-minmax": Fault("the min or max unit built for the other --minmax NaN policy",
+                          _variant("other-minmax", _other_minmax)),
+    "sgnj-copy-only": Fault("the sign-injection unit copying b's sign whatever op asks",
+                            _wrapped("copy_only", "y", _sign_copied, needs="sgnj")),
+    "classify-no-subnormal": Fault("the classify unit reporting subnormals as normals",
+                                   _wrapped("no_subnormal", "y", lambda spec:
+                                            _SUBNORMAL_AS_NORMAL, needs="classify")),
 }
 
 

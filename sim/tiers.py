@@ -16,6 +16,7 @@ import os
 from fpforge.rtl.formats import catalog_formats
 from fpforge.rtl.format_names import catalog_selection
 from fpforge.rtl.kinds import BASIC_UNITS, kind, make_spec
+from fpforge.rtl.noncomp import NoncompSpec
 from fpforge.rtl.options import Rounding
 from fpforge.rtl.spec import Spec
 
@@ -49,6 +50,8 @@ def stimulus_for(spec: Spec, *, sample: int = SAMPLE) -> list:
         return [["exhaustive", {}]]
     if kind(spec.unit).shape == "block":
         return MX_STIMULUS[spec.unit]
+    if isinstance(spec, NoncompSpec):
+        return [["corners", {}], ["random", {"count": sample}]]
     return [["corners", {}], ["relations", {"count": 4096}], ["random", {"count": sample}]]
 
 
@@ -71,9 +74,9 @@ def geometry(sim: str, vectors: int = 1 << 16) -> dict:
 
 
 def case_id(spec: Spec) -> str:
-    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (block kinds: their module
-    name)."""
-    if kind(spec.unit).shape == "block":
+    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (block kinds and those that
+    do not round: their module name)."""
+    if kind(spec.unit).shape == "block" or isinstance(spec, NoncompSpec):
         return spec.default_name
     ins = spec.in_fmts
     out = spec.out_fmt.with_subnormals(True).name     # flushing is its own part of the id

@@ -75,7 +75,9 @@ def run(specs: list[Spec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAUL
                     seen.add(d.name)
                     designs.append(d)
     # The run directory's name carries the result formats (every kind has a "y").
-    tag = "_".join(sorted({s.formats()["y"].ident for s in specs})) or "designs"
+    # The result's format, or the operands' where the result is no float (cmp, classify).
+    tag = "_".join(sorted({(s.formats().get("y") or next(iter(s.formats().values()))).ident
+                           for s in specs})) or "designs"
     return run_designs(designs, liberty=liberty, out_dir=out_dir, jobs=jobs, fpga=fpga,
                        run_dir=run_dir, tag=tag, pnr=pnr, lib=lib)
 

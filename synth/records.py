@@ -50,7 +50,8 @@ def core_formats(spec: Spec):
 
 def options_text(spec: Spec) -> str:
     """The report's options line: the kind's own choices where it has them (scale rule,
-    accumulator), then its rounder's options (``spec.options``, every kind has them)."""
+    accumulator, NaN policy), then its rounder's options (``spec.options``, every kind that
+    rounds has them)."""
     p = spec.parameters()
     words = []
     if "scale_rule" in p:
@@ -59,7 +60,10 @@ def options_text(spec: Spec) -> str:
         words.append(f"accumulator {p['accumulator']}" +
                      (f" ({p['frac_bits']} fraction bits)" if p["frac_bits"] is not None else ""))
         words.append("scaled" if p["scaled"] else "no scales")
-    return ", ".join(words + [spec.options.describe()])
+    if "minmax" in p:
+        words.append(f"minmax {p['minmax']}")
+    options = getattr(spec, "options", None)
+    return ", ".join(words + ([options.describe()] if options is not None else []))
 
 
 def design_for(spec: Spec, *, deep: bool | None = None, name: str | None = None) -> Design:

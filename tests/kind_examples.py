@@ -39,6 +39,11 @@ EXAMPLES = {
                  c_format="float32", scale_format="fp8e4m3", rounding="rtz"),
             dict(in_format="fp8e4m3fnuz", n=2, accum="fixed", frac_bits=6, frac_bits2=8,
                  c_format="float32", scales=False)],
+    "min": [dict(format="fp8e5m2"), dict(format="fp8e4m3", minmax="ieee", stages=1)],
+    "max": [dict(format="binary8p3se", minmax="ieee"), dict(format="fp6e2m3", stages=2)],
+    "cmp": [dict(format="fp8e5m2"), dict(format="bf16", stages=1)],
+    "classify": [dict(format="fp8e4m3"), dict(format="fp16", stages=1)],
+    "sgnj": [dict(format="fp8e4m3fnuz"), dict(format="fp8e5m2", stages=1)],
 }
 
 SMALL = {
@@ -52,6 +57,11 @@ SMALL = {
                 sr_bits=2),
     "mxdq": dict(in_format="fp6e2m3", block=1),
     "dot": dict(in_format="fp4e2m1", n=1, scales=False),
+    "min": dict(format="fp8e5m2"),
+    "max": dict(format="fp8e5m2", minmax="ieee"),
+    "cmp": dict(format="fp6e2m3"),
+    "classify": dict(format="fp8e4m3"),
+    "sgnj": dict(format="fp6e3m2"),
 }
 
 

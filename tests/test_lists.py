@@ -11,7 +11,7 @@ from pathlib import Path
 from fpforge.cli import main
 from fpforge.rtl.formats import CATALOG
 from fpforge.rtl.format_names import P3109_CONFORMANCE, resolve
-from fpforge.rtl.kinds import BASIC_UNITS, KINDS, SHAPES, SPEC_OPTIONS, make_spec
+from fpforge.rtl.kinds import BASIC_UNITS, KINDS, NONCOMP_UNITS, SHAPES, SPEC_OPTIONS, make_spec
 from kind_examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,10 +94,10 @@ KIND_RUN = re.compile(rf"{_ONE}(?:(?:,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\|
 
 def registry_lists() -> list[set[str]]:
     """Every list of kinds the registry defines: all of them, each shape's (scalar, block),
-    the default units, the kinds that take each option, that have each cut point or each
+    the default units, the non-computational ones, the kinds that take each option, that have each cut point or each
     port; each also within a shape."""
     shapes = {shape: {k for k in KINDS if KINDS[k].shape == shape} for shape in SHAPES}
-    lists = [set(KINDS), set(BASIC_UNITS), *shapes.values()]
+    lists = [set(KINDS), set(BASIC_UNITS), set(NONCOMP_UNITS), *shapes.values()]
     lists += [{k for k in KINDS if o.dest in KINDS[k].spec.OPTIONS} for o in SPEC_OPTIONS]
     points = {p for k in KINDS for p in KINDS[k].spec.CUT_POINTS}
     lists += [{k for k in KINDS if p in KINDS[k].spec.CUT_POINTS} for p in points]

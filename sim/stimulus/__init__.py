@@ -19,6 +19,9 @@ Parts (``PARTS``):
   <= 16-bit formats, a guide only for wider ones, where it only picks stimuli and never decides
   an expectation), ``random`` (``count``: biased random); ``rm`` and ``rbits`` are drawn per
   vector;
+- min, max, cmp, classify, sgnj: ``corners`` (as the scalar kinds), ``random`` (``count``:
+  uniform and corner codes, and b equal to a, a negated or one code away); control inputs
+  (sgnj's op, cmp's signaling) uniform;
 - mxq: ``random`` (``count`` normal blocks at magnitudes 2^+-spread), ``nonfinite`` (one inf or
   NaN per block), ``adversarial`` (``per_class`` blocks of every class of
   :func:`adversarial_blocks`); random ``rbits`` under stochastic rounding;
@@ -36,13 +39,14 @@ import numpy as np
 
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
+from fpforge.rtl.noncomp import NoncompSpec
 from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import Spec
 
 from .base import exhaustive, mode_inputs, space_size, unknown_part
 from .dot import DOT_PARTS, dot_part
 from .mx import DEQUANTIZER_PARTS, QUANTIZER_PARTS, dequantizer_part, quantizer_part
-from .scalar import SCALAR_PARTS, scalar_part
+from .scalar import NONCOMP_PARTS, SCALAR_PARTS, noncomp_part, scalar_part
 
 __all__ = ["PARTS", "parts_of", "generate"]
 
@@ -52,6 +56,7 @@ __all__ = ["PARTS", "parts_of", "generate"]
 # Spec class -> (its parts, the function that makes one); "exhaustive" is every kind's.
 _PARTS = {
     ScalarSpec: (SCALAR_PARTS, scalar_part),
+    NoncompSpec: (NONCOMP_PARTS, noncomp_part),
     MxQuantSpec: (QUANTIZER_PARTS, quantizer_part),
     MxDequantSpec: (DEQUANTIZER_PARTS, dequantizer_part),
     MxDotSpec: (DOT_PARTS, dot_part),

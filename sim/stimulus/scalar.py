@@ -9,14 +9,17 @@ import functools
 import numpy as np
 
 from fpforge.rtl.formats import FloatFormat, Specials
+from fpforge.rtl.noncomp import NoncompSpec
 from fpforge.rtl.scalar import ScalarSpec
 
 from .base import code_values, unknown_part, value_table
 
 __all__ = ["Corner", "corner_codes", "corners", "relations", "biased_random", "SCALAR_PARTS",
+           "NONCOMP_PARTS", "noncomp_part",
            "scalar_part"]
 
 SCALAR_PARTS = ("corners", "relations", "random")
+NONCOMP_PARTS = ("corners", "random")
 
 
 class Corner(enum.Enum):
@@ -235,3 +238,40 @@ def scalar_part(spec: ScalarSpec, name: str, params: dict, rng) -> dict:
     if name == "random":
         return biased_random(spec, rng, int(params["count"]))
     raise unknown_part(spec, name, SCALAR_PARTS)
+
+# ----- the kinds that do not round (rtl/noncomp.py) ------------------------------------------------
+
+def _with_controls(spec: NoncompSpec, rng, ops: dict) -> dict:
+    """The operands and a uniform draw of each control input (sgnj's op, cmp's signaling)."""
+    n = len(next(iter(ops.values())))
+    return ops | {p.name: rng.integers(0, 1 << p.width, n, dtype=np.uint64).astype(np.uint32)
+                  for p in spec.control_ports()}
+
+
+def near_pairs(spec: NoncompSpec, rng, n: int) -> dict[str, np.ndarray]:
+    """n operand tuples where the order is decided late: a quarter uniform codes, a quarter
+    corner-class codes, and b equal to a, to a with its sign flipped, or one code away."""
+    fmt = spec.fmt
+    classes = np.array(sorted({c for cs in corner_codes(fmt, rng, mids=8).values() for c in cs}),
+                       dtype=np.uint32)
+    q = n // 4
+    a = np.concatenate([rng.integers(0, 1 << fmt.width, n - 2 * q, dtype=np.uint64),
+                        rng.choice(classes, 2 * q)]).astype(np.uint32)
+    b = rng.integers(0, 1 << fmt.width, n, dtype=np.uint64).astype(np.uint32)
+    b[q:2 * q] = rng.choice(classes, q)
+    mask = (1 << fmt.width) - 1
+    step = rng.integers(-1, 2, n - 2 * q)
+    flip = rng.random(n - 2 * q) < 0.25
+    near = (a[2 * q:].astype(np.int64) + step) & mask
+    b[2 * q:] = np.where(flip, a[2 * q:] ^ np.uint32(fmt.sign_mask), near)
+    ops = {"a": a, "b": b} if len(spec.operands) == 2 else {spec.operands[0]: a}
+    perm = rng.permutation(n)
+    return {op: v[perm] for op, v in ops.items()}
+
+
+def noncomp_part(spec: NoncompSpec, name: str, params: dict, rng) -> dict:
+    if name == "corners":
+        return _with_controls(spec, rng, corners(spec, rng))
+    if name == "random":
+        return _with_controls(spec, rng, near_pairs(spec, rng, int(params["count"])))
+    raise unknown_part(spec, name, NONCOMP_PARTS)

@@ -11,6 +11,7 @@ from pathlib import Path
 from fpforge.rtl.export import write_export
 from fpforge.rtl.formats import catalog_formats
 from fpforge.rtl.kinds import KINDS, make_spec
+from fpforge.rtl.noncomp import SIGN_ONLY
 from fpforge.rtl.options import Rounding
 from fpforge.rtl.scalar import CvtSpec, ScalarSpec
 from fpforge.rtl.spec import Spec
@@ -72,7 +73,9 @@ def unused_top_inputs(paths, specs) -> list[str]:
     cmd = [exe, "--lint-only", "-Wno-lint", "-Wwarn-UNUSEDSIGNAL", "-Wno-fatal", "-Wno-MULTITOP",
            *map(str, paths)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env).stderr
-    inputs = {s.default_name: {p.name for p in s.ports() if p.is_input} for s in specs}
+    # A port whose meaning says only its sign bit is read (sgnj's b) may leave the rest unused.
+    inputs = {s.default_name: {p.name for p in s.ports() if p.is_input and
+                               not p.meaning.endswith(SIGN_ONLY)} for s in specs}
     found = []
     for m in re.finditer(r"%Warning-UNUSEDSIGNAL: [^\n]*?: (.*?'(\w+)'[^\n]*)\n\s*: \.\.\. note: "
                          r"In instance '([\w.]+)'", out):

@@ -26,7 +26,8 @@ def test_every_kind_combinational_and_pipelined(tmp_path):
     every_cut = [make_spec(s.unit, **(s.option_values() | {"stages": None,
                                                           "cuts": ",".join(s.pipeline_points)}))
                  for s in KIND_SPECS if s.stages == 0 and s.pipeline_points]
-    assert {s.unit for s in every_cut} == set(KINDS)
+    # The kinds with a datapath to cut (the non-computational ones have output registers only).
+    assert {s.unit for s in every_cut} == {k for k in KINDS if KINDS[k].spec.CUT_POINTS}
     _check(KIND_SPECS + every_cut, tmp_path)
 
 

@@ -61,5 +61,6 @@ def test_unknown_fault_is_rejected():
                                          "force-invalid, rtz-instead, rna-instead, "
                                          "stochastic-a-instead, satfinite-instead, "
                                          "other-element-format, e8m0-scales-instead, "
-                                         "frac-bits-fewer, wrong-clamp$"):
+                                         "frac-bits-fewer, wrong-clamp, other-minmax, "
+                                         "sgnj-copy-only, classify-no-subnormal$"):
         faulty_design(make_spec("mul", format="fp8e4m3"), "nope")

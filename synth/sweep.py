@@ -45,7 +45,7 @@ CVT_FROM = "float32"
 # The report's two tables: scalar units get a row per format, the block-scaled (OCP MX) units a
 # row per element format.
 SCALAR_UNITS = tuple(u for u, k in KINDS.items() if issubclass(k.spec, ScalarSpec))
-MX_UNITS = tuple(u for u in KINDS if u not in SCALAR_UNITS)
+MX_UNITS = tuple(u for u, k in KINDS.items() if k.shape == "block")
 # What the sweep synthesises unless told: sub is add with b's sign flipped, and costs the same.
 SWEEP_UNITS = BASIC_UNITS
 # Option variants: name -> option values (rtl.kinds.make_spec). "default" is the base case.

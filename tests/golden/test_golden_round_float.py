@@ -42,67 +42,62 @@ EVERY_MODE = {"float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "float16", "binar
               "binary8p1se"}
 
 
-def _options(rounding, extra):
-    return UnitOptions(rounding=rounding, **extra)
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3, 4))
+def _both(src: FloatFormat, fmt: FloatFormat, options: tuple, mode_cls, fast_src, codes, rbits):
+    """For each of ``options``: (round_raw's codes, round_float's), one compilation for all.
+    round_raw computes in its own width for a convert of src (golden/scalar.py core_dtype)."""
+    raw = as_raw(decode(codes, src, U32 if src.precision <= 32 else U64))
+    return tuple((round_raw(raw, fmt, o, Mode(o.rounding), rbits)[0],
+                  round_float(codes, fast_src, fmt, o, mode_cls(o.rounding), rbits))
+                 for o in options)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def _by_round_raw(src: FloatFormat, fmt: FloatFormat, opts: UnitOptions, dtype, codes, rbits):
-    y, _ = round_raw(as_raw(decode(codes, src, dtype)), fmt, opts, Mode(opts.rounding), rbits)
-    return y
-
-
-@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def _by_round_float(src: FloatFormat, fmt: FloatFormat, opts: UnitOptions, mode_cls, codes,
-                    rbits):
-    return round_float(codes, src, fmt, opts, mode_cls(opts.rounding), rbits)
-
-
-def mismatches(src: FloatFormat, fmt: FloatFormat, opts: UnitOptions, *, mode_cls=Mode,
-               fast_src: FloatFormat | None = None) -> str:
-    """'' when ``round_float`` gives ``round_raw``'s codes on every input, else the first few
-    differing inputs, decoded."""
+def mismatches(src: FloatFormat, fmt: FloatFormat, options, *, mode_cls=Mode,
+               fast_src: FloatFormat | None = None) -> list[str]:
+    """For each of ``options`` where ``round_float`` and ``round_raw`` differ on some input: a
+    line with the first few differing inputs, decoded."""
     codes = SOURCES[src.name]
-    rbits = RBITS[:codes.size]
-    # round_raw's own width for a convert of src (golden/scalar.py core_dtype).
-    want = np.asarray(_by_round_raw(src, fmt, opts, U32 if src.precision <= 32 else U64, codes,
-                                    rbits))
-    got = np.asarray(_by_round_float(fast_src or src, fmt, opts, mode_cls, codes, rbits))
-    bad = np.flatnonzero(want != got)
-    if bad.size == 0:
-        return ""
     as_float = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
     values = codes.astype({32: np.uint32, 16: np.uint16}[src.width]).view(as_float[src.name])
-    shown = ", ".join(f"{src.name} 0x{int(codes[i]):08x} ({values[i]!r}): round_raw "
-                      f"0x{int(want[i]):02x}, round_float 0x{int(got[i]):02x}" for i in bad[:4])
-    return f"{bad.size} of {codes.size} differ into {fmt.name} ({opts.rounding.value}): {shown}"
+    found = []
+    for opts, (want, got) in zip(options, _both(src, fmt, tuple(options), mode_cls,
+                                               fast_src or src, codes, RBITS[:codes.size])):
+        want, got = np.asarray(want), np.asarray(got)
+        bad = np.flatnonzero(want != got)
+        if bad.size:
+            shown = ", ".join(f"{src.name} 0x{int(codes[i]):08x} ({values[i]!r}): round_raw "
+                              f"0x{int(want[i]):02x}, round_float 0x{int(got[i]):02x}"
+                              for i in bad[:2])
+            found.append(f"{bad.size} of {codes.size} differ into {fmt.name} "
+                         f"({opts.rounding.value}): {shown}")
+    return found
+
+
+def options(src_name: str, target: str, fmt: FloatFormat) -> list[UnitOptions]:
+    every = src_name == "float32" and target in EVERY_MODE
+    out = [UnitOptions(rounding=r) for r in (STATIC if every else
+                                             [Rounding.RNE, Rounding.RUP, Rounding.STOCHASTIC_C])]
+    out.append(UnitOptions(saturate=True))
+    if every:
+        out.append(UnitOptions(rounding=Rounding.STOCHASTIC, sr_bits=12))
+    if fmt.p3109_only and src_name == "float32":
+        out += [UnitOptions(rounding=Rounding.RUP, saturation=sat)
+                for sat in ("finite", "propagate", "none")]
+    return out
 
 
 def cases():
     for target in TARGETS:
         fmt = resolve(target)
         for src_name in SOURCES:
-            src = CATALOG[src_name]
-            if not cuts_by_field(src, fmt):
-                continue
-            modes = STATIC if src_name == "float32" and target in EVERY_MODE else [
-                Rounding.RNE, Rounding.RUP, Rounding.STOCHASTIC_C]
-            for rounding in modes:
-                yield pytest.param(src, fmt, rounding, {}, id=f"{src_name}-{target}-{rounding.value}")
-            yield pytest.param(src, fmt, Rounding.RNE, {"saturate": True},
-                               id=f"{src_name}-{target}-sat")
-            if fmt.p3109_only and src_name == "float32":
-                for sat in ("finite", "propagate", "none"):
-                    yield pytest.param(src, fmt, Rounding.RUP, {"saturation": sat},
-                                       id=f"{src_name}-{target}-rup-{sat}")
-            if src_name == "float32" and target in EVERY_MODE:
-                yield pytest.param(src, fmt, Rounding.STOCHASTIC, {"sr_bits": 12},
-                                   id=f"{src_name}-{target}-stochastic12")
+            if cuts_by_field(CATALOG[src_name], fmt):
+                yield pytest.param(CATALOG[src_name], fmt, options(src_name, target, fmt),
+                                   id=f"{src_name}-{target}")
 
 
-@pytest.mark.parametrize("src, fmt, rounding, extra", list(cases()))
-def test_round_float_is_round_raw(src, fmt, rounding, extra):
-    assert mismatches(src, fmt, _options(rounding, extra)) == ""
+@pytest.mark.parametrize("src, fmt, opts", list(cases()))
+def test_round_float_is_round_raw(src, fmt, opts):
+    assert mismatches(src, fmt, opts) == []
 
 
 def test_which_converts_cut_by_field():
@@ -120,8 +115,8 @@ def test_quantize_without_flags_is_quantize_with_them():
     """The public path: quantize's codes are the same whether the flags (the general rounder)
     are asked for or not (the short path)."""
     x = F32.view(np.float32)
-    for fmt in ("fp8e4m3", "fp8e5m2", "fp4e2m1", "bf16"):
-        for rounding in ("rne", "rdn", "rod"):
+    for fmt in ("fp8e4m3", "bf16"):
+        for rounding in ("rne", "rod"):
             y, _ = golden.quantize(x, fmt, rounding=rounding, return_flags=True)
             assert np.array_equal(np.asarray(golden.quantize(x, fmt, rounding=rounding)),
                                   np.asarray(y)), (fmt, rounding)
@@ -136,7 +131,7 @@ class _NoSticky(Mode):
 
 def test_a_lost_sticky_bit_is_caught():
     f32, fmt = CATALOG["float32"], CATALOG["float8_e4m3fn"]
-    found = mismatches(f32, fmt, UnitOptions(rounding=Rounding.RNE), mode_cls=_NoSticky)
+    [found] = mismatches(f32, fmt, [UnitOptions(rounding=Rounding.RNE)], mode_cls=_NoSticky)
     assert found.startswith("11968 of 589824 differ into float8_e4m3fn (rne): float32 0x3a810000 "
                             "(np.float32(0.0009841919)): round_raw 0x01, round_float 0x00")
 
@@ -146,5 +141,5 @@ def test_a_field_rebased_off_by_one_is_caught():
     128), so every result is half what it should be."""
     f32, fmt = CATALOG["float32"], CATALOG["float8_e4m3fn"]
     shifted = FloatFormat(f32.exp_bits, f32.man_bits, f32.bias + 1, f32.specials)
-    assert " differ into float8_e4m3fn (rtz)" in mismatches(
-        f32, fmt, UnitOptions(rounding=Rounding.RTZ), fast_src=shifted)
+    [found] = mismatches(f32, fmt, [UnitOptions(rounding=Rounding.RTZ)], fast_src=shifted)
+    assert " differ into float8_e4m3fn (rtz): " in found

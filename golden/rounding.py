@@ -7,6 +7,10 @@ section 6), 2 window: truncate and encode (section 3), 3 increment (section 3), 
 tininess (section 5) and overflow (section 4), 5 the result's code, its sign and the flags
 (sections 6, 7). Input is a raw result, the exact value (-1)^sign * (sig + f) * 2^exp with
 0 <= f < 1 and ``sticky`` = (f > 0); output is the encoded result and the exception flags.
+
+``round_float`` is the same rounder for a narrowing convert whose codes, not flags, are wanted
+(quantize's common case): steps 1 and 2 read the cut off the source's exponent field, steps 3-5
+are this module's own functions.
 """
 
 from __future__ import annotations

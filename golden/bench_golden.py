@@ -8,7 +8,13 @@ Prints elements per second (and the ratio to ml_dtypes) for
 - the same with stochastic rounding (golden only: ml_dtypes has no stochastic rounding, so its rne
   ``astype`` is the baseline);
 - fp8e4m3 ``mul`` with exception flags over all 65,536 operand pairs, against ml_dtypes decoding
-  both operands to float32, multiplying and casting back (values only, no flags).
+  both operands to float32, multiplying and casting back (values only, no flags);
+- every catalog cast from float32 (into each narrower catalog format, ml_dtypes' type of the same
+  name as the baseline) in every static rounding mode, codes only: ml_dtypes rounds to nearest
+  even only, so its ``astype`` is the baseline of every mode;
+- the memory floor: one jitted pass that reads the same float32 array and writes a byte per
+  element (the top byte of each value), the speed no cast can beat on this machine, and numpy's
+  own pass of the same kind.
 
 Each measurement is the median of ``--repeats`` timed calls after one untimed warm-up call (which
 also compiles the golden kernels). Wall-clock time is what the rates use; CPU time (all threads of
@@ -25,17 +31,24 @@ import statistics
 import time
 
 import jax
+import jax.numpy as jnp
 import jaxlib
 import ml_dtypes
 import numpy as np
 
 from fpforge.rtl.format_names import resolve
+from fpforge.rtl.formats import CATALOG
+from fpforge.rtl.options import Rounding
 from fpforge.rtl.scalar import MulSpec
 
 from . import evaluate, quantize
 
 FMT = "fp8e4m3"
 ML_TYPE = ml_dtypes.float8_e4m3fn
+# The catalog's narrower formats by their ml_dtypes (numpy for float16) type.
+ML_TYPES = {name: np.float16 if name == "float16" else getattr(ml_dtypes, name)
+            for name in CATALOG if name != "float32"}
+MODES = [r.value for r in Rounding if r is not Rounding.DYNAMIC]
 
 
 def timed(fn, repeats: int):
@@ -111,6 +124,10 @@ def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
             "mul": same_codes(golden_mul()["y"], ml_mul().view(np.uint8), nan),
         }
 
+    top_byte = jax.jit(lambda v: (jax.lax.bitcast_convert_type(v, jnp.uint32) >> 24
+                                  ).astype(jnp.uint8))
+    xu, out8 = x.view(np.uint32), np.empty(n, np.uint8)
+
     rows = []      # (case, implementation, elements, (wall, cpu), baseline key)
     with np.errstate(over="ignore", invalid="ignore"):
         t_ml = timed(ml_cvt, repeats)
@@ -122,6 +139,11 @@ def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
         rows.append(("f32->fp8e4m3 stochastic", "golden quantize (8 rbits)", n,
                      timed(lambda: quantize(xj, FMT, rounding="stochastic", rbits=rbits),
                            repeats), t_ml))
+        rows.append(("memory floor", "jit f32 -> top byte", n, timed(lambda: top_byte(xj),
+                                                                      repeats), t_ml))
+        rows.append(("memory floor", "numpy f32 -> top byte", n,
+                     timed(lambda: np.right_shift(xu, 24, out=out8, casting="unsafe"), repeats),
+                     t_ml))
         t_mlm = timed(ml_mul, max(repeats, 21))
         rows.append(("fp8e4m3 mul, 65,536 pairs", "ml_dtypes f32 mul+astype", 65536, t_mlm, None))
         rows.append(("fp8e4m3 mul, 65,536 pairs", "golden mul +flags", 65536,
@@ -144,4 +166,32 @@ def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
     print("same codes as ml_dtypes (NaNs as equal): "
           + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in checks.items()))
     print(f"load average {os.getloadavg()[0]:.2f} at end")
+    print()
+    every_cast(x, xj, rbits, repeats)
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
     return 0
+
+
+def every_cast(x, xj, rbits, repeats: int):
+    """Print the ratio to ml_dtypes' astype of every float32 -> catalog cast in every static
+    rounding mode (codes only), one row per format, and the smallest ratio."""
+    print(f"every float32 -> catalog cast, codes only, {x.size} elements: golden against "
+          "ml_dtypes astype (rne) into the same format, wall / cpu ratios")
+    print(f"{'format':20s} {'ml ms':>7s} {'cpu ms':>7s} " + " ".join(f"{m[:12]:>12s}"
+                                                                  for m in MODES))
+    worst = {}
+    with np.errstate(over="ignore", invalid="ignore"):
+        for name, ml_type in ML_TYPES.items():
+            ml_wall, ml_cpu = timed(lambda: x.astype(ml_type), repeats)
+            cells = []
+            for mode in MODES:
+                extra = {"rbits": rbits} if Rounding(mode).stochastic else {}
+                wall, cpu = timed(lambda: quantize(xj, name, rounding=mode, **extra), repeats)
+                ratio = (ml_wall / wall, ml_cpu / cpu if cpu > 0 else float("nan"))
+                cells.append(f"{ratio[0]:5.1f}/{ratio[1]:5.1f}x")
+                worst[(name, mode)] = ratio
+            print(f"{name:20s} {ml_wall * 1e3:7.1f} {ml_cpu * 1e3:7.1f} "
+                  + " ".join(f"{c:>12s}" for c in cells))
+    (wn, wm), (cn, cm) = (min(worst, key=lambda k: worst[k][i]) for i in (0, 1))
+    print(f"smallest ratio: wall {worst[wn, wm][0]:.1f}x ({wn} {wm}), cpu {worst[cn, cm][1]:.1f}x "
+          f"({cn} {cm})")

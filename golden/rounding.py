@@ -7,6 +7,10 @@ section 6), 2 window: truncate and encode (section 3), 3 increment (section 3), 
 tininess (section 5) and overflow (section 4), 5 the result's code, its sign and the flags
 (sections 6, 7). Input is a raw result, the exact value (-1)^sign * (sig + f) * 2^exp with
 0 <= f < 1 and ``sticky`` = (f > 0); output is the encoded result and the exception flags.
+
+``round_float`` is the same rounder for a narrowing convert whose codes, not flags, are wanted
+(quantize's common case): steps 1 and 2 read the cut off the source's exponent field, steps 3-5
+are this module's own functions.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from fpforge.rtl.options import (RM_CODES, RM_MAX, Flag, Rounding, Saturation, T
                                   UnitOptions)
 
 from ._jax import I32, I64, U32, U64, jax, jnp, msb, shl, shr, width
+from .decode import decode
 
 
 class Raw(NamedTuple):
@@ -172,6 +177,14 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
         overflow, inexact, tiny = overflow & ~bad, inexact & ~bad, tiny & ~bad
     if not fmt.has_nan:
         invalid = invalid | raw.is_nan          # no NaN code: +0, invalid
+    number = ~raw.is_nan
+    flags = (_flag(invalid, Flag.NV) | _flag(number & overflow, Flag.OF) |
+             _flag(number & tiny & inexact, Flag.UF) | _flag(number & inexact, Flag.NX))
+    return _signed_code(fmt, code, sign, nan_out), flags
+
+
+def _signed_code(fmt: FloatFormat, code, sign, nan_out):
+    """Step 5's code: the magnitude's code with the sign bit, or the NaN code."""
     out = code.astype(U32)
     if fmt.signed:
         negative = sign & ~nan_out
@@ -179,11 +192,68 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
             negative = negative & (code != 0)   # fnuz, ext: no negative zero
         out = out | (negative.astype(U32) << (fmt.width - 1))
     out = jnp.where(nan_out, jnp.uint32(fmt.nan_code if fmt.has_nan else 0), out)
+    return out.astype(code_dtype(fmt))
 
-    number = ~raw.is_nan
-    flags = (_flag(invalid, Flag.NV) | _flag(number & overflow, Flag.OF) |
-             _flag(number & tiny & inexact, Flag.UF) | _flag(number & inexact, Flag.NX))
-    return out.astype(code_dtype(fmt)), flags
+
+def cuts_by_field(src: FloatFormat, fmt: FloatFormat) -> bool:
+    """Whether :func:`round_float` can convert ``src`` codes into ``fmt``: ``src`` has IEEE
+    specials and subnormals (its field says where a code's leading one is), ``fmt`` keeps
+    subnormals, has no more fraction bits, and its 2^emin is a normal number of ``src``."""
+    return (src.specials is Specials.IEEE and src.has_subnormals and fmt.has_subnormals
+            and fmt.man_bits <= src.man_bits and fmt.emin + src.bias >= 1)
+
+
+def round_float(codes, src: FloatFormat, fmt: FloatFormat, opts: UnitOptions, mode: Mode,
+                rbits=None):
+    """Convert ``src`` codes into ``fmt`` (where :func:`cuts_by_field`): the codes of
+    :func:`round_raw` on the decoded operand, without its flags, by a shorter step 1.
+
+    A code's exponent field already names the weight of its leading one, so nothing is searched
+    for. Steps 1 and 2: the magnitude's bits with the field rebased to ``fmt``'s, read as one
+    integer X, are the result's code followed by the S = M_src - M bits below its LSB for a
+    normal result, the carry of step 3 walking into the exponent field as in round_raw. Below
+    fmt's 2^emin, X is the significand with its hidden bit (field c, clamped to [1, E0], gives
+    X = mag - (c - 1) * 2^M_src) and the cut moves up by the E0 - c fields the value lies below
+    2^emin. Fields above fmt's emax overflow by the code's size, infinities and NaNs are
+    replaced in steps 4 and 5, as in round_raw.
+    """
+    M, Ms = fmt.man_bits, src.man_bits
+    E0 = fmt.emin + src.bias                # the source field of 2^emin
+    # The round bit, and the exact bits a stochastic mode reads, lie below the LSB: shift
+    # them in from below where the source has fewer.
+    L = max(0, max(opts.rounding.exact_bits(opts.sr_bits), 1) - (Ms - M))
+    dtype = U32 if src.width - 1 + L <= 32 else U64
+    u = decode(codes, src, dtype)
+    mag = jnp.asarray(codes).astype(U32) & jnp.uint32(src.magnitude_mask)
+    c = jnp.clip((mag >> Ms).astype(I32), 1, E0)
+    X = shl((mag - ((c - 1) << Ms).astype(U32)).astype(dtype), L)
+    rbit = (Ms - M + L - 1) + (E0 - c)      # the bit of X just below the result's LSB
+    # 2. Window: kept bits (the code) and the round bit in one shift, the rest is sticky.
+    k2 = shr(X, rbit)
+    rb, st = (k2 & 1) == 1, shl(k2, rbit) != X
+    code = (k2 >> 1).astype(I32)
+    sign = u.sign.astype(bool)
+    nonzero = (X != 0) & ~u.is_inf & ~u.is_nan
+    # 3. Increment (section 3).
+    sr_carry = None
+    if opts.rounding.stochastic:
+        R = opts.sr_bits
+        sr_carry = _stochastic_carry(opts.rounding, R, X, rbit, jnp.zeros(X.shape, bool),
+                                     jnp.asarray(rbits).astype(dtype) & ((1 << R) - 1))
+    code = code + mode.increment(sign, (code & 1) == 1, rb, st, sr_carry).astype(I32)
+    # 4. Overflow (section 4); no tininess: it only decides flags, fmt keeps its subnormals.
+    sat = opts.saturation_for(fmt)
+    nan_out = u.is_nan
+    if sat is None:
+        code, _, overflow_nan, _ = _overflow_by_convention(
+            fmt, opts, mode, sign, code, nonzero, u.is_inf, rb | st)
+        nan_out = nan_out | overflow_nan
+    else:
+        no = jnp.zeros(X.shape, bool)
+        code, _, nan_out, _, _, _ = _saturate(fmt, sat, mode, sign, code, nonzero, u.is_inf,
+                                              rb | st, no, nan_out, no)
+    # 5. The code's sign, or NaN.
+    return _signed_code(fmt, code, sign, nan_out)
 
 
 class Window(NamedTuple):

@@ -19,7 +19,7 @@ from fpforge.rtl.scalar import AddSpec, CvtSpec, FmaSpec, MulSpec, ScalarSpec, S
 from ._jax import I32, U32, U64, any_below, jax, jnp, lax, msb, shl, shr
 from .decode import Unpacked, decode
 from .model import evaluate
-from .rounding import Mode, Raw, round_raw, rounding_case
+from .rounding import Mode, Raw, cuts_by_field, round_float, round_raw, rounding_case
 
 
 def sum_frame(spec: ScalarSpec, addends) -> tuple[int, object]:
@@ -134,6 +134,10 @@ def _exact(spec: ScalarSpec, core, addends, operands) -> Raw:
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
 def _kernel(spec: ScalarSpec, core, addends, with_flags: bool, operands, rm, rbits):
     mode = Mode(spec.rounding, rm)
+    src = spec.in_fmts[0]
+    if core is cvt_unit.core and not with_flags and cuts_by_field(src, spec.out_fmt):
+        # A narrowing convert needs no search for the leading one (round_float).
+        return round_float(_codes(operands[0]), src, spec.out_fmt, spec.options, mode, rbits)
     y, flags = round_raw(_exact(spec, core, addends, operands), spec.out_fmt, spec.options,
                          mode, rbits)
     return (y, flags) if with_flags else y

@@ -107,7 +107,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "a with b's sign copied, negated or xor-ed in"),
 )}
 UNITS = tuple(KINDS)
-# The default selection of make synth and make sweep, and the units of make verify's matrix.
+# The default selection of make synth and make sweep. make verify's matrix takes every kind by
+# its spec (Spec.IN_MATRIX, Spec.matrix_options; sim/tiers.py).
 BASIC_UNITS = ("mul", "add", "fma", "cvt")
 # The kinds that do not round (docs/noncomp.md): they compare, classify or move a sign.
 NONCOMP_UNITS = tuple(k for k, kd in KINDS.items() if issubclass(kd.spec, NoncompSpec))

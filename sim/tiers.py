@@ -17,6 +17,7 @@ from fpforge.rtl.formats import catalog_formats
 from fpforge.rtl.format_names import catalog_selection
 from fpforge.rtl.kinds import KINDS, kind, make_spec
 from fpforge.rtl.noncomp import NoncompSpec
+from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import MATRIX_AXES, Spec
 
 __all__ = ["stimulus_for", "geometry", "case_id", "simulators", "FULL_MODES", "MATRIX_UNITS",
@@ -45,7 +46,7 @@ def input_bits(spec: Spec) -> int:
 def stimulus_for(spec: Spec, *, sample: int = SAMPLE) -> list:
     if exhaustive_tier(spec):
         return [["exhaustive", {}]]
-    if kind(spec.unit).shape == "block":
+    if spec.unit in MX_STIMULUS:
         return MX_STIMULUS[spec.unit]
     if isinstance(spec, NoncompSpec):
         return [["corners", {}], ["random", {"count": sample}]]
@@ -57,6 +58,8 @@ MX_STIMULUS = {
     "mxq": [["adversarial", {}], ["nonfinite", {"count": 64}], ["random", {"count": 512}]],
     "mxdq": [["pairs", {}]],
     "dot": [["specials", {"count": 256}], ["pairs", {}], ["random", {"count": 2048}]],
+    # amax beyond every pair of an 8-bit format: structured blocks (sim/stimulus/amax.py)
+    "amax": [["corners", {"count": 4096}], ["random", {"count": 8192}]],
 }
 
 
@@ -71,9 +74,9 @@ def geometry(sim: str, vectors: int = 1 << 16) -> dict:
 
 
 def case_id(spec: Spec) -> str:
-    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (block kinds and those that
-    do not round: their module name)."""
-    if kind(spec.unit).shape == "block" or isinstance(spec, NoncompSpec):
+    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (kinds that do not round
+    and block kinds: their module name)."""
+    if not isinstance(spec, ScalarSpec):
         return spec.default_name
     ins = spec.in_fmts
     out = spec.out_fmt.with_subnormals(True).name     # flushing is its own part of the id

@@ -16,6 +16,7 @@ import os
 from fpforge.rtl.formats import catalog_formats
 from fpforge.rtl.format_names import catalog_selection
 from fpforge.rtl.kinds import KINDS, kind, make_spec
+from fpforge.rtl.amax import AmaxSpec
 from fpforge.rtl.noncomp import NoncompSpec
 from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import MATRIX_AXES, Spec
@@ -46,10 +47,12 @@ def input_bits(spec: Spec) -> int:
 def stimulus_for(spec: Spec, *, sample: int = SAMPLE) -> list:
     if exhaustive_tier(spec):
         return [["exhaustive", {}]]
-    if spec.unit in MX_STIMULUS:
+    if kind(spec.unit).shape == "block":
         return MX_STIMULUS[spec.unit]
     if isinstance(spec, NoncompSpec):
         return [["corners", {}], ["random", {"count": sample}]]
+    if isinstance(spec, AmaxSpec):
+        return AMAX_STIMULUS
     return [["corners", {}], ["relations", {"count": 4096}], ["random", {"count": sample}]]
 
 
@@ -58,9 +61,9 @@ MX_STIMULUS = {
     "mxq": [["adversarial", {}], ["nonfinite", {"count": 64}], ["random", {"count": 512}]],
     "mxdq": [["pairs", {}]],
     "dot": [["specials", {"count": 256}], ["pairs", {}], ["random", {"count": 2048}]],
-    # amax beyond every pair of an 8-bit format: structured blocks (sim/stimulus/amax.py)
-    "amax": [["corners", {"count": 4096}], ["random", {"count": 8192}]],
 }
+# amax beyond every pair of an 8-bit format: structured blocks (sim/stimulus/amax.py).
+AMAX_STIMULUS = [["corners", {"count": 4096}], ["random", {"count": 8192}]]
 
 
 def geometry(sim: str, vectors: int = 1 << 16) -> dict:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 
+from fpforge.rtl.amax import AmaxSpec
 from fpforge.rtl.formats import catalog_formats
 from fpforge.rtl.format_names import catalog_selection
 from fpforge.rtl.kinds import KINDS, kind, make_spec
-from fpforge.rtl.amax import AmaxSpec
 from fpforge.rtl.noncomp import NoncompSpec
 from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import MATRIX_AXES, Spec

@@ -46,6 +46,7 @@ class MxDotSpec(Spec):
 
     unit: ClassVar[str] = "dot"
     SHAPE: ClassVar[str] = "block"
+    IN_MATRIX = False        # block stimulus of its own: its slow benches (docs/verification.md)
     OPERATION = "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)"
     OPTIONS = ("format", "in_format", "a_format", "b_format", "c_format", "n", "accum",
                "frac_bits", "sum_group", "frac_bits2", "scales", "scale_format", "rounding",

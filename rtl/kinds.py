@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .accum import ACCUMULATORS
+from .amax import AmaxSpec
 from .dot import MxDotSpec
 from .formats import FormatError
 from .noncomp import MINMAX, ClassifySpec, CmpSpec, MaxSpec, MinSpec, NoncompSpec, SgnjSpec
@@ -105,9 +106,12 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "fpforge.golden.noncomp:classify_unit", "the RISC-V fclass mask of x"),
     Kind(SgnjSpec, "fpforge.rtl.fp_units.noncomp:FpSgnj", "fpforge.golden.noncomp:sgnj_unit",
          "a with b's sign copied, negated or xor-ed in"),
+    Kind(AmaxSpec, "fpforge.rtl.fp_units.amax:FpAmax", "fpforge.golden.amax:amax_unit",
+         "max |x_i| over n inputs, sign cleared; NaN per --minmax"),
 )}
 UNITS = tuple(KINDS)
-# The default selection of make synth and make sweep, and the units of make verify's matrix.
+# The default selection of make synth and make sweep. make verify's matrix takes every kind by
+# its spec (Spec.IN_MATRIX, Spec.matrix_options; sim/tiers.py).
 BASIC_UNITS = ("mul", "add", "fma", "cvt")
 # The kinds that do not round (docs/noncomp.md): they compare, classify or move a sign.
 NONCOMP_UNITS = tuple(k for k, kd in KINDS.items() if issubclass(kd.spec, NoncompSpec))
@@ -177,7 +181,8 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "(default float8_e8m0fnu; or float8_e4m3fn, NVFP4's, or any format of at most 8 bits "
                "with a zero and no infinities, multiplying the sum by its value)",
                metavar="FMT", make="SCALE_FORMAT"),
-    SpecOption("n", "--n", "dot: vector length, 1..64 (default 32)", int, "N", make="N"),
+    SpecOption("n", "--n", "dot: vector length, 1..64 (default 32); amax: inputs reduced, "
+               "2..64 (default 32)", int, "N", make="N"),
     SpecOption("accum", "--accum", "dot: accumulation contract (default exact: one rounding)",
                choices=ACCUMULATORS, make="ACCUM"),
     SpecOption("frac_bits", "--frac-bits", "dot --accum fixed: fraction bits below the largest "
@@ -211,15 +216,16 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "flushes by the same test. Stochastic rounding detects it before",
                choices=tuple(t.value for t in Tininess),
                make="TININESS"),
-    SpecOption("minmax", "--minmax", "min, max: what a NaN operand gives: ieee (IEEE 754-2019 "
-               "minimum/maximum, NaN) or number (minimumNumber/maximumNumber, the other "
-               "operand; default, as RISC-V)", choices=tuple(MINMAX), make="MINMAX"),
+    SpecOption("minmax", "--minmax", "min, max, amax: what a NaN operand gives: ieee (IEEE "
+               "754-2019 minimum/maximum, NaN) or number (minimumNumber/maximumNumber, the other "
+               "operand(s); NaN only if all are; default, as RISC-V)", choices=tuple(MINMAX),
+               make="MINMAX"),
     SpecOption("stages", "--stages", "pipeline register stages = latency in cycles (default 0: "
                "combinational)", int, "N", make="STAGES"),
     SpecOption("cuts", "--cuts", "where the pipeline registers go, among the kind's cut points "
                "(mul, add, sub, fma, fms, cvt: decode, product, align, core, round as their "
                "datapaths have them; mxq: amax, scale, round; mxdq: decode, scale, round; dot: "
-               "decode, product, sum, round). Default: as --stages asks (scalar units: core, "
+               "decode, product, sum, round; amax: 1..6, after each tree level). Default: as --stages asks (scalar units: core, "
                "then round; mxq, mxdq: scale, then round; dot: sum, then round); --clock-ps "
                "chooses them", metavar="C[,C...]", make="CUTS"),
 )

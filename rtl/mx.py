@@ -98,6 +98,7 @@ class MxQuantSpec(Spec):
                  "saturating")
     OPTIONS = ("format", "in_format", "block", "scale_rule", "rounding", "sr_bits", "tininess",
                "stages", "cuts")
+    IN_MATRIX = False        # block stimulus of its own: its slow benches (docs/verification.md)
     OPTION_NOTES = {"saturate": "its elements always saturate"}
     SEMANTICS = "docs/mx.md"
     # After the block's largest magnitude; after the shared exponent and the scaled elements
@@ -277,6 +278,7 @@ class MxDequantSpec(Spec):
 
     unit: ClassVar[str] = "mxdq"
     SHAPE: ClassVar[str] = "block"
+    IN_MATRIX = False        # block stimulus of its own: its slow benches (docs/verification.md)
     out_fmt: ClassVar[FloatFormat] = F32
     OPERATION = "y_i = X * x_i, X = 2^(scale - 127), rounded once into float32"
     OPTIONS = ("format", "in_format", "block", "scale_rule", "rounding", "stages", "cuts")

@@ -141,6 +141,10 @@ class SgnjSpec(NoncompSpec):
         if not self.fmt.signed:
             raise OptionError(f"sgnj needs a signed format; {self.fmt.name} has no sign bit")
 
+    @classmethod
+    def matrix_options(cls, fmt):
+        return super().matrix_options(fmt) if fmt.signed else []
+
     def operand_ports(self):
         a, b = super().operand_ports()
         return [a, Port(b.name, b.direction, b.width, b.meaning + SIGN_ONLY, fmt=b.fmt)]
@@ -186,6 +190,12 @@ class _MinMaxSpec(NoncompSpec):
             raise OptionError(f"--minmax chooses what a NaN operand gives; {spec.fmt.name} has "
                               f"no NaN: leave it out")
         return cls(spec.fmt, minmax=minmax or "number", pipeline=spec.pipeline)
+
+    @classmethod
+    def matrix_axes(cls, fmt):
+        """Both NaN policies where ``fmt`` has a NaN (before the stages)."""
+        axes = super().matrix_axes(fmt)
+        return ({"minmax": tuple(MINMAX)} if fmt.has_nan else {}) | axes
 
     def option_values(self):
         v = super().option_values()

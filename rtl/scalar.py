@@ -244,6 +244,7 @@ class SubSpec(ScalarSpec):
     OPERANDS = (("a", "minuend"), ("b", "subtrahend"))
     OPERATION = "y = a - b"
     EXACT = staticmethod(lambda a, b: a - b)
+    IN_MATRIX = False        # add's datapath with b's sign flipped: make verify runs add
 
 
 @dataclass(frozen=True)
@@ -264,6 +265,7 @@ class FmsSpec(ScalarSpec):
     OPERATION = "y = a * b - c (one rounding)"
     EXACT = staticmethod(lambda a, b, c: a * b - c)
     OPTIONS = ScalarSpec.OPTIONS + ("c_format",)
+    IN_MATRIX = False        # fma's datapath with c's sign flipped: make verify runs fma
 
 
 @dataclass(frozen=True)
@@ -273,6 +275,12 @@ class CvtSpec(ScalarSpec):
     OPERATION = "y = x (format conversion)"
     EXACT = staticmethod(lambda x: x)
     OPTIONS = tuple(o for o in ScalarSpec.OPTIONS if o not in ("a_format", "b_format"))
+
+    @classmethod
+    def matrix_options(cls, fmt):
+        """Into ``fmt`` from the widest catalog format it can come from: fp16 (bf16 into fp16)."""
+        src = "float16" if fmt.name != "float16" else "bfloat16"
+        return [{**v, "in_format": src} for v in super().matrix_options(fmt)]
 
     @classmethod
     def from_options(cls, *, in_format=None, **values) -> "CvtSpec":

@@ -12,22 +12,36 @@ all take a Spec and ask it the same questions:
   options as data (the export sidecar's ``options`` / ``parameters``);
 - ``option_values()`` / ``from_options()``: the spec as the command line's option values (one
   spelling: rtl/kinds.py ``SPEC_OPTIONS``), hence ``to_dict()``; back from it and to
-  command-line arguments through the registry: ``kinds.spec_from_dict``, ``kinds.spec_argv``.
+  command-line arguments through the registry: ``kinds.spec_from_dict``, ``kinds.spec_argv``;
+- ``matrix_options(fmt)``: the option values of each case ``make verify`` runs for the kind in
+  one format (sim/tiers.py ``full_matrix``), so a kind enters the matrix by its registry row.
 
 Plain Python: no Amaranth, no JAX.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from typing import ClassVar
 
 from .formats import FloatFormat
-from .options import OptionError
+from .options import OptionError, Rounding
 from .pipeline import Pipeline, parse_cuts
 from .ports import Port
 
-__all__ = ["Spec", "check_int"]
+__all__ = ["Spec", "check_int", "MATRIX_AXES"]
+
+# make verify's option axes, each crossed for a kind that takes the option, in this nesting
+# order (the last varies fastest). Rounding: every mode but P3109's StochasticB and C, which
+# differ from StochasticA only in the rounder's carry and run in make verify-p3109.
+MATRIX_AXES: dict[str, tuple] = {
+    "rounding": tuple(m.value for m in Rounding
+                      if m not in (Rounding.STOCHASTIC_B, Rounding.STOCHASTIC_C)),
+    "saturate": (False, True),
+    "subnormals": (True, False),
+    "stages": (0, 2),
+}
 
 
 def check_int(name: str, value, lo: int, hi: int | None = None):
@@ -91,6 +105,28 @@ class Spec:
         """The spec from command-line option values (only those the kind takes, see OPTIONS;
         a missing one takes its default)."""
         raise NotImplementedError(f"{cls.__name__} defines no from_options()")
+
+    # ----- make verify's matrix -----------------------------------------------------------------
+    # False leaves the kind to its own benches (a variant of another matrix kind, or a block
+    # kind whose structured stimulus is its own slow test).
+    IN_MATRIX: ClassVar[bool] = True
+
+    @classmethod
+    def matrix_axes(cls, fmt: FloatFormat) -> dict[str, tuple]:
+        """The option values make verify crosses for this kind in ``fmt``: each of
+        MATRIX_AXES the kind takes; a kind adds its own options' values (min/max: --minmax)."""
+        return {o: v for o, v in MATRIX_AXES.items() if o in cls.OPTIONS}
+
+    @classmethod
+    def matrix_options(cls, fmt: FloatFormat) -> list[dict]:
+        """make verify's cases of this kind in ``fmt``: option values for ``kinds.make_spec``
+        (``format`` included), the axes crossed in order; [] when the kind is not in the matrix
+        or has no meaning in ``fmt``."""
+        if not cls.IN_MATRIX:
+            return []
+        axes = cls.matrix_axes(fmt)
+        return [{"format": fmt, **dict(zip(axes, values))}
+                for values in itertools.product(*axes.values())]
 
     # ----- the pipeline --------------------------------------------------------------------------
     @classmethod

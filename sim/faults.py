@@ -167,6 +167,18 @@ def _fewer_frac_bits(spec: Spec) -> dict:
     return {"frac_bits": frac_bits - 1}
 
 
+def _amax_signed(spec: Spec) -> Design:
+    """The amax tree built to order the codes as signed values (min/max's order)."""
+    if spec.unit != "amax":
+        raise OptionError(f"the fault amax-signed needs an amax unit, not {spec.default_name}")
+
+    class Signed(type(spec)):
+        ORDER = "signed"
+    other = Signed(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
+    name = f"{spec.default_name}_amax_signed"
+    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+
+
 # Element formats of the same width: a unit built for the other one has the same ports.
 SAME_WIDTH = {"fp8e4m3": "fp8e5m2", "fp8e5m2": "fp8e4m3", "fp6e3m2": "fp6e2m3",
               "fp6e2m3": "fp6e3m2", "mxint8": "fp8e4m3", "binary8p4se": "binary8p3se",
@@ -215,6 +227,8 @@ FAULTS = {
     "classify-no-subnormal": Fault("the classify unit reporting subnormals as normals",
                                    _wrapped("no_subnormal", "y", lambda spec:
                                             _SUBNORMAL_AS_NORMAL, needs="classify")),
+    "amax-signed": Fault("the amax unit comparing signed values (the magnitude of the largest "
+                         "input, not of the largest magnitude)", _amax_signed),
 }
 
 

@@ -13,21 +13,20 @@ from __future__ import annotations
 
 import os
 
+from fpforge.rtl.amax import AmaxSpec
 from fpforge.rtl.formats import catalog_formats
 from fpforge.rtl.format_names import catalog_selection
-from fpforge.rtl.kinds import BASIC_UNITS, kind, make_spec
+from fpforge.rtl.kinds import KINDS, kind, make_spec
 from fpforge.rtl.noncomp import NoncompSpec
-from fpforge.rtl.options import Rounding
-from fpforge.rtl.spec import Spec
+from fpforge.rtl.scalar import ScalarSpec
+from fpforge.rtl.spec import MATRIX_AXES, Spec
 
 __all__ = ["stimulus_for", "geometry", "case_id", "simulators", "FULL_MODES", "MATRIX_UNITS",
            "full_matrix", "verify_formats", "matrix_simulator", "exhaustive_tier"]
 
 SAMPLE = 1 << 16          # fma 8-bit sample, and random part of the 16-bit tier
-# make verify's rounding modes: all but P3109's StochasticB and C, which differ from StochasticA
-# only in the rounder's carry and run across the unit kinds in make verify-p3109.
-FULL_MODES = tuple(m.value for m in Rounding
-                   if m not in (Rounding.STOCHASTIC_B, Rounding.STOCHASTIC_C))
+# make verify's rounding modes (rtl/spec.py MATRIX_AXES): all but P3109's StochasticB and C.
+FULL_MODES = MATRIX_AXES["rounding"]
 
 
 # Input bits up to which a tier is exhaustive: 2^16 vectors in the quick benches (mul, add of
@@ -52,6 +51,8 @@ def stimulus_for(spec: Spec, *, sample: int = SAMPLE) -> list:
         return MX_STIMULUS[spec.unit]
     if isinstance(spec, NoncompSpec):
         return [["corners", {}], ["random", {"count": sample}]]
+    if isinstance(spec, AmaxSpec):
+        return AMAX_STIMULUS
     return [["corners", {}], ["relations", {"count": 4096}], ["random", {"count": sample}]]
 
 
@@ -61,6 +62,8 @@ MX_STIMULUS = {
     "mxdq": [["pairs", {}]],
     "dot": [["specials", {"count": 256}], ["pairs", {}], ["random", {"count": 2048}]],
 }
+# amax beyond every pair of an 8-bit format: structured blocks (sim/stimulus/amax.py).
+AMAX_STIMULUS = [["corners", {"count": 4096}], ["random", {"count": 8192}]]
 
 
 def geometry(sim: str, vectors: int = 1 << 16) -> dict:
@@ -74,9 +77,9 @@ def geometry(sim: str, vectors: int = 1 << 16) -> dict:
 
 
 def case_id(spec: Spec) -> str:
-    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (block kinds and those that
-    do not round: their module name)."""
-    if kind(spec.unit).shape == "block" or isinstance(spec, NoncompSpec):
+    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (kinds that do not round
+    and block kinds: their module name)."""
+    if not isinstance(spec, ScalarSpec):
         return spec.default_name
     ins = spec.in_fmts
     out = spec.out_fmt.with_subnormals(True).name     # flushing is its own part of the id
@@ -116,23 +119,17 @@ def verify_formats(names=None) -> list:
     return catalog_selection(names, 16, "make verify")
 
 
-MATRIX_UNITS = BASIC_UNITS
+# The kinds of make verify's matrix, in registry order: each says its own cases (Spec.IN_MATRIX,
+# Spec.matrix_options), so a kind enters it by its registry row.
+MATRIX_UNITS = tuple(k for k, kd in KINDS.items() if kd.spec.IN_MATRIX)
 
 
 def full_matrix(formats=None) -> list[Spec]:
-    """Every unit x every catalog format of <= 16 bits (or ``formats``) x every rounding mode x
-    saturating or not x subnormals kept or flushed x 0 and 2 stages (``make verify``)."""
-    specs = []
-    for fmt in catalog_formats(16) if formats is None else formats:
-        for unit in MATRIX_UNITS:
-            for rounding in FULL_MODES:
-                for saturate in (False, True):
-                    for subnormals in (True, False):
-                        for stages in (0, 2):
-                            kw = dict(rounding=rounding, saturate=saturate,
-                                      subnormals=subnormals, stages=stages)
-                            # cvt: into fmt from the widest catalog format it can come from
-                            src = ("float16" if fmt.name != "float16" else "bfloat16") \
-                                if unit == "cvt" else None
-                            specs.append(make_spec(unit, format=fmt, in_format=src, **kw))
-    return specs
+    """Every catalog format of <= 16 bits (or ``formats``) x every kind of MATRIX_UNITS x that
+    kind's option variants in the format (``Spec.matrix_options``: mul, add, fma, cvt every
+    rounding mode x saturating or not x subnormals kept or flushed x 0 and 2 stages; min, max
+    both NaN policies; ...) (``make verify``)."""
+    return [make_spec(unit, **values)
+            for fmt in (catalog_formats(16) if formats is None else formats)
+            for unit in MATRIX_UNITS
+            for values in kind(unit).spec.matrix_options(fmt)]

@@ -44,6 +44,7 @@ EXAMPLES = {
     "cmp": [dict(format="fp8e5m2"), dict(format="bf16", stages=1)],
     "classify": [dict(format="fp8e4m3"), dict(format="fp16", stages=1)],
     "sgnj": [dict(format="fp8e4m3fnuz"), dict(format="fp8e5m2", stages=1)],
+    "amax": [dict(format="fp8e4m3", n=5), dict(format="binary8p3se", n=8, minmax="ieee", stages=2)],
 }
 
 SMALL = {
@@ -62,6 +63,7 @@ SMALL = {
     "cmp": dict(format="fp6e2m3"),
     "classify": dict(format="fp8e4m3"),
     "sgnj": dict(format="fp6e3m2"),
+    "amax": dict(format="fp8e5m2", n=2),
 }
 
 

@@ -10,7 +10,7 @@ from amaranth.utils import ceil_log2
 
 from ..options import RM_CODES, RM_MAX, Rounding, UnitOptions
 
-__all__ = ["Raw", "Operand", "lzc", "register", "valid_chain", "Mode", "signed_for",
+__all__ = ["Raw", "Operand", "lzc", "max_tree", "register", "valid_chain", "Mode", "signed_for",
            "unsigned_for"]
 
 
@@ -105,6 +105,26 @@ def lzc(m: Module, value: Value, name: str):
     zero = Signal(name=f"{name}_zero")
     m.d.comb += [cnt.eq(count), zero.eq(value == 0)]
     return cnt, zero
+
+
+def max_tree(m: Module, values: list, name: str, greater=None, stage=None):
+    """Largest of ``values`` (unsigned, or by ``greater(a, b)``) as a balanced tree of
+    compare-and-select; ``stage(level, values)`` (levels from 1), if given, may register each
+    level's values (amax's cut points; the MX quantizers' block amax takes it unstaged)."""
+    level = 0
+    while len(values) > 1:
+        nxt = []
+        for i in range(0, len(values) - 1, 2):
+            s = Signal(len(values[i]), name=f"{name}_l{level}_{i // 2}")
+            a, b = values[i], values[i + 1]
+            m.d.comb += s.eq(Mux(a > b if greater is None else greater(a, b), a, b))
+            nxt.append(s)
+        if len(values) % 2:
+            nxt.append(values[-1])
+        values, level = nxt, level + 1
+        if stage is not None:
+            values = stage(level, values)
+    return values[0]
 
 
 def register(m: Module, enable: bool, prefix: str, values: dict) -> dict:

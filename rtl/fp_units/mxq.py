@@ -37,6 +37,7 @@ from ..elements import E8M0_BIAS, E8M0_NAN, SCALE_MAX, SCALE_MIN, ElementFormat
 from ..options import FLAGS_WIDTH, Rounding, Saturation, UnitOptions
 from .binary32 import F32, Binary32
 from .common import Raw, lzc
+from .common import max_tree as _max_tree
 from .decode import Decode
 from .rounder import Rounder
 from .unit import Unit
@@ -45,21 +46,6 @@ from .value_scale import block_scale, four_over_six, is_nan
 __all__ = ["MxQuantizer", "shared_exponent"]
 
 S_SHAPE = signed(11)     # unclamped shared exponents: floor(log2 amax) in [-149, 128], - emax
-
-
-def _max_tree(m: Module, values: list, name: str):
-    """Largest of unsigned ``values`` as a balanced tree of compare-and-select."""
-    level = 0
-    while len(values) > 1:
-        nxt = []
-        for i in range(0, len(values) - 1, 2):
-            s = Signal(len(values[i]), name=f"{name}_l{level}_{i // 2}")
-            m.d.comb += s.eq(Mux(values[i] > values[i + 1], values[i], values[i + 1]))
-            nxt.append(s)
-        if len(values) % 2:
-            nxt.append(values[-1])
-        values, level = nxt, level + 1
-    return values[0]
 
 
 def shared_exponent(m: Module, amax, in_fmt: FloatFormat, elem: ElementFormat, rule: str):

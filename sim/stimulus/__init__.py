@@ -27,7 +27,8 @@ Parts (``PARTS``):
   :func:`adversarial_blocks`); random ``rbits`` under stochastic rounding;
 - mxdq: ``pairs``: every element code under each of ``scales`` (all 256 by default);
 - dot: ``random`` (:func:`cancelling_rows`), ``specials`` (:func:`special_rows`), ``pairs``
-  (:func:`pair_rows`: every (a_0, b_0) code pair).
+  (:func:`pair_rows`: every (a_0, b_0) code pair);
+- amax: ``corners`` and ``random`` (``count`` blocks of n codes; sim/stimulus/amax.py).
 
 By shape, one module each: base (every kind: the input space, the mode inputs, code values),
 scalar, mx (quantizer and dequantizer) and dot; this package puts their parts together.
@@ -37,12 +38,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from fpforge.rtl.amax import AmaxSpec
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
 from fpforge.rtl.noncomp import NoncompSpec
 from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import Spec
 
+from .amax import AMAX_PARTS, amax_part
 from .base import exhaustive, mode_inputs, space_size, unknown_part
 from .dot import DOT_PARTS, dot_part
 from .mx import DEQUANTIZER_PARTS, QUANTIZER_PARTS, dequantizer_part, quantizer_part
@@ -60,6 +63,7 @@ _PARTS = {
     MxQuantSpec: (QUANTIZER_PARTS, quantizer_part),
     MxDequantSpec: (DEQUANTIZER_PARTS, dequantizer_part),
     MxDotSpec: (DOT_PARTS, dot_part),
+    AmaxSpec: (AMAX_PARTS, amax_part),
 }
 PARTS = ("exhaustive", "file") + tuple(dict.fromkeys(p for parts, _ in _PARTS.values() for p in parts))
 

@@ -56,7 +56,7 @@ BAD = {
     "verilog unknown unit": (["verilog", "--unit", "div", "-o", "o.v"],
                              "argument --unit: invalid choice: 'div'"),
     "verilog option of another kind": (["verilog", "--unit", "add", "--n", "8", "-o", "o.v"],
-                                       "--n applies to unit dot only, not add"),
+                                       "--n applies to units dot and amax only, not add"),
     "verilog stages": (["verilog", "--unit", "fma", "--stages", "-1", "-o", "o.v"],
                        "stages must be a non-negative integer, not -1"),
     "verilog long name": (["verilog", "--unit", "mul", "--name", LONG, "--out-dir", "."],

@@ -265,7 +265,7 @@ ERRORS = {
                          "(its elements always saturate)"),
     "mxq a-format": (Q + ["--a-format", "fp16"],
                      E + applies("--a-format") + ", not mxq"),
-    "n with mxq": (Q + ["--n", "8"], E + "--n applies to unit dot only, not mxq"),
+    "n with mxq": (Q + ["--n", "8"], E + "--n applies to units dot and amax only, not mxq"),
     "block with dot": (D + ["--block", "8"],
                        E + "--block applies to units mxq and mxdq only, not dot"),
     "block with mul": (BASE + ["--block", "8"],

@@ -5,11 +5,12 @@ import pytest
 
 from fpforge.rtl.format_names import resolve
 from kind_examples import SMALL, small
-from fpforge.rtl.kinds import KINDS, make_spec
+from fpforge.rtl.formats import catalog_formats
+from fpforge.rtl.kinds import BASIC_UNITS, KINDS, make_spec
 from fpforge.sim.stimulus import generate, parts_of
 from fpforge.sim.stimulus.base import exhaustive, space_size
 from fpforge.sim.stimulus.scalar import Corner, corner_codes, corners, relations
-from fpforge.sim.tiers import case_id, full_matrix, matrix_simulator, stimulus_for
+from fpforge.sim.tiers import FULL_MODES, case_id, full_matrix, matrix_simulator, stimulus_for
 
 ONE_PER_KIND = {unit: small(unit) for unit in SMALL}
 
@@ -109,6 +110,40 @@ def test_unknown_part_names_the_kinds_parts():
         next(generate(spec, [["corners", {}]], np.random.default_rng(0), 16))
 
 
+def _basic_matrix():
+    """make verify's cases of mul, add, fma and cvt as the matrix had them before each kind
+    said its own (Spec.matrix_options): the kinds' variants must keep them, in this order."""
+    specs = []
+    for fmt in catalog_formats(16):
+        for unit in BASIC_UNITS:
+            for rounding in FULL_MODES:
+                for saturate in (False, True):
+                    for subnormals in (True, False):
+                        for stages in (0, 2):
+                            src = ("float16" if fmt.name != "float16" else "bfloat16") \
+                                if unit == "cvt" else None
+                            specs.append(make_spec(unit, format=fmt, in_format=src,
+                                                   rounding=rounding, saturate=saturate,
+                                                   subnormals=subnormals, stages=stages))
+    return specs
+
+
+def test_matrix_takes_each_kind_by_its_options():
+    """Every registered kind in the matrix with its own variants: the NaN policies only where the
+    format has a NaN, sgnj only in signed formats, block kinds and sub/fms left to their
+    benches."""
+    specs = full_matrix()
+    by_kind = {u: [s for s in specs if s.unit == u] for u in KINDS}
+    assert not by_kind["sub"] and not by_kind["fms"] and not by_kind["mxq"]
+    fp8 = [s for s in by_kind["max"] if s.fmt.name == "float8_e4m3fn"]
+    assert {(s.minmax, s.stages) for s in fp8} == {(m, st) for m in ("ieee", "number")
+                                                   for st in (0, 2)}
+    assert {s.stages for s in by_kind["min"] if s.fmt.name == "float4_e2m1fn"} == {0, 2}
+    assert {s.fmt.name for s in by_kind["sgnj"]} == \
+        {f.name for f in catalog_formats(16) if f.signed}
+    assert len(by_kind["cmp"]) == len(by_kind["classify"]) == 2 * len(catalog_formats(16))
+
+
 def test_tiers_and_ids():
     assert stimulus_for(make_spec("mul", format="fp8e4m3")) == [["exhaustive", {}]]
     assert stimulus_for(make_spec("sub", format="fp8e4m3")) == [["exhaustive", {}]]
@@ -121,8 +156,10 @@ def test_tiers_and_ids():
     assert case_id(make_spec("add", format="fp16", rounding="rtz", saturate=True,
                              subnormals=False, stages=2)) == "add-float16-rtz-sat-ftz-s2"
     specs = full_matrix()
-    assert len(specs) == len(set(specs)) == 13 * 4 * 8 * 2 * 2 * 2
+    assert len(specs) == len(set(specs)) == len({case_id(s) for s in specs})
+    basic = [s for s in specs if s.unit in BASIC_UNITS]
+    assert basic == _basic_matrix()
     # make verify without SIM: Icarus for cvt and 8-bit mul/add, Verilator for the rest.
-    route = {(s.unit, s.out_fmt.width): matrix_simulator(s) for s in specs}
+    route = {(s.unit, s.out_fmt.width): matrix_simulator(s) for s in basic}
     assert route[("mul", 8)] == route[("add", 8)] == route[("cvt", 16)] == "icarus"
     assert route[("fma", 8)] == route[("mul", 16)] == route[("fma", 6)] == "verilator"

@@ -72,7 +72,7 @@ _SUBNORMAL_AS_NORMAL = ("{y_unit[9:7], y_unit[6] | y_unit[5], 1'b0, y_unit[4:3],
 def _other_minmax(spec: Spec) -> dict:
     policy = spec.option_values().get("minmax")
     if policy is None:
-        raise OptionError(f"other-minmax needs a min or max unit of a format with NaN, not "
+        raise OptionError(f"other-minmax needs a min, max or amax unit of a format with NaN, not "
                           f"{spec.default_name}")
     return {"minmax": "ieee" if policy == "number" else "number"}
 
@@ -220,7 +220,7 @@ FAULTS = {
     "wrong-clamp": Fault("the NVFP4 quantizer with one guard of its block scale changed (a "
                          "floor dropped, a zero scale kept, a cast not saturating)",
                          _wrong_clamp),
-    "other-minmax": Fault("the min or max unit built for the other --minmax NaN policy",
+    "other-minmax": Fault("the min, max or amax unit built for the other --minmax NaN policy",
                           _variant("other-minmax", _other_minmax)),
     "sgnj-copy-only": Fault("the sign-injection unit copying b's sign whatever op asks",
                             _wrapped("copy_only", "y", _sign_copied, needs="sgnj")),

@@ -137,7 +137,7 @@ setup:
 
 # pytest exits 5 when no test ran; make treats that, like any failure, as an error.
 test:
-	$(PY) -m pytest -q -n $(JOBS) -m "not slow" --durations=25 --junitxml=build/test-results.xml
+	$(PY) -m pytest -q -n $(JOBS) -m "not slow" --durations=25 --cpu-durations=25 --junitxml=build/test-results.xml
 
 test-all:
 	$(PY) -m pytest -q -n $(JOBS) --junitxml=build/test-results-all.xml

@@ -24,6 +24,7 @@ from typing import Any, Callable
 from .accum import ACCUMULATORS
 from .dot import MxDotSpec
 from .formats import FormatError
+from .intconv import INT_OVERFLOW, F2iSpec, I2fSpec
 from .noncomp import MINMAX, ClassifySpec, CmpSpec, MaxSpec, MinSpec, NoncompSpec, SgnjSpec
 from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation, Tininess
@@ -105,6 +106,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "fpforge.golden.noncomp:classify_unit", "the RISC-V fclass mask of x"),
     Kind(SgnjSpec, "fpforge.rtl.fp_units.noncomp:FpSgnj", "fpforge.golden.noncomp:sgnj_unit",
          "a with b's sign copied, negated or xor-ed in"),
+    Kind(I2fSpec, "fpforge.rtl.fp_units.intconv:FpI2f", "fpforge.golden.intconv:i2f_unit",
+         "an 8/16/32-bit integer rounded into the format"),
+    Kind(F2iSpec, "fpforge.rtl.fp_units.intconv:FpF2i", "fpforge.golden.intconv:f2i_unit",
+         "a float rounded to an 8/16/32-bit integer, saturating with invalid"),
 )}
 UNITS = tuple(KINDS)
 # The default selection of make synth and make sweep, and the units of make verify's matrix.
@@ -222,6 +227,14 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "decode, product, sum, round). Default: as --stages asks (scalar units: core, "
                "then round; mxq, mxdq: scale, then round; dot: sum, then round); --clock-ps "
                "chooses them", metavar="C[,C...]", make="CUTS"),
+    SpecOption("int_width", "--int-width", "i2f, f2i: bits of the integer, 8, 16 or 32 "
+               "(default 32)", int, "BITS", make="INT_WIDTH"),
+    SpecOption("unsigned", "--unsigned", "i2f, f2i: the integer is unsigned (default: two's "
+               "complement)", switch=True, default=False, make="UNSIGNED=1"),
+    SpecOption("int_overflow", "--int-overflow", "f2i: what NaN gives (out of range and "
+               "infinities saturate, with invalid, in both): " + "; ".join(
+                   f"{k}, {v}" for k, v in INT_OVERFLOW.items()) + " (default riscv; "
+               "docs/intconv.md)", metavar="|".join(INT_OVERFLOW), make="INT_OVERFLOW"),
 )
 _BY_DEST = {o.dest: o for o in SPEC_OPTIONS}
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from fpforge.rtl.formats import catalog_formats
+from fpforge.rtl.intconv import F2iSpec, I2fSpec
 from fpforge.rtl.format_names import catalog_selection
 from fpforge.rtl.kinds import BASIC_UNITS, kind, make_spec
 from fpforge.rtl.noncomp import NoncompSpec
@@ -50,7 +51,7 @@ def stimulus_for(spec: Spec, *, sample: int = SAMPLE) -> list:
         return [["exhaustive", {}]]
     if kind(spec.unit).shape == "block":
         return MX_STIMULUS[spec.unit]
-    if isinstance(spec, NoncompSpec):
+    if isinstance(spec, (NoncompSpec, I2fSpec, F2iSpec)):
         return [["corners", {}], ["random", {"count": sample}]]
     return [["corners", {}], ["relations", {"count": 4096}], ["random", {"count": sample}]]
 
@@ -74,9 +75,9 @@ def geometry(sim: str, vectors: int = 1 << 16) -> dict:
 
 
 def case_id(spec: Spec) -> str:
-    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (block kinds and those that
-    do not round: their module name)."""
-    if kind(spec.unit).shape == "block" or isinstance(spec, NoncompSpec):
+    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (block kinds, those that
+    do not round and the integer conversions: their module name)."""
+    if kind(spec.unit).shape == "block" or isinstance(spec, (NoncompSpec, I2fSpec, F2iSpec)):
         return spec.default_name
     ins = spec.in_fmts
     out = spec.out_fmt.with_subnormals(True).name     # flushing is its own part of the id

@@ -44,6 +44,10 @@ EXAMPLES = {
     "cmp": [dict(format="fp8e5m2"), dict(format="bf16", stages=1)],
     "classify": [dict(format="fp8e4m3"), dict(format="fp16", stages=1)],
     "sgnj": [dict(format="fp8e4m3fnuz"), dict(format="fp8e5m2", stages=1)],
+    "i2f": [dict(format="fp8e4m3", int_width=16, rounding="stochastic"),
+            dict(format="bf16", unsigned=True, rounding="dynamic", stages=2)],
+    "f2i": [dict(format="fp8e5m2", int_width=8, unsigned=True),
+            dict(format="fp16", rounding="dynamic", int_overflow="saturate", stages=2)],
 }
 
 SMALL = {
@@ -62,6 +66,8 @@ SMALL = {
     "cmp": dict(format="fp6e2m3"),
     "classify": dict(format="fp8e4m3"),
     "sgnj": dict(format="fp6e3m2"),
+    "i2f": dict(format="fp8e5m2", int_width=8),
+    "f2i": dict(format="fp8e4m3", int_width=8),
 }
 
 

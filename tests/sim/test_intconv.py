@@ -79,7 +79,9 @@ def _every_mode(unit, name, a, **options):
     return got
 
 
-@pytest.mark.parametrize("name", EXACT_FORMATS)
+@pytest.mark.parametrize("name", [n if n in ("fp8e4m3", "binary8p3se", "e2m1_b0") else
+                                  pytest.param(n, marks=pytest.mark.slow)
+                                  for n in EXACT_FORMATS])
 def test_f2i_golden_against_exact_values(name):
     fmt = resolve(name)
     codes = np.arange(1 << fmt.width)
@@ -126,7 +128,8 @@ def _i2f_expected(grid, v: int, mode: str):
     return pick, True
 
 
-@pytest.mark.parametrize("name", ["fp8e4m3", "fp8e5m2", "binary8p3se", "fp4e2m1", "e2m1_b0"])
+@pytest.mark.parametrize("name", ["fp8e4m3", "e2m1_b0"] + [
+    pytest.param(n, marks=pytest.mark.slow) for n in ("fp8e5m2", "binary8p3se", "fp4e2m1")])
 def test_i2f_golden_against_exact_values(name):
     """Every int8 and uint8 and a sample of int16, the five IEEE modes, saturating: the value is
     the mode's neighbour, inexact when it differs; overflow (rounded beyond max finite) gives
@@ -173,26 +176,28 @@ def _f2i_codes(bits, rng):
     return np.concatenate([out, out | (1 << 31)]).astype(np.uint64)
 
 
-@pytest.mark.parametrize("bits", [16, 32])
+@pytest.mark.parametrize("bits", [16, pytest.param(32, marks=pytest.mark.slow)])
 def test_f2i_golden_against_softfloat(bits):
     sf, modes = _softfloat()
     rng = np.random.default_rng(bits)
-    codes = _f2i_codes(bits, rng)[::(7 if bits == 16 else 1)]
+    codes = _f2i_codes(bits, rng)[::(31 if bits == 16 else 1)]
     kind = getattr(sf, f"Float{bits}")
     objs = [kind.from_bytes(int(c).to_bytes(bits // 8, "big")) for c in codes]
     for unsigned in (False, True):
         fn = getattr(sf, f"f{bits}_to_{'ui32' if unsigned else 'i32'}")
+        ref = {}
         for mode in MODES:
-            ref = []
+            ref[mode] = []
             for x in objs:
                 sf.set_exception_flags(0)
-                ref.append((fn(x, modes[mode], True).to_int(), int(sf.get_exception_flags())))
-            for width in (8, 16, 32):
-                ints = IntFormat(width, not unsigned)
-                out = evaluate(make_spec("f2i", format=f"fp{bits}", int_width=width,
-                                         unsigned=unsigned, rounding=mode), a=codes)
-                y, flags = np.asarray(out["y"]), np.asarray(out["flags"])
-                for i, (v, f) in enumerate(ref):
+                ref[mode].append((fn(x, modes[mode], True).to_int(),
+                                  int(sf.get_exception_flags())))
+        for width in (8, 16, 32):
+            ints = IntFormat(width, not unsigned)
+            got = _every_mode("f2i", f"fp{bits}", codes, int_width=width, unsigned=unsigned)
+            for mode in MODES:
+                y, flags = got[mode]
+                for i, (v, f) in enumerate(ref[mode]):
                     # A narrower integer: SoftFloat's 32-bit result saturated, invalid alone.
                     if not ints.lo <= v <= ints.hi:
                         v, f = min(max(v, ints.lo), ints.hi), NV
@@ -207,36 +212,38 @@ def _i2f_inputs(rng):
         v |= {2 ** k, 2 ** k - 1, 2 ** k + 1, 2 ** k + 2 ** max(k - 11, 0),
               2 ** k + 2 ** max(k - 24, 0), 2 ** k + 3 * 2 ** max(k - 11, 0)}
     v = np.array(sorted(x & 0xFFFFFFFF for x in v), np.uint64)
-    return np.concatenate([v, rng.integers(0, 1 << 32, 1500, dtype=np.uint64),
-                           rng.integers(0, 1 << 16, 300, dtype=np.uint64)])
+    return np.concatenate([v, rng.integers(0, 1 << 32, 500, dtype=np.uint64),
+                           rng.integers(0, 1 << 16, 200, dtype=np.uint64)])
 
 
-@pytest.mark.parametrize("bits", [16, 32])
+@pytest.mark.parametrize("bits", [pytest.param(16, marks=pytest.mark.slow), 32])
 def test_i2f_golden_against_softfloat(bits):
     sf, modes = _softfloat()
     a = _i2f_inputs(np.random.default_rng(bits))
     for unsigned in (False, True):
         fn = getattr(sf, f"{'ui32' if unsigned else 'i32'}_to_f{bits}")
         make = sf.UInt32 if unsigned else sf.Int32
+        vals = [_as_int(x, IntFormat(32, not unsigned)) for x in a]
+        ref = {}
         for mode in MODES:
             sf.set_rounding_mode(modes[mode])
-            ref = []
-            for bits_in in a:
+            ref[mode] = []
+            for v in vals:
                 sf.set_exception_flags(0)
-                r = fn(make.from_int(_as_int(bits_in, IntFormat(32, not unsigned))))
-                ref.append((int.from_bytes(r.to_bytes(), "big"), int(sf.get_exception_flags())))
-            sf.set_rounding_mode(modes["rne"])
-            for width in (8, 16, 32):
-                ints = IntFormat(width, not unsigned)
-                # The narrower widths: the patterns whose value fits, as width-bit codes.
-                vals = [_as_int(x, IntFormat(32, not unsigned)) for x in a]
-                keep = [i for i, v in enumerate(vals) if ints.lo <= v <= ints.hi]
-                codes = np.array([vals[i] & ((1 << width) - 1) for i in keep], np.uint64)
-                out = evaluate(make_spec("i2f", format=f"fp{bits}", int_width=width,
-                                         unsigned=unsigned, rounding=mode), a=codes)
-                y, flags = np.asarray(out["y"]), np.asarray(out["flags"])
-                got = list(zip(y.tolist(), flags.tolist()))
-                assert got == [ref[i] for i in keep], (bits, ints.name, mode)
+                r = fn(make.from_int(v))
+                ref[mode].append((int.from_bytes(r.to_bytes(), "big"),
+                                  int(sf.get_exception_flags())))
+        sf.set_rounding_mode(modes["rne"])
+        for width in (8, 16, 32):
+            ints = IntFormat(width, not unsigned)
+            # The narrower widths: the patterns whose value fits, as width-bit codes.
+            keep = [i for i, v in enumerate(vals) if ints.lo <= v <= ints.hi]
+            codes = np.array([vals[i] & ((1 << width) - 1) for i in keep], np.uint64)
+            got = _every_mode("i2f", f"fp{bits}", codes, int_width=width, unsigned=unsigned)
+            for mode in MODES:
+                y, flags = got[mode]
+                assert list(zip(y.tolist(), flags.tolist())) == [ref[mode][i] for i in keep], \
+                    (bits, ints.name, mode)
 
 
 # ----- the generated Verilog against the golden model ------------------------------------------
@@ -247,29 +254,34 @@ def _verify(*args):
     return r.returncode, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("args", [
-    # Every input: 8-bit formats into each integer, 8- and 16-bit integers into formats.
+# Every input: 8-bit formats into each integer, 8- and 16-bit integers into formats; 2^16
+# inputs: f2i from fp16 and bf16, i2f from 16-bit integers; sampled: 32-bit integers and fp32
+# (corners and biased random, sim/stimulus/intconv.py). The quick ones run in make test.
+VERILOG_CASES = [
+    ("--unit", "f2i", "--format", "fp8e5m2", "--int-width", "8", "--rounding", "dynamic",
+     "--stages", "2"),
+    ("--unit", "f2i", "--format", "bf16", "--unsigned", "--int-width", "16",
+     "--rounding", "dynamic"),
+    ("--unit", "i2f", "--format", "fp8e5m2", "--int-width", "16", "--rounding", "dynamic"),
+    ("--unit", "i2f", "--format", "e2m1_b0", "--int-width", "8", "--unsigned",
+     "--tininess", "before", "--stages", "1"),
+] + [pytest.param(args, marks=pytest.mark.slow) for args in [
     ("--unit", "f2i", "--format", "fp8e4m3", "--int-width", "8", "--rounding", "rne"),
     ("--unit", "f2i", "--format", "fp8e5m2", "--unsigned", "--rounding", "rdn"),
     ("--unit", "f2i", "--format", "binary8p3se", "--int-width", "16", "--rounding", "rod",
      "--int-overflow", "saturate"),
-    ("--unit", "f2i", "--format", "fp8e5m2", "--int-width", "8", "--rounding", "dynamic",
-     "--stages", "2"),
     ("--unit", "i2f", "--format", "fp8e4m3", "--int-width", "8", "--rounding", "rna"),
-    ("--unit", "i2f", "--format", "fp8e5m2", "--int-width", "16", "--rounding", "dynamic"),
     ("--unit", "i2f", "--format", "binary8p3ue", "--int-width", "8", "--rounding", "stochastic"),
-    ("--unit", "i2f", "--format", "e2m1_b0", "--int-width", "8", "--unsigned",
-     "--tininess", "before", "--stages", "1"),
-    # 2^16 inputs: f2i from fp16 and bf16; i2f from 16-bit integers into fp16.
     ("--unit", "f2i", "--format", "fp16", "--rounding", "rup"),
-    ("--unit", "f2i", "--format", "bf16", "--unsigned", "--int-width", "16",
-     "--rounding", "dynamic"),
     ("--unit", "i2f", "--format", "fp16", "--int-width", "16", "--unsigned", "--saturate",
      "--rounding", "rtz"),
-    # Sampled: 32-bit integers, fp32 (corners and biased random, sim/stimulus/intconv.py).
     ("--unit", "i2f", "--format", "fp32", "--rounding", "dynamic"),
     ("--unit", "f2i", "--format", "fp32", "--unsigned", "--rounding", "rne", "--stages", "1"),
-], ids=lambda a: "-".join(x.lstrip("-") for x in a[1::1] if x not in ("--unit",)))
+]]
+
+
+@pytest.mark.parametrize("args", VERILOG_CASES, ids=lambda a: "-".join(
+    x.lstrip("-") for x in a if x != "--unit"))
 def test_verilog_against_golden(args):
     rc, out = _verify(*args)
     assert rc == 0 and ", 0 mismatches" in out, out
@@ -278,8 +290,10 @@ def test_verilog_against_golden(args):
 @pytest.mark.parametrize("args,fault", [
     (("--unit", "f2i", "--format", "fp8e4m3", "--int-width", "8"), "f2i-wraps"),
     (("--unit", "i2f", "--format", "fp8e4m3", "--int-width", "8"), "i2f-other-signedness"),
-    (("--unit", "f2i", "--format", "fp8e5m2"), "rtz-instead"),
-    (("--unit", "i2f", "--format", "fp8e4m3", "--int-width", "8"), "force-inexact"),
+    pytest.param(("--unit", "f2i", "--format", "fp8e5m2"), "rtz-instead",
+                 marks=pytest.mark.slow),
+    pytest.param(("--unit", "i2f", "--format", "fp8e4m3", "--int-width", "8"), "force-inexact",
+                 marks=pytest.mark.slow),
 ])
 def test_fault_caught(args, fault):
     rc, out = _verify(*args, "--fault", fault)

@@ -19,7 +19,7 @@ from .format_names import resolve
 from .options import OptionError, Rounding, UnitOptions
 from .pipeline import Pipeline
 from .ports import Port, clock_ports, flags_port, result_ports, rm_port, valid_ports
-from .scalar import (DEFAULT_FORMAT, mode_ports, rounder_lines, rounder_name_parts,
+from .scalar import (DEFAULT_FORMAT, RoundsByOptions, mode_ports, rounder_lines, rounder_name_parts,
                      rounder_options, rounder_parameters, rounder_values)
 from .spec import Spec
 
@@ -81,13 +81,21 @@ class _IntConvSpec(Spec):
     PARAMETERS_KEY: ClassVar[str] = "options"
     HEADER_WIDTH_COLUMN: ClassVar[int] = 2
 
+    def check_formats(self, field: str) -> None:
+        """The float format (the dataclass field ``field``) resolved, flushed without
+        subnormals; the integer format checked."""
+        fmt = resolve(getattr(self, field))
+        object.__setattr__(self, field, fmt if self.subnormals else fmt.with_subnormals(False))
+        if not isinstance(self.int_fmt, IntFormat):
+            raise OptionError(f"int_fmt must be an IntFormat, not {self.int_fmt!r}")
+
     def int_values(self) -> dict:
         return {"int_width": self.int_fmt.width} | ({} if self.int_fmt.signed else
                                                      {"unsigned": True})
 
 
 @dataclass(frozen=True)
-class I2fSpec(_IntConvSpec):
+class I2fSpec(RoundsByOptions, _IntConvSpec):
     """``y = a``: the integer ``a`` rounded into ``out_fmt``."""
 
     out_fmt: FloatFormat
@@ -107,11 +115,7 @@ class I2fSpec(_IntConvSpec):
     DEFAULT_CUTS = ("core", "round")
 
     def __post_init__(self):
-        fmt = resolve(self.out_fmt)
-        object.__setattr__(self, "out_fmt", fmt if self.subnormals else
-                           fmt.with_subnormals(False))
-        if not isinstance(self.int_fmt, IntFormat):
-            raise OptionError(f"int_fmt must be an IntFormat, not {self.int_fmt!r}")
+        self.check_formats("out_fmt")
         if not isinstance(self.options, UnitOptions):
             raise OptionError(f"options must be UnitOptions, not {self.options!r}")
         if self.options.saturation is not None and not self.out_fmt.has_zero:
@@ -143,18 +147,6 @@ class I2fSpec(_IntConvSpec):
     def in_fmts(self) -> tuple[FloatFormat, ...]:
         """No float operand (the scalar units' frame decodes none)."""
         return ()
-
-    @property
-    def rounding(self) -> Rounding:
-        return self.options.rounding
-
-    @property
-    def has_rm(self) -> bool:
-        return self.rounding is Rounding.DYNAMIC
-
-    @property
-    def has_rbits(self) -> bool:
-        return self.rounding.stochastic
 
     @property
     def default_name(self) -> str:
@@ -212,11 +204,7 @@ class F2iSpec(_IntConvSpec):
     DEFAULT_CUTS = ("core", "decode")
 
     def __post_init__(self):
-        fmt = resolve(self.in_fmt)
-        object.__setattr__(self, "in_fmt", fmt if self.subnormals else
-                           fmt.with_subnormals(False))
-        if not isinstance(self.int_fmt, IntFormat):
-            raise OptionError(f"int_fmt must be an IntFormat, not {self.int_fmt!r}")
+        self.check_formats("in_fmt")
         rounding = Rounding.parse(self.rounding)
         if rounding.stochastic:
             raise OptionError(f"f2i rounds by rne, rtz, rdn, rup, rna, rod or dynamic, not "

@@ -19,7 +19,7 @@ from .spec import Spec
 
 __all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "FmsSpec", "CvtSpec",
            "CUT_POINTS", "rounder_options", "rounder_values", "rounder_name_parts", "mode_ports",
-           "rounder_parameters", "rounder_lines"]
+           "rounder_parameters", "rounder_lines", "RoundsByOptions"]
 
 # Where a scalar unit can hold a pipeline register, in dataflow order (rtl/fp_units/): after the
 # operand decoders; inside a multiplier, between its two partial products and their sum; inside an
@@ -101,8 +101,26 @@ def rounder_lines(opts: UnitOptions, out_fmt: FloatFormat, subnormals: bool) -> 
     return lines + opts.tininess_lines()
 
 
+class RoundsByOptions:
+    """The rounding controls of a spec whose ``options`` are the rounder's (UnitOptions)."""
+
+    options: UnitOptions
+
+    @property
+    def rounding(self) -> Rounding:
+        return self.options.rounding
+
+    @property
+    def has_rm(self) -> bool:
+        return self.rounding is Rounding.DYNAMIC
+
+    @property
+    def has_rbits(self) -> bool:
+        return self.rounding.stochastic
+
+
 @dataclass(frozen=True)
-class ScalarSpec(Spec):
+class ScalarSpec(RoundsByOptions, Spec):
     """Which scalar unit, in which formats, with which options.
 
     ``in_fmts`` holds one format per operand (``OPERANDS``); ``subnormals=False`` flushes
@@ -194,18 +212,6 @@ class ScalarSpec(Spec):
     @property
     def operands(self) -> tuple[str, ...]:
         return self._operand_names()
-
-    @property
-    def rounding(self) -> Rounding:
-        return self.options.rounding
-
-    @property
-    def has_rm(self) -> bool:
-        return self.rounding is Rounding.DYNAMIC
-
-    @property
-    def has_rbits(self) -> bool:
-        return self.rounding.stochastic
 
     @property
     def default_name(self) -> str:

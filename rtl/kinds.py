@@ -25,6 +25,7 @@ from .accum import ACCUMULATORS
 from .amax import AmaxSpec
 from .dot import MxDotSpec
 from .formats import FormatError
+from .intconv import INT_OVERFLOW, F2iSpec, I2fSpec
 from .noncomp import MINMAX, ClassifySpec, CmpSpec, MaxSpec, MinSpec, NoncompSpec, SgnjSpec
 from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation, Tininess
@@ -108,6 +109,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "a with b's sign copied, negated or xor-ed in"),
     Kind(AmaxSpec, "fpforge.rtl.fp_units.amax:FpAmax", "fpforge.golden.amax:amax_unit",
          "max |x_i| over n inputs, sign cleared; NaN per --minmax"),
+    Kind(I2fSpec, "fpforge.rtl.fp_units.intconv:FpI2f", "fpforge.golden.intconv:i2f_unit",
+         "an 8/16/32-bit integer rounded into the format"),
+    Kind(F2iSpec, "fpforge.rtl.fp_units.intconv:FpF2i", "fpforge.golden.intconv:f2i_unit",
+         "a float rounded to an 8/16/32-bit integer, saturating with invalid"),
 )}
 UNITS = tuple(KINDS)
 # The default selection of make synth and make sweep. make verify's matrix takes every kind by
@@ -210,8 +215,8 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                choices=tuple(m.value for m in Saturation), make="SATURATION"),
     SpecOption("subnormals", "--no-subnormals", "flush subnormal inputs and results to zero (an "
                "area option)", switch=True, default=True, make="SUBNORMALS=0"),
-    SpecOption("tininess", "--tininess", "mul, add, sub, fma, fms, cvt, mxq, dot: when a result "
-               "is tiny for the underflow flag (IEEE 754 7.5): after rounding (default; RISC-V, "
+    SpecOption("tininess", "--tininess", "mul, add, sub, fma, fms, cvt, i2f, mxq, dot: when a "
+               "result is tiny for the underflow flag (IEEE 754 7.5): after rounding (default; RISC-V, "
                "x86) or before (the exact value below 2^emin; Arm); a result without subnormals "
                "flushes by the same test. Stochastic rounding detects it before",
                choices=tuple(t.value for t in Tininess),
@@ -228,6 +233,14 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "decode, product, sum, round; amax: 1..6, after each tree level). Default: as --stages asks (scalar units: core, "
                "then round; mxq, mxdq: scale, then round; dot: sum, then round); --clock-ps "
                "chooses them", metavar="C[,C...]", make="CUTS"),
+    SpecOption("int_width", "--int-width", "i2f, f2i: bits of the integer, 8, 16 or 32 "
+               "(default 32)", int, "BITS", make="INT_WIDTH"),
+    SpecOption("unsigned", "--unsigned", "i2f, f2i: the integer is unsigned (default: two's "
+               "complement)", switch=True, default=False, make="UNSIGNED=1"),
+    SpecOption("int_overflow", "--int-overflow", "f2i: what NaN gives (out of range and "
+               "infinities saturate, with invalid, in both): " + "; ".join(
+                   f"{k}, {v}" for k, v in INT_OVERFLOW.items()) + " (default riscv; "
+               "docs/intconv.md)", metavar="|".join(INT_OVERFLOW), make="INT_OVERFLOW"),
 )
 _BY_DEST = {o.dest: o for o in SPEC_OPTIONS}
 

@@ -18,7 +18,8 @@ from .pipeline import Pipeline
 from .spec import Spec
 
 __all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "FmsSpec", "CvtSpec",
-           "CUT_POINTS"]
+           "CUT_POINTS", "rounder_options", "rounder_values", "rounder_name_parts", "mode_ports",
+           "rounder_parameters", "rounder_lines", "RoundsByOptions"]
 
 # Where a scalar unit can hold a pipeline register, in dataflow order (rtl/fp_units/): after the
 # operand decoders; inside a multiplier, between its two partial products and their sum; inside an
@@ -31,8 +32,95 @@ DEFAULT_FORMAT = "float8_e4m3fn"       # --format when none is given (fp8e4m3)
 CVT_DEFAULT_SOURCE = "float32"         # cvt's --in-format when none is given
 
 
+# ----- the rounder's options, shared with every kind that rounds into a float (rtl/intconv.py) ---
+
+def rounder_options(rounding, sr_bits, saturate, saturation, tininess) -> UnitOptions:
+    """The rounder's options from their command-line values."""
+    rounding = Rounding.parse(rounding)
+    if sr_bits is not None and not rounding.stochastic:
+        raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
+                          f"stochastic; it does not apply to --rounding {rounding.value}")
+    return UnitOptions(rounding=rounding, saturate=saturate, saturation=saturation,
+                       sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits,
+                       tininess=tininess)
+
+
+def rounder_values(opts: UnitOptions) -> dict:
+    """The option values of ``opts`` but tininess, in canonical form."""
+    v = {"rounding": opts.rounding.value}
+    if opts.rounding.stochastic and opts.sr_bits != DEFAULT_SR_BITS:
+        v["sr_bits"] = opts.sr_bits
+    if opts.saturate:
+        v["saturate"] = True
+    if opts.saturation is not None:
+        v["saturation"] = opts.saturation.value
+    return v
+
+
+def rounder_name_parts(opts: UnitOptions) -> list[str]:
+    """The module name's words for ``opts``."""
+    parts = [opts.rounding.value]
+    if opts.rounding.stochastic and opts.sr_bits != DEFAULT_SR_BITS:
+        parts.append(f"sr{opts.sr_bits}")   # rbits width is part of the interface
+    if opts.saturate:
+        parts.append("sat")
+    if opts.saturation is not None:
+        parts.append({"finite": "satfin", "propagate": "satprop",
+                      "none": "satnone"}[opts.saturation.value])
+    return parts + opts.tininess_name_parts()
+
+
+def mode_ports(opts: UnitOptions) -> list[Port]:
+    """The rounding controls' inputs: rm (dynamic), rbits (stochastic)."""
+    return ([rm_port()] if opts.rounding is Rounding.DYNAMIC else []) + \
+        ([rbits_port(opts.sr_bits)] if opts.rounding.stochastic else [])
+
+
+def rounder_parameters(opts: UnitOptions, subnormals: bool) -> dict:
+    """The sidecar's record of ``opts``."""
+    return {"rounding": opts.rounding.value, "rounding_meaning": opts.rounding.meaning,
+            "sr_bits": opts.sr_bits if opts.rounding.stochastic else None,
+            "saturate": opts.saturate, "subnormals": subnormals} | \
+        ({"saturation": opts.saturation.value} if opts.saturation else {}) | \
+        opts.tininess_option()
+
+
+def rounder_lines(opts: UnitOptions, out_fmt: FloatFormat, subnormals: bool) -> list[str]:
+    """The export header's lines of ``opts`` rounding into ``out_fmt``."""
+    lines = [f"rounding    {opts.rounding.value} ({opts.rounding.meaning})"]
+    if opts.rounding.stochastic:
+        lines.append(f"sr_bits     {opts.sr_bits} (width of rbits)")
+    sat = opts.saturation_for(out_fmt)
+    if sat is not None:
+        lines.append(f"saturation  {sat.value} ({sat.meaning})")
+    else:
+        lines.append(f"saturate    {'yes: overflow gives +-max finite' if opts.saturate else 'no'}")
+    lines.append("subnormals  " + ("kept" if subnormals else
+                                   "flushed (subnormal inputs read as zero, tiny results "
+                                   "become zero)"))
+    return lines + opts.tininess_lines()
+
+
+class RoundsByOptions:
+    """The rounding controls of a spec whose ``options`` are the rounder's (UnitOptions)."""
+
+    options: UnitOptions
+
+    @property
+    def rounding(self) -> Rounding:
+        return self.options.rounding
+
+    @property
+    def has_rm(self) -> bool:
+        return self.rounding is Rounding.DYNAMIC
+
+    @property
+    def has_rbits(self) -> bool:
+        return self.rounding.stochastic
+
+
 @dataclass(frozen=True)
-class ScalarSpec(Spec):
+class ScalarSpec(RoundsByOptions, Spec):
     """Which scalar unit, in which formats, with which options.
 
     ``in_fmts`` holds one format per operand (``OPERANDS``); ``subnormals=False`` flushes
@@ -100,13 +188,7 @@ class ScalarSpec(Spec):
         given = {"a": a_format, "b": b_format, "c": c_format}
         fmts = tuple(resolve(given[p]) if given.get(p) is not None else base
                      for p in cls._operand_names())
-        rounding = Rounding.parse(rounding)
-        if sr_bits is not None and not rounding.stochastic:
-            raise OptionError(f"--sr-bits sets the width of the rbits input of --rounding "
-                              f"stochastic; it does not apply to --rounding {rounding.value}")
-        opts = UnitOptions(rounding=rounding, saturate=saturate, saturation=saturation,
-                           sr_bits=DEFAULT_SR_BITS if sr_bits is None else sr_bits,
-                           tininess=tininess)
+        opts = rounder_options(rounding, sr_bits, saturate, saturation, tininess)
         return cls(out, fmts, opts, subnormals=subnormals,
                    pipeline=cls.pipeline_from_options(stages, cuts))
 
@@ -121,13 +203,7 @@ class ScalarSpec(Spec):
                 v["in_format"] = self.in_fmts[0].name
         else:
             v |= {f"{p}_format": f.name for p, f in zip(self.operands, self.in_fmts)}
-        v["rounding"] = self.rounding.value
-        if self.has_rbits and self.options.sr_bits != DEFAULT_SR_BITS:
-            v["sr_bits"] = self.options.sr_bits
-        if self.options.saturate:
-            v["saturate"] = True
-        if self.options.saturation is not None:
-            v["saturation"] = self.options.saturation.value
+        v |= rounder_values(self.options)
         if not self.subnormals:
             v["subnormals"] = False
         return v | self.options.tininess_option() | self.pipeline_options()
@@ -138,18 +214,6 @@ class ScalarSpec(Spec):
         return self._operand_names()
 
     @property
-    def rounding(self) -> Rounding:
-        return self.options.rounding
-
-    @property
-    def has_rm(self) -> bool:
-        return self.rounding is Rounding.DYNAMIC
-
-    @property
-    def has_rbits(self) -> bool:
-        return self.rounding.stochastic
-
-    @property
     def default_name(self) -> str:
         """Module name that carries its parameters, e.g. ``fp_mul_e4m3fn_rne``."""
         ins = self.in_fmts
@@ -158,15 +222,7 @@ class ScalarSpec(Spec):
             parts.append(self.out_fmt.ident)
         else:
             parts.append("_".join(f.ident for f in ins) + "_to_" + self.out_fmt.ident)
-        parts.append(self.rounding.value)
-        if self.has_rbits and self.options.sr_bits != DEFAULT_SR_BITS:
-            parts.append(f"sr{self.options.sr_bits}")   # rbits width is part of the interface
-        if self.options.saturate:
-            parts.append("sat")
-        if self.options.saturation is not None:
-            parts.append({"finite": "satfin", "propagate": "satprop",
-                          "none": "satnone"}[self.options.saturation.value])
-        return "_".join(parts + self.options.tininess_name_parts() + self.pipeline.name_parts())
+        return "_".join(parts + rounder_name_parts(self.options) + self.pipeline.name_parts())
 
     def describe(self) -> str:
         ins = ", ".join(f"{p}: {f.name}" for p, f in zip(self.operands, self.in_fmts))
@@ -179,14 +235,10 @@ class ScalarSpec(Spec):
         for (port, role), fmt in zip(self.OPERANDS, self.in_fmts):
             out.append(Port(port, "input", fmt.width, f"operand {port} ({role}), {fmt.name} code",
                             fmt=fmt))
-        controls = []
-        if self.has_rm:
-            out.append(rm_port())
-            controls.append("rm")
-        if self.has_rbits:
-            out.append(rbits_port(self.options.sr_bits))
-            controls.append("rbits")
-        v_in, v_out = valid_ports(self.stages, [*self.operands, *controls], "y and flags")
+        controls = mode_ports(self.options)
+        out += controls
+        v_in, v_out = valid_ports(self.stages, [*self.operands, *(p.name for p in controls)],
+                                  "y and flags")
         out += v_in
         return out + result_ports(self.out_fmt) + v_out
 
@@ -194,29 +246,12 @@ class ScalarSpec(Spec):
         return {**dict(zip(self.operands, self.in_fmts)), "y": self.out_fmt}
 
     def parameters(self) -> dict:
-        opts = self.options
-        return {"rounding": opts.rounding.value, "rounding_meaning": opts.rounding.meaning,
-                "sr_bits": opts.sr_bits if self.has_rbits else None,
-                "saturate": opts.saturate, "subnormals": self.subnormals} | \
-            ({"saturation": opts.saturation.value} if opts.saturation else {}) | \
-            opts.tininess_option() | \
-            self.pipeline_parameters()
+        return rounder_parameters(self.options, self.subnormals) | self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
-        opts = self.options
         lines = [f"{role + ' format':<12}{fmt.describe()}" for role, fmt in self.formats().items()]
-        lines.append(f"rounding    {opts.rounding.value} ({opts.rounding.meaning})")
-        if self.has_rbits:
-            lines.append(f"sr_bits     {opts.sr_bits} (width of rbits)")
-        sat = opts.saturation_for(self.out_fmt)
-        if sat is not None:
-            lines.append(f"saturation  {sat.value} ({sat.meaning})")
-        else:
-            lines.append(f"saturate    {'yes: overflow gives +-max finite' if opts.saturate else 'no'}")
-        lines.append("subnormals  " + ("kept" if self.subnormals else
-                                       "flushed (subnormal inputs read as zero, tiny results "
-                                       "become zero)"))
-        return lines + opts.tininess_lines() + self.pipeline_lines()
+        return lines + rounder_lines(self.options, self.out_fmt, self.subnormals) + \
+            self.pipeline_lines()
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,19 @@ def _other_minmax(spec: Spec) -> dict:
     return {"minmax": "ieee" if policy == "number" else "number"}
 
 
+def _other_signedness(spec: Spec) -> dict:
+    if spec.unit != "i2f":
+        raise OptionError(f"i2f-other-signedness needs an i2f unit, not {spec.default_name}")
+    return {"unsigned": not spec.option_values().get("unsigned", False)}
+
+
+def _wrapped_around(spec: Spec) -> str:
+    """f2i's y with the top bit of an invalid result flipped: an out-of-range value just past
+    one end of the range wraps to the other, as a cast without saturation does."""
+    n = spec.port("y").width
+    return f"y_unit ^ {{flags[4], {n - 1}'d0}}"
+
+
 def _variant(fault: str, describe: Callable[[Spec], dict]):
     """The unit of a spec that differs from ``spec`` by the option values ``describe`` gives;
     its ports must be the same."""
@@ -229,6 +242,12 @@ FAULTS = {
                                             _SUBNORMAL_AS_NORMAL, needs="classify")),
     "amax-signed": Fault("the amax unit comparing signed values (the magnitude of the largest "
                          "input, not of the largest magnitude)", _amax_signed),
+    "i2f-other-signedness": Fault("the i2f unit built for the other signedness (two's "
+                                  "complement read as unsigned, or the reverse)",
+                                  _variant("i2f-other-signedness", _other_signedness)),
+    "f2i-wraps": Fault("the f2i unit wrapping out-of-range results around (the saturated "
+                       "integer with its top bit flipped) instead of saturating",
+                       _wrapped("wraps", "y", _wrapped_around, needs="f2i")),
 }
 
 

@@ -15,6 +15,7 @@ import os
 
 from fpforge.rtl.amax import AmaxSpec
 from fpforge.rtl.formats import catalog_formats
+from fpforge.rtl.intconv import F2iSpec, I2fSpec
 from fpforge.rtl.format_names import catalog_selection
 from fpforge.rtl.kinds import KINDS, kind, make_spec
 from fpforge.rtl.noncomp import NoncompSpec
@@ -49,7 +50,7 @@ def stimulus_for(spec: Spec, *, sample: int = SAMPLE) -> list:
         return [["exhaustive", {}]]
     if kind(spec.unit).shape == "block":
         return MX_STIMULUS[spec.unit]
-    if isinstance(spec, NoncompSpec):
+    if isinstance(spec, (NoncompSpec, I2fSpec, F2iSpec)):
         return [["corners", {}], ["random", {"count": sample}]]
     if isinstance(spec, AmaxSpec):
         return AMAX_STIMULUS
@@ -77,8 +78,8 @@ def geometry(sim: str, vectors: int = 1 << 16) -> dict:
 
 
 def case_id(spec: Spec) -> str:
-    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (kinds that do not round
-    and block kinds: their module name)."""
+    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (kinds that do not round,
+    the integer conversions and block kinds: their module name)."""
     if not isinstance(spec, ScalarSpec):
         return spec.default_name
     ins = spec.in_fmts

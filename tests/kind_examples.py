@@ -45,6 +45,10 @@ EXAMPLES = {
     "classify": [dict(format="fp8e4m3"), dict(format="fp16", stages=1)],
     "sgnj": [dict(format="fp8e4m3fnuz"), dict(format="fp8e5m2", stages=1)],
     "amax": [dict(format="fp8e4m3", n=5), dict(format="binary8p3se", n=8, minmax="ieee", stages=2)],
+    "i2f": [dict(format="fp8e4m3", int_width=16, rounding="stochastic"),
+            dict(format="bf16", unsigned=True, rounding="dynamic", stages=2)],
+    "f2i": [dict(format="fp8e5m2", int_width=8, unsigned=True),
+            dict(format="fp16", rounding="dynamic", int_overflow="saturate", stages=2)],
 }
 
 SMALL = {
@@ -64,6 +68,8 @@ SMALL = {
     "classify": dict(format="fp8e4m3"),
     "sgnj": dict(format="fp6e3m2"),
     "amax": dict(format="fp8e5m2", n=2),
+    "i2f": dict(format="fp8e5m2", int_width=8),
+    "f2i": dict(format="fp8e4m3", int_width=8),
 }
 
 

@@ -22,6 +22,8 @@ Parts (``PARTS``):
 - min, max, cmp, classify, sgnj: ``corners`` (as the scalar kinds), ``random`` (``count``:
   uniform and corner codes, and b equal to a, a negated or one code away); control inputs
   (sgnj's op, cmp's signaling) uniform;
+- i2f, f2i: ``corners`` (the integer range's ends, powers of two, ties at the rounding
+  position), ``random`` (``count``: every binade alike, a quarter ties; f2i half uniform codes);
 - mxq: ``random`` (``count`` normal blocks at magnitudes 2^+-spread), ``nonfinite`` (one inf or
   NaN per block), ``adversarial`` (``per_class`` blocks of every class of
   :func:`adversarial_blocks`); random ``rbits`` under stochastic rounding;
@@ -40,6 +42,7 @@ import numpy as np
 
 from fpforge.rtl.amax import AmaxSpec
 from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.intconv import F2iSpec, I2fSpec
 from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
 from fpforge.rtl.noncomp import NoncompSpec
 from fpforge.rtl.scalar import ScalarSpec
@@ -48,6 +51,7 @@ from fpforge.rtl.spec import Spec
 from .amax import AMAX_PARTS, amax_part
 from .base import exhaustive, mode_inputs, space_size, unknown_part
 from .dot import DOT_PARTS, dot_part
+from .intconv import INTCONV_PARTS, intconv_part
 from .mx import DEQUANTIZER_PARTS, QUANTIZER_PARTS, dequantizer_part, quantizer_part
 from .scalar import NONCOMP_PARTS, SCALAR_PARTS, noncomp_part, scalar_part
 
@@ -64,6 +68,8 @@ _PARTS = {
     MxDequantSpec: (DEQUANTIZER_PARTS, dequantizer_part),
     MxDotSpec: (DOT_PARTS, dot_part),
     AmaxSpec: (AMAX_PARTS, amax_part),
+    I2fSpec: (INTCONV_PARTS, intconv_part),
+    F2iSpec: (INTCONV_PARTS, intconv_part),
 }
 PARTS = ("exhaustive", "file") + tuple(dict.fromkeys(p for parts, _ in _PARTS.values() for p in parts))
 

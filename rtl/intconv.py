@@ -89,6 +89,14 @@ class _IntConvSpec(Spec):
         if not isinstance(self.int_fmt, IntFormat):
             raise OptionError(f"int_fmt must be an IntFormat, not {self.int_fmt!r}")
 
+    @classmethod
+    def matrix_axes(cls, fmt):
+        """No flushing where the format has no subnormals to flush (fnu: the same unit)."""
+        axes = super().matrix_axes(fmt)
+        if not fmt.with_subnormals(True).has_subnormals:
+            axes.pop("subnormals", None)
+        return axes
+
     def int_values(self) -> dict:
         return {"int_width": self.int_fmt.width} | ({} if self.int_fmt.signed else
                                                      {"unsigned": True})

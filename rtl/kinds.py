@@ -24,6 +24,7 @@ from typing import Any, Callable
 from .accum import ACCUMULATORS
 from .dot import MxDotSpec
 from .formats import FormatError
+from .func import ACCURACY, Exp2Spec, RecipSpec, RsqrtSpec
 from .noncomp import MINMAX, ClassifySpec, CmpSpec, MaxSpec, MinSpec, NoncompSpec, SgnjSpec
 from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation, Tininess
@@ -105,6 +106,12 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "fpforge.golden.noncomp:classify_unit", "the RISC-V fclass mask of x"),
     Kind(SgnjSpec, "fpforge.rtl.fp_units.noncomp:FpSgnj", "fpforge.golden.noncomp:sgnj_unit",
          "a with b's sign copied, negated or xor-ed in"),
+    Kind(RecipSpec, "fpforge.rtl.fp_units.func:FpRecip", "fpforge.golden.func:recip_unit",
+         "1 / x, correctly rounded or faithful (--accuracy)"),
+    Kind(RsqrtSpec, "fpforge.rtl.fp_units.func:FpRsqrt", "fpforge.golden.func:rsqrt_unit",
+         "1 / sqrt(x), correctly rounded or faithful (--accuracy)"),
+    Kind(Exp2Spec, "fpforge.rtl.fp_units.func:FpExp2", "fpforge.golden.func:exp2_unit",
+         "2 ^ x, correctly rounded or faithful (--accuracy)"),
 )}
 UNITS = tuple(KINDS)
 # The default selection of make synth and make sweep, and the units of make verify's matrix.
@@ -222,6 +229,10 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "decode, product, sum, round). Default: as --stages asks (scalar units: core, "
                "then round; mxq, mxdq: scale, then round; dot: sum, then round); --clock-ps "
                "chooses them", metavar="C[,C...]", make="CUTS"),
+    SpecOption("accuracy", "--accuracy", "recip, rsqrt, exp2: correct (correctly rounded in "
+               "every mode; default) or faithful (one of the two neighbours of the exact value, "
+               "smaller tables); formats of at most 16 bits; docs/func.md",
+               choices=tuple(ACCURACY), make="ACCURACY"),
 )
 _BY_DEST = {o.dest: o for o in SPEC_OPTIONS}
 

@@ -185,6 +185,14 @@ def _other_element(spec: Spec) -> dict:
     return {key: SAME_WIDTH[elem]}
 
 
+def _faithful(spec: Spec) -> dict:
+    if spec.option_values().get("accuracy") != "correct":
+        raise OptionError(f"func-faithful-as-correct needs a recip, rsqrt or exp2 unit of "
+                          f"--accuracy correct, not {spec.default_name}")
+    return {"accuracy": "faithful"}
+
+
+
 FAULTS = {
     "force-inexact": Fault("the unit with the inexact flag forced high", _forced_flag(Flag.NX)),
     "force-invalid": Fault("the unit with the invalid flag forced high", _forced_flag(Flag.NV)),
@@ -215,6 +223,9 @@ FAULTS = {
     "classify-no-subnormal": Fault("the classify unit reporting subnormals as normals",
                                    _wrapped("no_subnormal", "y", lambda spec:
                                             _SUBNORMAL_AS_NORMAL, needs="classify")),
+    "func-faithful-as-correct": Fault("the recip, rsqrt or exp2 unit built for --accuracy "
+                                      "faithful where correct was asked",
+                                      _variant("func-faithful-as-correct", _faithful)),
 }
 
 

@@ -28,7 +28,7 @@ from fpforge.rtl.func import FuncSpec
 from fpforge.rtl.options import Flag
 
 from ._jax import I32, U32, U64, jax, jnp
-from .rounding import Mode, Raw, round_raw
+from .rounding import Mode, Raw, round_raw, rounding_case
 
 __all__ = ["recip_unit", "rsqrt_unit", "exp2_unit", "exact_raw", "P"]
 
@@ -169,26 +169,41 @@ def _table(unit: str, fmt: FloatFormat, accuracy: str) -> dict:
     return cols
 
 
+def _raw(t: dict) -> Raw:
+    return Raw(sign=t["sign"].astype(U32), exp=t["exp"].astype(I32), sig=t["sig"].astype(U64),
+               sticky=t["sticky"], is_nan=t["is_nan"], is_inf=t["is_inf"],
+               invalid=t["invalid"])
+
+
 @functools.partial(jax.jit, static_argnums=0)
 def _kernel(spec: FuncSpec, tab: dict, x, rm, rbits):
     t = {k: v[x] for k, v in tab.items()}
-    raw = Raw(sign=t["sign"].astype(U32), exp=t["exp"].astype(I32), sig=t["sig"].astype(U64),
-              sticky=t["sticky"], is_nan=t["is_nan"], is_inf=t["is_inf"],
-              invalid=t["invalid"])
-    y, flags = round_raw(raw, spec.out_fmt, spec.options, Mode(spec.rounding, rm), rbits)
+    y, flags = round_raw(_raw(t), spec.out_fmt, spec.options, Mode(spec.rounding, rm), rbits)
     return y, flags | jnp.where(t["dz"], jnp.uint8(int(Flag.DZ)), jnp.uint8(0))
 
 
+@functools.partial(jax.jit, static_argnums=0)
+def _case_kernel(fmt: FloatFormat, tab: dict, x):
+    return rounding_case(_raw({k: v[x] for k, v in tab.items()}), fmt)
+
+
 def _unit(unit: str):
+    def tables(spec: FuncSpec) -> dict:
+        return {k: jnp.asarray(v) for k, v in _table(unit, spec.in_fmts[0],
+                                                     spec.accuracy).items()}
+
     def golden(spec: FuncSpec, inputs: dict, want=("y", "flags")) -> dict:
-        tab = {k: jnp.asarray(v) for k, v in _table(unit, spec.in_fmts[0],
-                                                    spec.accuracy).items()}
         rm, rbits = inputs.get("rm"), inputs.get("rbits")
-        y, flags = _kernel(spec.numerics(), tab, jnp.asarray(inputs["x"]).astype(U32),
+        y, flags = _kernel(spec.numerics(), tables(spec), jnp.asarray(inputs["x"]).astype(U32),
                            None if rm is None else jnp.asarray(rm),
                            None if rbits is None else jnp.asarray(rbits))
         return {p: {"y": y, "flags": flags}[p] for p in want}
+
+    def rounding_cases(spec: FuncSpec, inputs: dict):
+        """golden/rounding.py's CASE_* bits of each exact result (sim/classes.py)."""
+        return _case_kernel(spec.out_fmt, tables(spec), jnp.asarray(inputs["x"]).astype(U32))
     golden.__doc__ = f"{unit} of x over its code table, rounded by the one rounder."
+    golden.rounding_cases = rounding_cases
     return golden
 
 

@@ -44,6 +44,11 @@ EXAMPLES = {
     "cmp": [dict(format="fp8e5m2"), dict(format="bf16", stages=1)],
     "classify": [dict(format="fp8e4m3"), dict(format="fp16", stages=1)],
     "sgnj": [dict(format="fp8e4m3fnuz"), dict(format="fp8e5m2", stages=1)],
+    "recip": [dict(format="fp8e4m3"), dict(format="bf16", rounding="dynamic",
+                                           accuracy="faithful", stages=2)],
+    "rsqrt": [dict(format="fp8e5m2", rounding="rdn"), dict(format="fp6e2m3", stages=1)],
+    "exp2": [dict(format="binary8p3se"), dict(format="fp8e4m3", rounding="stochastic",
+                                              accuracy="faithful", stages=1)],
 }
 
 SMALL = {
@@ -62,6 +67,9 @@ SMALL = {
     "cmp": dict(format="fp6e2m3"),
     "classify": dict(format="fp8e4m3"),
     "sgnj": dict(format="fp6e3m2"),
+    "recip": dict(format="fp8e4m3"),
+    "rsqrt": dict(format="fp6e3m2", rounding="dynamic"),
+    "exp2": dict(format="fp8e5m2"),
 }
 
 

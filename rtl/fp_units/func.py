@@ -19,7 +19,8 @@ import functools
 import math
 from fractions import Fraction
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib.memory import Memory
 
 from ..formats import FloatFormat, Specials
 from ..func import FuncSpec
@@ -30,15 +31,17 @@ __all__ = ["FpRecip", "FpRsqrt", "FpExp2", "exp2_regions", "exp2_table"]
 
 
 def rom(m: Module, name: str, index, entries: list[int], width: int) -> Signal:
-    """A combinational table: ``entries[index]`` (a case statement; synthesis maps it)."""
+    """A combinational table: ``entries[index]``, a memory with an asynchronous read port and
+    its contents as its initial value (a case statement of 36k entries elaborates for
+    minutes; the memory in no time), which synthesis maps to logic."""
     out = Signal(width, name=name)
     if len(entries) == 1:
         m.d.comb += out.eq(entries[0])
         return out
-    with m.Switch(index):
-        for i, v in enumerate(entries):
-            with m.Case(i):
-                m.d.comb += out.eq(v)
+    mem = Memory(shape=unsigned(width), depth=len(entries), init=entries)
+    m.submodules[name] = mem
+    port = mem.read_port(domain="comb")
+    m.d.comb += [port.addr.eq(index), out.eq(port.data)]
     return out
 
 

@@ -207,7 +207,7 @@ def test_verilog_exhaustive_against_golden(unit, options):
     _verify("--unit", unit, *options)
 
 
-@pytest.mark.parametrize("unit,name", [("recip", "fp16"), ("rsqrt", "bf16")])
+@pytest.mark.parametrize("unit,name", [("recip", "fp16"), ("rsqrt", "bf16"), ("exp2", "bf16")])
 def test_verilog_16_bit_every_input(unit, name):
     assert "65,536 vectors, 0 mismatches" in _verify("--unit", unit, "--format", name)
 

@@ -26,6 +26,7 @@ from .amax import AmaxSpec
 from .dot import MxDotSpec
 from .formats import FormatError
 from .intconv import INT_OVERFLOW, F2iSpec, I2fSpec
+from .func import ACCURACY, Exp2Spec, RecipSpec, RsqrtSpec
 from .noncomp import MINMAX, ClassifySpec, CmpSpec, MaxSpec, MinSpec, NoncompSpec, SgnjSpec
 from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation, Tininess
@@ -113,6 +114,12 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "an 8/16/32-bit integer rounded into the format"),
     Kind(F2iSpec, "fpforge.rtl.fp_units.intconv:FpF2i", "fpforge.golden.intconv:f2i_unit",
          "a float rounded to an 8/16/32-bit integer, saturating with invalid"),
+    Kind(RecipSpec, "fpforge.rtl.fp_units.func:FpRecip", "fpforge.golden.func:recip_unit",
+         "1 / x, correctly rounded or faithful (--accuracy)"),
+    Kind(RsqrtSpec, "fpforge.rtl.fp_units.func:FpRsqrt", "fpforge.golden.func:rsqrt_unit",
+         "1 / sqrt(x), correctly rounded or faithful (--accuracy)"),
+    Kind(Exp2Spec, "fpforge.rtl.fp_units.func:FpExp2", "fpforge.golden.func:exp2_unit",
+         "2 ^ x, correctly rounded or faithful (--accuracy)"),
 )}
 UNITS = tuple(KINDS)
 # The default selection of make synth and make sweep. make verify's matrix takes every kind by
@@ -215,10 +222,11 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                choices=tuple(m.value for m in Saturation), make="SATURATION"),
     SpecOption("subnormals", "--no-subnormals", "flush subnormal inputs and results to zero (an "
                "area option)", switch=True, default=True, make="SUBNORMALS=0"),
-    SpecOption("tininess", "--tininess", "mul, add, sub, fma, fms, cvt, i2f, mxq, dot: when a "
-               "result is tiny for the underflow flag (IEEE 754 7.5): after rounding (default; RISC-V, "
-               "x86) or before (the exact value below 2^emin; Arm); a result without subnormals "
-               "flushes by the same test. Stochastic rounding detects it before",
+    SpecOption("tininess", "--tininess", "mul, add, sub, fma, fms, cvt, i2f, mxq, dot, recip, "
+               "rsqrt, exp2: when a result is tiny for the underflow flag (IEEE 754 7.5): after "
+               "rounding (default; RISC-V, x86) or before (the exact value below 2^emin; Arm); a "
+               "result without subnormals flushes by the same test. Stochastic rounding detects "
+               "it before",
                choices=tuple(t.value for t in Tininess),
                make="TININESS"),
     SpecOption("minmax", "--minmax", "min, max, amax: what a NaN operand gives: ieee (IEEE "
@@ -241,6 +249,10 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "infinities saturate, with invalid, in both): " + "; ".join(
                    f"{k}, {v}" for k, v in INT_OVERFLOW.items()) + " (default riscv; "
                "docs/intconv.md)", metavar="|".join(INT_OVERFLOW), make="INT_OVERFLOW"),
+    SpecOption("accuracy", "--accuracy", "recip, rsqrt, exp2: correct (correctly rounded in "
+               "every mode; default) or faithful (one of the two neighbours of the exact value, "
+               "smaller tables); formats of at most 16 bits; docs/func.md",
+               choices=tuple(ACCURACY), make="ACCURACY"),
 )
 _BY_DEST = {o.dest: o for o in SPEC_OPTIONS}
 

@@ -210,6 +210,14 @@ def _other_element(spec: Spec) -> dict:
     return {key: SAME_WIDTH[elem]}
 
 
+def _faithful(spec: Spec) -> dict:
+    if spec.option_values().get("accuracy") != "correct":
+        raise OptionError(f"func-faithful-as-correct needs a recip, rsqrt or exp2 unit of "
+                          f"--accuracy correct, not {spec.default_name}")
+    return {"accuracy": "faithful"}
+
+
+
 FAULTS = {
     "force-inexact": Fault("the unit with the inexact flag forced high", _forced_flag(Flag.NX)),
     "force-invalid": Fault("the unit with the invalid flag forced high", _forced_flag(Flag.NV)),
@@ -248,6 +256,9 @@ FAULTS = {
     "f2i-wraps": Fault("the f2i unit wrapping out-of-range results around (the saturated "
                        "integer with its top bit flipped) instead of saturating",
                        _wrapped("wraps", "y", _wrapped_around, needs="f2i")),
+    "func-faithful-as-correct": Fault("the recip, rsqrt or exp2 unit built for --accuracy "
+                                      "faithful where correct was asked",
+                                      _variant("func-faithful-as-correct", _faithful)),
 }
 
 

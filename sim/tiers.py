@@ -15,6 +15,7 @@ import os
 
 from fpforge.rtl.amax import AmaxSpec
 from fpforge.rtl.formats import catalog_formats
+from fpforge.rtl.func import FuncSpec
 from fpforge.rtl.intconv import F2iSpec, I2fSpec
 from fpforge.rtl.format_names import catalog_selection
 from fpforge.rtl.kinds import KINDS, kind, make_spec
@@ -78,15 +79,17 @@ def geometry(sim: str, vectors: int = 1 << 16) -> dict:
 
 
 def case_id(spec: Spec) -> str:
-    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (kinds that do not round,
-    the integer conversions and block kinds: their module name)."""
+    """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (the function kinds: their
+    accuracy after the unit; kinds that do not round, the integer conversions and block kinds:
+    their module name)."""
     if not isinstance(spec, ScalarSpec):
         return spec.default_name
     ins = spec.in_fmts
     out = spec.out_fmt.with_subnormals(True).name     # flushing is its own part of the id
     fmt = out if all(f == spec.out_fmt for f in ins) else \
         f"{ins[0].with_subnormals(True).name}-to-{out}"
-    parts = [spec.unit, fmt, spec.rounding.value]
+    parts = [spec.unit, *([spec.accuracy] if isinstance(spec, FuncSpec) else []), fmt,
+             spec.rounding.value]
     if spec.options.saturate:
         parts.append("sat")
     if not spec.subnormals:

@@ -50,8 +50,8 @@ def core_formats(spec: Spec):
 
 def options_text(spec: Spec) -> str:
     """The report's options line: the kind's own choices where it has them (scale rule,
-    accumulator, NaN policy), then its rounder's options (``spec.options``, every kind that
-    rounds has them)."""
+    accumulator, NaN policy, a function's accuracy), then its rounder's options
+    (``spec.options``, every kind that rounds has them)."""
     p = spec.parameters()
     words = []
     if "scale_rule" in p:
@@ -62,6 +62,8 @@ def options_text(spec: Spec) -> str:
         words.append("scaled" if p["scaled"] else "no scales")
     if "minmax" in p:
         words.append(f"minmax {p['minmax']}")
+    if "accuracy" in p:
+        words.append(f"accuracy {p['accuracy']}")
     options = getattr(spec, "options", None)
     return ", ".join(words + ([options.describe()] if options is not None else []))
 

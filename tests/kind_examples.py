@@ -49,6 +49,11 @@ EXAMPLES = {
             dict(format="bf16", unsigned=True, rounding="dynamic", stages=2)],
     "f2i": [dict(format="fp8e5m2", int_width=8, unsigned=True),
             dict(format="fp16", rounding="dynamic", int_overflow="saturate", stages=2)],
+    "recip": [dict(format="fp8e4m3"), dict(format="bf16", rounding="dynamic",
+                                           accuracy="faithful", stages=2)],
+    "rsqrt": [dict(format="fp8e5m2", rounding="rdn"), dict(format="fp6e2m3", stages=1)],
+    "exp2": [dict(format="binary8p3se"), dict(format="fp8e4m3", rounding="stochastic",
+                                              accuracy="faithful", stages=1)],
 }
 
 SMALL = {
@@ -70,6 +75,9 @@ SMALL = {
     "amax": dict(format="fp8e5m2", n=2),
     "i2f": dict(format="fp8e5m2", int_width=8),
     "f2i": dict(format="fp8e4m3", int_width=8),
+    "recip": dict(format="fp8e4m3"),
+    "rsqrt": dict(format="fp6e3m2", rounding="dynamic"),
+    "exp2": dict(format="fp8e5m2"),
 }
 
 

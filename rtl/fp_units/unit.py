@@ -166,8 +166,14 @@ class FpUnit(Unit):
                           rbits=p.get("rbits"), register="round" in cuts)
         m.submodules[rounder.name] = rounder
 
-        self.outputs(m, {"y": rounder.y, "flags": rounder.flags})
+        self.outputs(m, {"y": rounder.y, "flags": self.flags_out(m, rounder.flags, p)})
         return m
+
+    def flags_out(self, m: Module, flags, carried: dict):
+        """The unit's flags: the rounder's, and what a core adds (a function's divide-by-zero,
+        which it carries beside the rounding controls; ``carried``: the values after the core
+        cut)."""
+        return flags
 
 
 def registered(m: Module, prefix: str, op: Operand) -> Operand:

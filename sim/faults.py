@@ -77,6 +77,23 @@ def _other_minmax(spec: Spec) -> dict:
     return {"minmax": "ieee" if policy == "number" else "number"}
 
 
+def _no_remainder_sticky(unit: str):
+    """The div or sqrt unit with the remainder's sticky bit dropped: the quotient or root
+    truncated, as if the bits the recurrence did not form were zero."""
+    def make(spec: Spec) -> Design:
+        if spec.unit != unit:
+            raise OptionError(f"the fault {unit}-no-sticky needs a {unit} unit, not "
+                              f"{spec.default_name}")
+
+        class NoSticky(type(spec)):
+            REMAINDER_STICKY = False
+
+        other = NoSticky(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
+        name = f"{spec.default_name}_no_sticky"
+        return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+    return make
+
+
 def _variant(fault: str, describe: Callable[[Spec], dict]):
     """The unit of a spec that differs from ``spec`` by the option values ``describe`` gives;
     its ports must be the same."""
@@ -215,6 +232,10 @@ FAULTS = {
     "classify-no-subnormal": Fault("the classify unit reporting subnormals as normals",
                                    _wrapped("no_subnormal", "y", lambda spec:
                                             _SUBNORMAL_AS_NORMAL, needs="classify")),
+    "div-no-sticky": Fault("the div unit without the remainder's sticky bit (the quotient "
+                           "truncated)", _no_remainder_sticky("div")),
+    "sqrt-no-sticky": Fault("the sqrt unit without the remainder's sticky bit (the root "
+                            "truncated)", _no_remainder_sticky("sqrt")),
 }
 
 

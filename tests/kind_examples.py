@@ -44,6 +44,11 @@ EXAMPLES = {
     "cmp": [dict(format="fp8e5m2"), dict(format="bf16", stages=1)],
     "classify": [dict(format="fp8e4m3"), dict(format="fp16", stages=1)],
     "sgnj": [dict(format="fp8e4m3fnuz"), dict(format="fp8e5m2", stages=1)],
+    "div": [dict(format="fp8e4m3", rounding="dynamic"),
+            dict(format="fp8e5m2", a_format="binary8p3se", rounding="stochastic", stages=2),
+            dict(format="fp6e2m3", arch="iter")],
+    "sqrt": [dict(format="bf16", rounding="rup"), dict(format="fp8e4m3", stages=1),
+             dict(format="fp8e5m2", rounding="dynamic", arch="iter")],
 }
 
 SMALL = {
@@ -62,6 +67,8 @@ SMALL = {
     "cmp": dict(format="fp6e2m3"),
     "classify": dict(format="fp8e4m3"),
     "sgnj": dict(format="fp6e3m2"),
+    "div": dict(format="fp8e4m3"),
+    "sqrt": dict(format="fp8e4m3", rounding="rdn"),
 }
 
 

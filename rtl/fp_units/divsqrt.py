@@ -99,6 +99,11 @@ class _Recurrence(FpUnit):
         return m
 
 
+    def sticky(self, state):
+        """The exact result lies above the quotient or root formed: the remainder is not 0."""
+        return state["r"] != 0 if self._spec.REMAINDER_STICKY else Const(0, 1)
+
+
 class FpDiv(_Recurrence):
     """``y = a / b`` correctly rounded (module docstring)."""
 
@@ -140,7 +145,7 @@ class FpDiv(_Recurrence):
         off = a.off - b.off - (P - a.width) + (P - b.width) - (n - 1)
         return Raw(sign=keep["sign"], exp=keep["exp"], off=off, sig=state["q"][:n], width=n,
                    exp_range=(a.exp_range[0] - b.exp_range[1], a.exp_range[1] - b.exp_range[0]),
-                   lz_max=1, sticky=state["r"] != 0, zero=keep["zero"], inf=keep["inf"],
+                   lz_max=1, sticky=self.sticky(state), zero=keep["zero"], inf=keep["inf"],
                    nan=keep["nan"], invalid=keep["invalid"], divzero=keep["divzero"])
 
 
@@ -208,5 +213,5 @@ class FpSqrt(_Recurrence):
         a, exp_range, off, _ = self._frame
         n = self._spec.digits
         return Raw(sign=keep["sign"], exp=keep["exp"], off=off, sig=state["q"][:n], width=n,
-                   exp_range=exp_range, lz_max=0, sticky=state["r"] != 0, zero=keep["zero"],
+                   exp_range=exp_range, lz_max=0, sticky=self.sticky(state), zero=keep["zero"],
                    inf=keep["inf"], nan=keep["nan"], invalid=keep["invalid"])

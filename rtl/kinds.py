@@ -165,7 +165,7 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
     SpecOption("in_format", "--in-format", "the operands' format (cvt: the source, default "
                "float32; mxq: float32 or bfloat16; mxdq, dot: the element format)",
                metavar="FMT", make="IN_FORMAT"),
-    SpecOption("a_format", "--a-format", "the format of operand a (mul, add, sub, fma; dot: the "
+    SpecOption("a_format", "--a-format", "the format of operand a (mul, add, sub, fma, div; dot: the "
                "elements of vector a)", metavar="FMT", make="A_FORMAT"),
     SpecOption("b_format", "--b-format", "the format of operand b", metavar="FMT",
                make="B_FORMAT"),
@@ -210,8 +210,8 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                choices=tuple(m.value for m in Saturation), make="SATURATION"),
     SpecOption("subnormals", "--no-subnormals", "flush subnormal inputs and results to zero (an "
                "area option)", switch=True, default=True, make="SUBNORMALS=0"),
-    SpecOption("tininess", "--tininess", "mul, add, sub, fma, fms, cvt, mxq, dot: when a result "
-               "is tiny for the underflow flag (IEEE 754 7.5): after rounding (default; RISC-V, "
+    SpecOption("tininess", "--tininess", "mul, add, sub, fma, fms, cvt, mxq, dot, div, sqrt: when "
+               "a result is tiny for the underflow flag (IEEE 754 7.5): after rounding (default; RISC-V, "
                "x86) or before (the exact value below 2^emin; Arm); a result without subnormals "
                "flushes by the same test. Stochastic rounding detects it before",
                choices=tuple(t.value for t in Tininess),

@@ -22,7 +22,7 @@ __all__ = ["Port", "CLOCK", "RESET", "VALID_IN", "VALID_OUT", "READY_OUT", "CONT
 
 CLOCK, RESET, VALID_IN, VALID_OUT = "clk", "rst", "valid_i", "valid_o"
 READY_OUT = "ready_o"     # a handshake unit's input ready (div, sqrt --arch iter)
-CONTROL = (CLOCK, RESET, VALID_IN, VALID_OUT, READY_OUT)   # pipelined units only; no data
+CONTROL = (CLOCK, RESET, VALID_IN, READY_OUT, VALID_OUT)   # clocked units only; no data
 
 
 @dataclass(frozen=True)

@@ -234,6 +234,13 @@ def _passes(*args, vectors=""):
                  marks=pytest.mark.slow),
     pytest.param(("--unit", "div", "--a-format", "fp8e5m2", "--b-format", "fp8e4m3", "--format",
                   "fp8e4m3", "--rounding", "rod", "--no-subnormals"), marks=pytest.mark.slow),
+    pytest.param(("--unit", "div", "--format", "binary8p3ue", "--saturation", "finite",
+                  "--rounding", "rdn"), marks=pytest.mark.slow),
+    pytest.param(("--unit", "div", "--format", "fp8e4m3fnuz", "--saturate", "--rounding", "rtz"),
+                 marks=pytest.mark.slow),
+    pytest.param(("--unit", "div", "--format", "e8m0"), marks=pytest.mark.slow),
+    pytest.param(("--unit", "div", "--format", "binary8p4se", "--saturation", "propagate",
+                  "--rounding", "stochastic_c", "--sr-bits", "3"), marks=pytest.mark.slow),
 ], ids=lambda a: "-".join(a[1::2]))
 def test_verilog_div_8_bit_every_pair(args):
     _passes(*args, "--engine", "batch", vectors="65,536")

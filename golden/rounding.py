@@ -36,6 +36,9 @@ class Raw(NamedTuple):
     # Where true, a sum that vanished (sig == 0, no sticky) is an exact zero of opposite-signed
     # terms: +0, or -0 when rounding down (IEEE 754 6.3). None: no cancelling sum.
     cancels: jnp.ndarray | None = None
+    # Where true, the result is an exact infinity from a finite non-zero dividend over zero
+    # (IEEE 754 7.3): the divide-by-zero flag. None: no division.
+    divzero: jnp.ndarray | None = None
 
 
 def raw_from_float64(value) -> Raw:
@@ -180,6 +183,8 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     number = ~raw.is_nan
     flags = (_flag(invalid, Flag.NV) | _flag(number & overflow, Flag.OF) |
              _flag(number & tiny & inexact, Flag.UF) | _flag(number & inexact, Flag.NX))
+    if raw.divzero is not None:
+        flags = flags | _flag(raw.divzero, Flag.DZ)
     return _signed_code(fmt, code, sign, nan_out), flags
 
 

@@ -191,7 +191,9 @@ def _header(spec: Spec, name: str, sc: dict) -> str:
              *spec.header_lines(),
              f"latency     {spec.latency} cycle(s)" + (
                  " (combinational)" if not spec.latency else
-                 f", {spec.stages} register stage(s); clk rising edge, rst synchronous")]
+                 f", {spec.stages} register stage(s); clk rising edge, rst synchronous"
+                 if spec.stages else ", from the edge that takes an operation to valid_o "
+                 "(a handshake); clk rising edge, rst synchronous")]
     if _has_flags(spec):
         lines.append("flags       flags[4:0] = {" + ", ".join(FLAG_ORDER) + "} (RISC-V fflags "
                      "order)")

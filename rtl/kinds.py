@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from .accum import ACCUMULATORS
 from .amax import AmaxSpec
+from .divsqrt import ARCHS, DivSpec, SqrtSpec
 from .dot import MxDotSpec
 from .formats import FormatError
 from .intconv import INT_OVERFLOW, F2iSpec, I2fSpec
@@ -120,6 +121,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "1 / sqrt(x), correctly rounded or faithful (--accuracy)"),
     Kind(Exp2Spec, "fpforge.rtl.fp_units.func:FpExp2", "fpforge.golden.func:exp2_unit",
          "2 ^ x, correctly rounded or faithful (--accuracy)"),
+    Kind(DivSpec, "fpforge.rtl.fp_units.divsqrt:FpDiv", "fpforge.golden.divsqrt:div_unit",
+         "a / b, correctly rounded (digit recurrence, --arch comb|iter)"),
+    Kind(SqrtSpec, "fpforge.rtl.fp_units.divsqrt:FpSqrt", "fpforge.golden.divsqrt:sqrt_unit",
+         "sqrt(a), correctly rounded (digit recurrence, --arch comb|iter)"),
 )}
 UNITS = tuple(KINDS)
 # The default selection of make synth and make sweep. make verify's matrix takes every kind by
@@ -176,7 +181,7 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
     SpecOption("in_format", "--in-format", "the operands' format (cvt: the source, default "
                "float32; mxq: float32 or bfloat16; mxdq, dot: the element format)",
                metavar="FMT", make="IN_FORMAT"),
-    SpecOption("a_format", "--a-format", "the format of operand a (mul, add, sub, fma; dot: the "
+    SpecOption("a_format", "--a-format", "the format of operand a (mul, add, sub, fma, div; dot: the "
                "elements of vector a)", metavar="FMT", make="A_FORMAT"),
     SpecOption("b_format", "--b-format", "the format of operand b", metavar="FMT",
                make="B_FORMAT"),
@@ -222,11 +227,11 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                choices=tuple(m.value for m in Saturation), make="SATURATION"),
     SpecOption("subnormals", "--no-subnormals", "flush subnormal inputs and results to zero (an "
                "area option)", switch=True, default=True, make="SUBNORMALS=0"),
-    SpecOption("tininess", "--tininess", "mul, add, sub, fma, fms, cvt, i2f, mxq, dot, recip, "
-               "rsqrt, exp2: when a result is tiny for the underflow flag (IEEE 754 7.5): after "
-               "rounding (default; RISC-V, x86) or before (the exact value below 2^emin; Arm); a "
-               "result without subnormals flushes by the same test. Stochastic rounding detects "
-               "it before",
+    SpecOption("tininess", "--tininess", "mul, add, sub, fma, fms, cvt, i2f, mxq, dot, div, sqrt, "
+               "recip, rsqrt, exp2: when a result is tiny for the underflow flag (IEEE 754 7.5): "
+               "after rounding (default; RISC-V, x86) or before (the exact value below 2^emin; "
+               "Arm); a result without subnormals flushes by the same test. Stochastic rounding "
+               "detects it before",
                choices=tuple(t.value for t in Tininess),
                make="TININESS"),
     SpecOption("minmax", "--minmax", "min, max, amax: what a NaN operand gives: ieee (IEEE "
@@ -253,6 +258,10 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "every mode; default) or faithful (one of the two neighbours of the exact value, "
                "smaller tables); formats of at most 16 bits; docs/func.md",
                choices=tuple(ACCURACY), make="ACCURACY"),
+    SpecOption("arch", "--arch", "div, sqrt: comb (the digit recurrence unrolled, pipelined by "
+               "--stages / --clock-ps at decode, early, middle, late, core, round; default) or "
+               "iter (one step per cycle, valid_i/ready_o/valid_o handshake; docs/divsqrt.md)",
+               choices=tuple(ARCHS), make="ARCH"),
 )
 _BY_DEST = {o.dest: o for o in SPEC_OPTIONS}
 

@@ -160,7 +160,7 @@ class Flag(enum.IntFlag):
     NX = 1 << 0   # inexact
     UF = 1 << 1   # underflow (tiny, by the options' Tininess, and inexact)
     OF = 1 << 2   # overflow
-    DZ = 1 << 3   # divide by zero: never raised by these units
+    DZ = 1 << 3   # divide by zero: raised by div alone (a finite non-zero a over a zero b)
     NV = 1 << 4   # invalid operation
 
 

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from .formats import FloatFormat
 from .options import FLAGS_MEANING, FLAGS_WIDTH, RM_MEANING, RM_WIDTH
 
-__all__ = ["Port", "CLOCK", "RESET", "VALID_IN", "VALID_OUT", "CONTROL", "clock_ports",
+__all__ = ["Port", "CLOCK", "RESET", "VALID_IN", "VALID_OUT", "READY_OUT", "CONTROL", "clock_ports",
            "result_ports", "valid_ports", "flags_port", "rm_port", "rbits_port"]
 
 CLOCK, RESET, VALID_IN, VALID_OUT = "clk", "rst", "valid_i", "valid_o"
-CONTROL = (CLOCK, RESET, VALID_IN, VALID_OUT)     # pipelined units only; no data
+READY_OUT = "ready_o"     # a handshake unit's input ready (div, sqrt --arch iter)
+CONTROL = (CLOCK, RESET, VALID_IN, READY_OUT, VALID_OUT)   # clocked units only; no data
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from fpforge.rtl import emit
-from fpforge.rtl.ports import CLOCK, RESET, VALID_IN, VALID_OUT, Port
+from fpforge.rtl.ports import CLOCK, READY_OUT, RESET, VALID_IN, VALID_OUT, Port
 from fpforge.rtl.spec import Spec
 
 from .binding import Binding, parse_ref, wrapper_name, wrapper_verilog
@@ -83,11 +83,15 @@ class Design:
         fault wrappers)."""
         name = name or spec.default_name
         piped = spec.latency > 0
+        # A handshake unit (div, sqrt --arch iter) says itself when it takes an operation
+        # (ready_o) and when its result comes (valid_o): an elastic design, no fixed latency.
+        handshake = getattr(spec, "handshake", False)
         return cls(spec=spec, top=name, ports=_data_ports(spec),
                    text=emit.verilog(spec, name) if text is None else text,
-                   latency=spec.latency, clock=CLOCK if piped else None,
+                   latency=0 if handshake else spec.latency, clock=CLOCK if piped else None,
                    reset=RESET if piped else None, valid_in=VALID_IN if piped else None,
-                   valid_out=VALID_OUT if piped else None, label=label or name)
+                   valid_out=VALID_OUT if piped else None,
+                   ready_in=READY_OUT if handshake else None, label=label or name)
 
     @classmethod
     def from_component(cls, component, name: str, *, latency: int = 0) -> "Design":

@@ -88,6 +88,21 @@ def _wrapped_around(spec: Spec) -> str:
     one end of the range wraps to the other, as a cast without saturation does."""
     n = spec.port("y").width
     return f"y_unit ^ {{flags[4], {n - 1}'d0}}"
+def _no_remainder_sticky(unit: str):
+    """The div or sqrt unit with the remainder's sticky bit dropped: the quotient or root
+    truncated, as if the bits the recurrence did not form were zero."""
+    def make(spec: Spec) -> Design:
+        if spec.unit != unit:
+            raise OptionError(f"the fault {unit}-no-sticky needs a {unit} unit, not "
+                              f"{spec.default_name}")
+
+        class NoSticky(type(spec)):
+            REMAINDER_STICKY = False
+
+        other = NoSticky(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
+        name = f"{spec.default_name}_no_sticky"
+        return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+    return make
 
 
 def _variant(fault: str, describe: Callable[[Spec], dict]):
@@ -259,6 +274,10 @@ FAULTS = {
     "func-faithful-as-correct": Fault("the recip, rsqrt or exp2 unit built for --accuracy "
                                       "faithful where correct was asked",
                                       _variant("func-faithful-as-correct", _faithful)),
+    "div-no-sticky": Fault("the div unit without the remainder's sticky bit (the quotient "
+                           "truncated)", _no_remainder_sticky("div")),
+    "sqrt-no-sticky": Fault("the sqrt unit without the remainder's sticky bit (the root "
+                            "truncated)", _no_remainder_sticky("sqrt")),
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from fpforge.rtl.amax import AmaxSpec
+from fpforge.rtl.divsqrt import DivSqrtSpec
 from fpforge.rtl.formats import catalog_formats
 from fpforge.rtl.func import FuncSpec
 from fpforge.rtl.intconv import F2iSpec, I2fSpec
@@ -80,7 +81,7 @@ def geometry(sim: str, vectors: int = 1 << 16) -> dict:
 
 def case_id(spec: Spec) -> str:
     """A readable pytest id: ``mul-float8_e4m3fn-rne`` plus options (the function kinds: their
-    accuracy after the unit; kinds that do not round, the integer conversions and block kinds:
+    accuracy after the unit; div and sqrt: iter; kinds that do not round, the integer conversions and block kinds:
     their module name)."""
     if not isinstance(spec, ScalarSpec):
         return spec.default_name
@@ -94,6 +95,8 @@ def case_id(spec: Spec) -> str:
         parts.append("sat")
     if not spec.subnormals:
         parts.append("ftz")
+    if isinstance(spec, DivSqrtSpec) and spec.arch != "comb":
+        parts.append(spec.arch)
     if spec.stages:
         parts.append(f"s{spec.stages}")
     if spec.cuts:

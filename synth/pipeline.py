@@ -39,6 +39,9 @@ __all__ = ["Candidate", "PipelineChoice", "pipeline_for", "placements", "check_p
 
 
 def check_pipelinable(spec: Spec) -> None:
+    refusal = getattr(spec, "pipeline_refusal", None)
+    if refusal:
+        raise OptionError(refusal)
     if not spec.pipeline_points:
         raise OptionError(f"--clock-ps places pipeline registers at a unit's cut points; "
                           f"{spec.default_name} has none (its stages are output registers): "

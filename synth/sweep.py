@@ -57,11 +57,14 @@ VARIANTS = {
     "stochastic": {"rounding": "stochastic"},
 }
 VARIANT_FORMATS = ("fp8e4m3", "fp16", "bf16")
+# The other architecture of the kinds that take --arch (div, sqrt: docs/divsqrt.md), a row
+# beside each default (comb) row in the variant formats, so that the sweep shows the trade.
+ARCH_VARIANTS = {"iter": {"arch": "iter"}}
 VARIANT_UNITS = ("mul", "add")
-# The files that decide the generated hardware (the CLI and export do not).
-HARDWARE_SOURCES = ("rtl/fp_units", "rtl/formats.py", "rtl/options.py", "rtl/spec.py",
-                    "rtl/scalar.py", "rtl/elements.py", "rtl/mx.py", "rtl/dot.py",
-                    "rtl/accum.py", "rtl/kinds.py", "rtl/ports.py", "rtl/emit.py")
+# Where the generated hardware is decided, for the report's provenance line: all of rtl/ (a
+# kind's spec module decides its unit as much as rtl/fp_units/ does; a list of files went stale
+# as kinds were added).
+HARDWARE_SOURCES = ("rtl",)
 MX_BLOCK = 8
 NVFP4_RULES = tuple(r for r in VALUE_RULES if r.startswith("nvfp4_"))
 MX_N = 8
@@ -134,7 +137,7 @@ def case(fmt, unit: str, variant: str = "default") -> Case:
     """A scalar unit in ``fmt`` (cvt: into it from float32) with ``variant``'s options."""
     name = resolve(fmt).name
     values = {"format": name, **({"in_format": CVT_FROM} if unit == "cvt" else {}),
-              **VARIANTS[variant]}
+              **{**VARIANTS, **ARCH_VARIANTS}[variant]}
     return Case(name, unit, variant, tuple(values.items()))
 
 
@@ -163,6 +166,8 @@ def cases(formats, units=SWEEP_UNITS, variant_formats=VARIANT_FORMATS,
     out = [case(f, u) for f in formats for u in units]
     out += [case(f, u, v) for f in variant_formats for u in variant_units
             for v in variants if v != "default"]
+    out += [case(f, u, v) for f in variant_formats for u in units
+            if "arch" in KINDS[u].spec.OPTIONS for v in ARCH_VARIANTS]
     return list(dict.fromkeys(out))
 
 

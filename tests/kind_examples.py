@@ -54,6 +54,11 @@ EXAMPLES = {
     "rsqrt": [dict(format="fp8e5m2", rounding="rdn"), dict(format="fp6e2m3", stages=1)],
     "exp2": [dict(format="binary8p3se"), dict(format="fp8e4m3", rounding="stochastic",
                                               accuracy="faithful", stages=1)],
+    "div": [dict(format="fp8e4m3", rounding="dynamic"),
+            dict(format="fp8e5m2", a_format="binary8p3se", rounding="stochastic", stages=2),
+            dict(format="fp6e2m3", arch="iter")],
+    "sqrt": [dict(format="bf16", rounding="rup"), dict(format="fp8e4m3", stages=1),
+             dict(format="fp8e5m2", rounding="dynamic", arch="iter")],
 }
 
 SMALL = {
@@ -78,6 +83,8 @@ SMALL = {
     "recip": dict(format="fp8e4m3"),
     "rsqrt": dict(format="fp6e3m2", rounding="dynamic"),
     "exp2": dict(format="fp8e5m2"),
+    "div": dict(format="fp8e4m3"),
+    "sqrt": dict(format="fp8e4m3", rounding="rdn"),
 }
 
 

@@ -128,7 +128,7 @@ def test_no_doc_spells_out_a_stale_list_of_kinds():
 
 def test_kind_list_check_can_fail():
     text = ("The scalar kinds: mul, add, sub, fma and cvt.\n"        # fms left out
-            "`--unit mul|add|sub|fma|fms|cvt` and the basic mul, add, fma, cvt.\n"
+            "`--unit mul|add|sub|fma|fms|cvt|div|sqrt` and the basic mul, add, fma, cvt.\n"
             "Examples: add fp8e5m2, sub fp6e2m3, fma fp4e2m1, cvt fp16.\n"
             "make synth UNIT=mul|add|sub|fma|cvt\n")
     assert stale_kind_lists(text) == [(1, "add, cvt, fma, mul, sub"),

@@ -76,10 +76,14 @@ class Raw:
     nan: Value
     invalid: Value
     cancels: bool = False
+    # An exact infinity from a finite non-zero dividend over zero: the divide-by-zero flag
+    # (IEEE 754 7.3). None: the unit does not divide.
+    divzero: Value | None = None
 
     def values(self) -> dict:
         return dict(sign=self.sign, exp=self.exp, sig=self.sig, sticky=self.sticky,
-                    zero=self.zero, inf=self.inf, nan=self.nan, invalid=self.invalid)
+                    zero=self.zero, inf=self.inf, nan=self.nan, invalid=self.invalid) | \
+            ({} if self.divzero is None else {"divzero": self.divzero})
 
 
 def lzc(m: Module, value: Value, name: str):

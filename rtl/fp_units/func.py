@@ -24,7 +24,7 @@ from amaranth.lib.memory import Memory
 
 from ..formats import FloatFormat, Specials
 from ..func import FuncSpec
-from .common import Operand, Raw, register, signed_for
+from .common import Operand, Raw, signed_for
 from .unit import FpUnit
 
 __all__ = ["FpRecip", "FpRsqrt", "FpExp2", "exp2_regions", "exp2_table"]
@@ -46,18 +46,13 @@ def rom(m: Module, name: str, index, entries: list[int], width: int) -> Signal:
 
 
 class _FpFunc(FpUnit):
-    """A function unit: ``table_raw`` builds the raw result; zero operands give the flag."""
+    """A function unit: ``table_raw`` builds the raw result; a zero operand's exact infinity
+    gives divide-by-zero through the rounder, as div's does."""
 
     def core(self, m: Module, ops: list[Operand]) -> Raw:
         (x,) = ops
         raw, dz = self.table_raw(m, x)
-        self._carried["dz"] = dz
-        return raw
-
-    def flags_out(self, m: Module, flags, carried: dict):
-        """Divide-by-zero, carried through the pipeline beside the raw result."""
-        dz = register(m, "round" in self.spec.cut_points, "r1", {"dz": carried["dz"]})["dz"]
-        return flags | (dz << 3)
+        return Raw(**{**raw.__dict__, "divzero": dz})
 
     @property
     def Q(self) -> int:

@@ -211,6 +211,8 @@ class Rounder(Elaboratable):
             stage["rm"] = self.rm
         if self.rbits is not None:
             stage["rbits"] = self.rbits
+        if raw.divzero is not None:
+            stage["divzero"] = raw.divzero
         p = register(m, self.cut, "r1", stage)
         if self.rm is not None:
             mode = Mode(self.options, p["rm"])
@@ -311,7 +313,7 @@ class Rounder(Elaboratable):
             m.d.comb += self.y.eq(Cat(y_mag, y_sign))
         else:
             m.d.comb += self.y.eq(y_mag)
-        m.d.comb += self.flags.eq(Cat(nx, uf, of, Const(0, 1), nv))
+        m.d.comb += self.flags.eq(Cat(nx, uf, of, p.get("divzero", Const(0, 1)), nv))
 
     def _saturate(self, m, mode, p, code, inexact, tiny, ovf, mag, neg, nan_out, flags, sat):
         """P3109 4.7.5 Saturate for any format ("extended": has infinities; Mlo = -max signed,

@@ -124,6 +124,20 @@ class FpUnit(Unit):
     def __init__(self, spec: ScalarSpec):
         super().__init__(spec)
 
+    def decoded_operands(self, m: Module) -> list[Operand]:
+        """Step 1: each operand port through its decoder."""
+        spec, ops = self._spec, []
+        for port, fmt in zip(spec.operands, spec.in_fmts):
+            dec = Decode(fmt, normalize=self.normalized_operands,
+                         clear_flushed=self.decoders_clear_flushed)
+            m.submodules[f"dec_{port}_{fmt.ident}"] = dec
+            m.d.comb += dec.code.eq(getattr(self, port))
+            ops.append(Operand(sign=dec.sign, exp=dec.exp, off=dec.off, sig=dec.sig,
+                               width=dec.width, exp_range=dec.exp_range, lz_max=dec.lz_max,
+                               zero=dec.is_zero, inf=dec.is_inf, nan=dec.is_nan,
+                               invalid=dec.is_snan, sig_cleared=dec.sig_cleared))
+        return ops
+
     def core(self, m: Module, ops: list[Operand]) -> Raw:
         """The unit's exact core (decode -> *core* -> round); every unit class defines it."""
         raise TypeError(f"{type(self).__name__} defines no exact core")
@@ -137,16 +151,7 @@ class FpUnit(Unit):
             controls["rm"] = self.rm
         if spec.has_rbits:
             controls["rbits"] = self.rbits
-        ops = []
-        for port, fmt in zip(spec.operands, spec.in_fmts):
-            dec = Decode(fmt, normalize=self.normalized_operands,
-                         clear_flushed=self.decoders_clear_flushed)
-            m.submodules[f"dec_{port}_{fmt.ident}"] = dec
-            m.d.comb += dec.code.eq(getattr(self, port))
-            ops.append(Operand(sign=dec.sign, exp=dec.exp, off=dec.off, sig=dec.sig,
-                               width=dec.width, exp_range=dec.exp_range, lz_max=dec.lz_max,
-                               zero=dec.is_zero, inf=dec.is_inf, nan=dec.is_nan,
-                               invalid=dec.is_snan, sig_cleared=dec.sig_cleared))
+        ops = self.decoded_operands(m)
 
         # Cut "decode": the decoded operands (and the rounding controls with them).
         if "decode" in cuts:
@@ -166,14 +171,8 @@ class FpUnit(Unit):
                           rbits=p.get("rbits"), register="round" in cuts)
         m.submodules[rounder.name] = rounder
 
-        self.outputs(m, {"y": rounder.y, "flags": self.flags_out(m, rounder.flags, p)})
+        self.outputs(m, {"y": rounder.y, "flags": rounder.flags})
         return m
-
-    def flags_out(self, m: Module, flags, carried: dict):
-        """The unit's flags: the rounder's, and what a core adds (a function's divide-by-zero,
-        which it carries beside the rounding controls; ``carried``: the values after the core
-        cut)."""
-        return flags
 
 
 def registered(m: Module, prefix: str, op: Operand) -> Operand:

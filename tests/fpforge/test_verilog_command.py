@@ -171,8 +171,8 @@ def applies(flag: str) -> str:
 
 
 ERRORS = {
-    "unknown unit": (["verilog", "--unit", "div", "--format", "fp8e4m3"],
-                     E + "argument --unit: invalid choice: 'div' (choose from "
+    "unknown unit": (["verilog", "--unit", "divide", "--format", "fp8e4m3"],
+                     E + "argument --unit: invalid choice: 'divide' (choose from "
                          f"{', '.join(map(repr, UNITS))})"),
     "unknown format": (["verilog", "--unit", "mul", "--format", "fp9"],
                        E + f"unknown format 'fp9'; {VALID}"),

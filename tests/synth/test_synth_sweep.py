@@ -160,7 +160,7 @@ def test_flags_unconnected_wrapper_has_no_flags_port(tmp_path, yosys_ports):
 @pytest.mark.parametrize("kwargs, error, words", [
     (dict(formats=["fp8e4m3", "nope"]), FormatError, "unknown format 'nope'"),
     (dict(formats="fp8e4m3,nope"), FormatError, "bfloat16"),
-    (dict(units=["mul", "sqrt"]), OptionError, "unknown unit 'sqrt'; valid: " +
+    (dict(units=["mul", "cbrt"]), OptionError, "unknown unit 'cbrt'; valid: " +
      ", ".join(sw.SCALAR_UNITS)),
     (dict(variants=["ftz"]), OptionError, "unknown variant 'ftz'; valid: default, "
                                           "no-subnormals, saturate, dynamic, stochastic"),

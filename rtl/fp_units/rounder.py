@@ -54,12 +54,15 @@ class Rounder(Elaboratable):
     Inputs are the signals of ``raw`` (plus ``rm`` / ``rbits`` when the options need them);
     outputs ``y`` (``fmt.width`` bits) and ``flags`` ({NV, DZ, OF, UF, NX}). With ``register``
     a pipeline register sits between normalization (steps 1-2) and the increment (steps 3-4).
+    With ``early_overflow`` (a unit's opt-in: the multipliers) the overflow test of step 4 reads
+    the code before the increment where that maps smaller (see ``early_ovf``).
     """
 
     def __init__(self, fmt: FloatFormat, options: UnitOptions, raw: Raw, *, rm=None, rbits=None,
-                 register: bool = False):
+                 register: bool = False, early_overflow: bool = False):
         self.fmt, self.options, self.raw = fmt, options, raw
         self.rm, self.rbits, self.cut = rm, rbits, register
+        self.early_overflow = early_overflow
         self.y = Signal(fmt.width, name="y")
         self.flags = Signal(FLAGS_WIDTH, name="flags")
         self.stochastic = options.rounding.stochastic
@@ -238,10 +241,11 @@ class Rounder(Elaboratable):
         # The multipliers' overflow test on the code before the increment (step 4), and with it
         # the code as one incrementer. Only where measured smaller: the one-shift path with an
         # increment that is not constant and an overflow to infinity or NaN (with rtz, under
-        # saturation and in finite formats it maps larger: e4m3 rtz 244 -> 265 GE, bf16
-        # saturating 947 -> 1076, fp6e3m2 177 -> 211).
-        early_ovf = can_ovf and one_shift and not isinstance(inc, Const) and \
-            self._overflow_leaves_finite()
+        # saturation and in finite formats it maps larger: e4m3 rtz mul 244 -> 265 GE, bf16
+        # saturating 947 -> 1076, fp6e3m2 177 -> 211), and in units that opt in (in the
+        # dequantizers it maps larger: mxdq binary4p2sf k = 8 maxabs 903 -> 1016 GE).
+        early_ovf = self.early_overflow and can_ovf and one_shift and \
+            not isinstance(inc, Const) and self._overflow_leaves_finite()
         if clamp and not early_ovf:
             m.d.comb += code.eq((exp_field << M) + frac + inc)
         else:

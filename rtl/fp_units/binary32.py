@@ -25,6 +25,14 @@ from .rounder import Rounder
 
 __all__ = ["Binary32", "F32", "FLT_MAX", "ONE", "bits"]
 
+class _Mul(FpMul):
+    """FpMul without the rounder's early overflow test: the NVFP4 units keep the Verilog their
+    verification record holds (with it the float32 mul alone maps to 6169 GE / 4770 ps
+    instead of 6513 / 5125; adopting it here needs those units proven equivalent)."""
+
+    early_overflow = False
+
+
 F32 = CATALOG["float32"]
 FLT_MAX = 0x7F7F_FFFF
 ONE = 0x3F80_0000
@@ -98,7 +106,7 @@ class Binary32:
 
     def mul(self, a, b, name: str):
         """RN(a * b)."""
-        u = self._add("mul", FpMul(_MUL))
+        u = self._add("mul", _Mul(_MUL))
         self.m.d.comb += [u.a.eq(a), u.b.eq(b)]
         return self.named(name, u.y)
 

@@ -66,6 +66,9 @@ class FpMul(FpUnit):
     # Operands with their hidden bit set: a constant top bit for the multiplier, zeros handled
     # by is_zero alone, and a product with at most one leading zero (the rounder's one shift).
     normalized_operands = True
+    # The overflow test before the rounding increment: off the carry chain of the NaN or infinity
+    # that gates every output bit (Rounder ``early_overflow``).
+    early_overflow = True
 
     def core(self, m, ops):
         p = product(m, *ops, hidden_one=self.normalized_operands,

@@ -120,6 +120,8 @@ class FpUnit(Unit):
     # False: the core gates zero operands itself, so the decoders leave a flushed subnormal's
     # fraction in sig (Operand.sig_cleared) instead of clearing it.
     decoders_clear_flushed: bool = True
+    # The rounder's ``early_overflow`` (measured smaller in the multipliers only).
+    early_overflow: bool = False
 
     def __init__(self, spec: ScalarSpec):
         super().__init__(spec)
@@ -168,7 +170,8 @@ class FpUnit(Unit):
         staged = Raw(**{**raw.__dict__, **{k: p[k] for k in raw.values()}})
 
         rounder = Rounder(spec.out_fmt, spec.options, staged, rm=p.get("rm"),
-                          rbits=p.get("rbits"), register="round" in cuts)
+                          rbits=p.get("rbits"), register="round" in cuts,
+                          early_overflow=self.early_overflow)
         m.submodules[rounder.name] = rounder
 
         self.outputs(m, {"y": rounder.y, "flags": rounder.flags})

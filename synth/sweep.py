@@ -31,23 +31,31 @@ from fpforge.rtl.kinds import BASIC_UNITS, KINDS, make_spec
 from fpforge.rtl.elements import ELEMENT_FORMATS, element_format
 from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES
 from fpforge.rtl.options import OptionError
-from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import Spec
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, new_run_dir, run_designs
 from .records import core_design, core_formats, design_for
 
-__all__ = ["Case", "Row", "SCALAR_UNITS", "MX_UNITS", "SWEEP_UNITS", "VARIANTS", "MX_VARIANTS",
-           "case", "mx_case", "cases", "mx_cases", "mx_variants", "plan",
-           "sweep", "split_names"]
+__all__ = ["Case", "Row", "SCALAR_UNITS", "MX_UNITS", "SWEEP_UNITS", "EXTRA_UNITS", "UNIT_GROUPS",
+           "VARIANTS", "KIND_VARIANTS", "MX_VARIANTS", "case", "mx_case", "cases", "mx_cases",
+           "mx_variants", "plan", "selection", "sweep", "split_names"]
 
 CVT_FROM = "float32"
 # The report's two tables: scalar units get a row per format, the block-scaled (OCP MX) units a
 # row per element format.
-SCALAR_UNITS = tuple(u for u, k in KINDS.items() if issubclass(k.spec, ScalarSpec))
+SCALAR_UNITS = tuple(u for u, k in KINDS.items() if k.shape == "scalar")
 MX_UNITS = tuple(u for u, k in KINDS.items() if k.shape == "block")
 # What the sweep synthesises unless told: sub is add with b's sign flipped, and costs the same.
 SWEEP_UNITS = BASIC_UNITS
+# The rest of an FPU and of an ML datapath, opt-in (--unit extra) so that make sweep's default
+# rows and time stay: fms is fma with c's sign flipped, as sub is add.
+EXTRA_UNITS = tuple(u for u in SCALAR_UNITS if u not in (*BASIC_UNITS, "sub", "fms"))
+# Names that stand for several units in --unit.
+UNIT_GROUPS = {"basic": BASIC_UNITS, "extra": EXTRA_UNITS, "all": BASIC_UNITS + EXTRA_UNITS}
+# Combinations left out of every sweep, with why: a row that would hold the whole run for more
+# than a couple of minutes. fp16 exp2 is one table of 36,224 entries (docs/func.md).
+LEFT_OUT = {("exp2", "float16"): "left out: Yosys runs for tens of minutes on fp16 exp2's "
+                                 "36,224-entry table (docs/func.md)"}
 # Option variants: name -> option values (rtl.kinds.make_spec). "default" is the base case.
 VARIANTS = {
     "default": {},
@@ -57,9 +65,12 @@ VARIANTS = {
     "stochastic": {"rounding": "stochastic"},
 }
 VARIANT_FORMATS = ("fp8e4m3", "fp16", "bf16")
-# The other architecture of the kinds that take --arch (div, sqrt: docs/divsqrt.md), a row
-# beside each default (comb) row in the variant formats, so that the sweep shows the trade.
-ARCH_VARIANTS = {"iter": {"arch": "iter"}}
+# A kind's own trade, a row beside each default row in the variant formats: the other
+# architecture of div and sqrt (--arch iter, docs/divsqrt.md), the cheaper accuracy of the
+# function units (--accuracy faithful, docs/func.md). Option -> variant -> option values.
+KIND_VARIANTS = {"arch": {"iter": {"arch": "iter"}},
+                 "accuracy": {"faithful": {"accuracy": "faithful"}}}
+_KIND_VARIANT_VALUES = {v: values for vs in KIND_VARIANTS.values() for v, values in vs.items()}
 VARIANT_UNITS = ("mul", "add")
 # Where the generated hardware is decided, for the report's provenance line: all of rtl/ (a
 # kind's spec module decides its unit as much as rtl/fp_units/ does; a list of files went stale
@@ -137,7 +148,7 @@ def case(fmt, unit: str, variant: str = "default") -> Case:
     """A scalar unit in ``fmt`` (cvt: into it from float32) with ``variant``'s options."""
     name = resolve(fmt).name
     values = {"format": name, **({"in_format": CVT_FROM} if unit == "cvt" else {}),
-              **{**VARIANTS, **ARCH_VARIANTS}[variant]}
+              **{**VARIANTS, **_KIND_VARIANT_VALUES}[variant]}
     return Case(name, unit, variant, tuple(values.items()))
 
 
@@ -167,12 +178,16 @@ def cases(formats, units=SWEEP_UNITS, variant_formats=VARIANT_FORMATS,
     out += [case(f, u, v) for f in variant_formats for u in variant_units
             for v in variants if v != "default"]
     out += [case(f, u, v) for f in variant_formats for u in units
-            if "arch" in KINDS[u].spec.OPTIONS for v in ARCH_VARIANTS]
+            for option, vs in KIND_VARIANTS.items() if option in KINDS[u].spec.OPTIONS
+            for v in vs]
     return list(dict.fromkeys(out))
 
 
 def _design(case_: Case) -> tuple:
-    """In a worker process: the case's Verilog, or why the generator rejects it."""
+    """In a worker process: the case's Verilog, or why the generator rejects it (or why the
+    sweep leaves it out: LEFT_OUT)."""
+    if (case_.unit, case_.fmt) in LEFT_OUT:
+        return case_, None, LEFT_OUT[(case_.unit, case_.fmt)]
     try:
         return case_, case_.design(), None
     except (FormatError, OptionError, ValueError) as err:
@@ -342,6 +357,29 @@ def split_names(names) -> list[str]:
     return [n for n in (str(x).strip() for x in names) if n]
 
 
+def expand_units(names) -> list[str]:
+    """Unit names with each group (UNIT_GROUPS) replaced by its units, in order, once each."""
+    return list(dict.fromkeys(u for n in split_names(names) for u in UNIT_GROUPS.get(n, (n,))))
+
+
+def selection(formats=None, units=None) -> dict:
+    """plan()'s arguments for a ``--formats`` / ``--unit`` choice: with either given, the option
+    variants, the kinds' own variants and the MX units follow it (only the named units, only in
+    the named formats) instead of adding make sweep's whole set of them."""
+    kw = {"formats": formats, "units": units}
+    if units is not None:
+        names = expand_units(units)
+        kw |= {"units": [u for u in names if u not in MX_UNITS],
+               "variant_units": [u for u in VARIANT_UNITS if u in names],
+               "mx": any(u in MX_UNITS for u in names),
+               "mx_units": [u for u in names if u in MX_UNITS]}
+    if formats is not None:
+        chosen = {resolve(f).name for f in split_names(formats)}
+        kw["variant_formats"] = [f for f in VARIANT_FORMATS if resolve(f).name in chosen]
+        kw["mx_elements"] = [e for e in ELEMENT_FORMATS if element_format(e).grid.name in chosen]
+    return kw
+
+
 def plan(*, formats=None, units=None, max_width: int = 16, variant_formats=VARIANT_FORMATS,
          variant_units=VARIANT_UNITS, variants=None, mx: bool = True, mx_elements=None,
          mx_units=None, mx_block: int = MX_BLOCK, mx_n: int = MX_N) -> list[Case]:
@@ -356,10 +394,11 @@ def plan(*, formats=None, units=None, max_width: int = 16, variant_formats=VARIA
     fmts = split_names(formats) if formats is not None else \
         [f.name for f in catalog_formats(max_width)] + \
         [resolve(f).name for f in P3109_CONFORMANCE if resolve(f).width <= max_width]
-    units = split_names(units) if units is not None else list(SWEEP_UNITS)
+    units = expand_units(units) if units is not None else list(SWEEP_UNITS)
     bad = [u for u in units + split_names(variant_units) if u not in SCALAR_UNITS]
     if bad:
-        raise OptionError(f"unknown unit {bad[0]!r}; valid: {', '.join(SCALAR_UNITS)}")
+        raise OptionError(f"unknown unit {bad[0]!r}; valid: {', '.join(SCALAR_UNITS)} or a "
+                          f"group: {', '.join(UNIT_GROUPS)}")
     variants = split_names(variants) if variants is not None else list(VARIANTS)
     bad = [v for v in variants if v not in VARIANTS]
     if bad:

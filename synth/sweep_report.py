@@ -13,6 +13,8 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from fpforge.rtl.amax import DEFAULT_N as AMAX_N
+
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError
 from .sweep import (CVT_FROM, MX_BLOCK, MX_N, MX_UNITS, SWEEP_UNITS, VARIANT_FORMATS, VARIANT_UNITS,
                     Row, mx_variants, plan, sweep)
@@ -89,7 +91,7 @@ def markdown(rows: list[Row], meta: dict) -> str:
            f"from {CVT_FROM}. *core*: the bare integer core of mul (significand product + "
            "exponent add), the floor any multiplier pays. Treat ps as relative, and "
            "differences below about 10 % as noise: ABC's area mapping is not monotonic (a unit "
-           "with less logic can map larger).", "",
+           "with less logic can map larger)." + _unit_notes(units), "",
            "![area](area.png)", "", "![delay](delay.png)", ""]
     if units:
         out += ["| format | bits | " + " | ".join(f"{u} GE / ps" for u in units) +
@@ -108,7 +110,9 @@ def markdown(rows: list[Row], meta: dict) -> str:
                 "inputs and results flushed to zero; *saturate*: overflow gives ±max finite; "
                 "*dynamic*: "
                 "the rounding mode comes from a 3-bit `rm` input (RISC-V frm); *stochastic*: "
-                "rounding with an 8-bit random `rbits` input.", "",
+                "rounding with an 8-bit random `rbits` input." +
+                "".join(VARIANT_NOTES[v] for v in dict.fromkeys(r.variant for r in var)
+                        if v in VARIANT_NOTES), "",
                 "![variants](variants.png)", "",
                 "| format | unit | variant | GE | ps | ΔGE | Δps |",
                 "|---|---|---|---:|---:|---:|---:|"]
@@ -132,6 +136,35 @@ def markdown(rows: list[Row], meta: dict) -> str:
     out += ["", "Figures per case, with cells and logic depth: `sweep.csv`. Regenerate with "
             "`make sweep` (`fpforge sweep`).", ""]
     return "\n".join(out)
+
+
+# What the default row of each --unit extra kind is (only the kinds a report holds are named).
+UNIT_NOTES = {
+    "min": "min / max: IEEE 754-2019 minimumNumber / maximumNumber (--minmax number)",
+    "cmp": "cmp: eq, lt, le and unordered at once, quiet or signaling by its `signaling` input",
+    "classify": "classify: the RISC-V 10-bit class mask",
+    "sgnj": "sgnj: copy, negate and xor on a 2-bit op input",
+    "amax": f"amax: max |x_i| over n = {AMAX_N} inputs, a tree (--minmax number)",
+    "i2f": "i2f / f2i: signed 32-bit integers; f2i saturating with invalid",
+    "recip": "recip, rsqrt, exp2: correctly rounded (--accuracy correct), formats of at most "
+             "16 bits",
+    "div": "div, sqrt: combinational digit recurrence (--arch comb)",
+}
+VARIANT_NOTES = {
+    "iter": " *iter* (div, sqrt): one recurrence stage reused over cycles (--arch iter, "
+            "docs/divsqrt.md), its state registers included.",
+    "faithful": " *faithful* (recip, rsqrt, exp2): either neighbour of the exact value "
+                "(--accuracy faithful, docs/func.md).",
+}
+
+
+def _unit_notes(units) -> str:
+    notes = [n for u, n in UNIT_NOTES.items() if {u, *_NOTE_ALSO.get(u, ())} & set(units)]
+    return f" Default rows of the other kinds: {'; '.join(notes)}." if notes else ""
+
+
+# A note that also speaks for these kinds.
+_NOTE_ALSO = {"min": ("max",), "i2f": ("f2i",), "recip": ("rsqrt", "exp2"), "div": ("sqrt",)}
 
 
 def mx_markdown(rows: list[Row], meta: dict) -> list[str]:

@@ -14,9 +14,10 @@ from dataclasses import fields
 from pathlib import Path
 
 from fpforge.rtl.amax import DEFAULT_N as AMAX_N
+from fpforge.rtl.kinds import KINDS
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError
-from .sweep import (CVT_FROM, MX_BLOCK, MX_N, MX_UNITS, SWEEP_UNITS, VARIANT_FORMATS, VARIANT_UNITS,
+from .sweep import (CVT_FROM, EXTRA_UNITS, MX_BLOCK, MX_N, MX_UNITS, SWEEP_UNITS, VARIANT_FORMATS, VARIANT_UNITS,
                     Row, mx_variants, plan, sweep)
 
 __all__ = ["run_sweep", "write_csv", "read_csv", "markdown", "power_markdown", "plot"]
@@ -134,22 +135,11 @@ def markdown(rows: list[Row], meta: dict) -> str:
     out += [f"- {r.format} {r.unit} ({r.variant}): {r.reason}" for r in skipped] or \
         ["None: the generator accepted every combination."]
     out += ["", "Figures per case, with cells and logic depth: `sweep.csv`. Regenerate with "
-            "`make sweep` (`fpforge sweep`).", ""]
+            "`make sweep` (`fpforge sweep`); the other scalar kinds (div, sqrt, cmp, ...): "
+            "`fpforge sweep --unit extra` (docs/synth/kinds.md).", ""]
     return "\n".join(out)
 
 
-# What the default row of each --unit extra kind is (only the kinds a report holds are named).
-UNIT_NOTES = {
-    "min": "min / max: IEEE 754-2019 minimumNumber / maximumNumber (--minmax number)",
-    "cmp": "cmp: eq, lt, le and unordered at once, quiet or signaling by its `signaling` input",
-    "classify": "classify: the RISC-V 10-bit class mask",
-    "sgnj": "sgnj: copy, negate and xor on a 2-bit op input",
-    "amax": f"amax: max |x_i| over n = {AMAX_N} inputs, a tree (--minmax number)",
-    "i2f": "i2f / f2i: signed 32-bit integers; f2i saturating with invalid",
-    "recip": "recip, rsqrt, exp2: correctly rounded (--accuracy correct), formats of at most "
-             "16 bits",
-    "div": "div, sqrt: combinational digit recurrence (--arch comb)",
-}
 VARIANT_NOTES = {
     "iter": " *iter* (div, sqrt): one recurrence stage reused over cycles (--arch iter, "
             "docs/divsqrt.md), its state registers included.",
@@ -159,12 +149,10 @@ VARIANT_NOTES = {
 
 
 def _unit_notes(units) -> str:
-    notes = [n for u, n in UNIT_NOTES.items() if {u, *_NOTE_ALSO.get(u, ())} & set(units)]
-    return f" Default rows of the other kinds: {'; '.join(notes)}." if notes else ""
-
-
-# A note that also speaks for these kinds.
-_NOTE_ALSO = {"min": ("max",), "i2f": ("f2i",), "recip": ("rsqrt", "exp2"), "div": ("sqrt",)}
+    """What the rows of the kinds beyond mul, add, fma, cvt compute, from the registry."""
+    notes = [f"{u}: {KINDS[u].summary}" for u in units if u in EXTRA_UNITS]
+    return (f" The other kinds, with their default options (amax: n = {AMAX_N}; i2f, f2i: "
+            f"signed 32-bit; docs/synth/kinds.md): {'; '.join(notes)}.") if notes else ""
 
 
 def mx_markdown(rows: list[Row], meta: dict) -> list[str]:

@@ -137,11 +137,9 @@ def add_sweep(sub):
     w.add_argument("--formats", type=format_list, metavar="F[,F...]",
                    help="only these formats (default: the catalog)")
     w.add_argument("--unit", metavar="U[,U...]",
-                   help="only these units (a unit or a group: basic = mul, add, fma, cvt, the "
-                        "default; extra = the rest of the scalar kinds: div, sqrt, min, max, "
-                        "cmp, classify, sgnj, amax, i2f, f2i, recip, rsqrt, exp2; all); with "
-                        "--unit or --formats, the option variants and block units follow the "
-                        "choice")
+                   help="only these units, or a group: basic (the default), extra (every other "
+                        "scalar kind but sub and fms, docs/synth/kinds.md), all; with --unit "
+                        "or --formats, the option variants and block units follow the choice")
     w.add_argument("--max-width", type=int, default=16, metavar="BITS",
                    help="catalog formats of at most this many bits (default 16; 32 adds "
                         "float32)")

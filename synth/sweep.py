@@ -2,18 +2,21 @@
 options cost: the cases (:func:`plan`) and their synthesis (:func:`sweep`). Its report and the
 whole ``fpforge sweep`` (``make sweep``) are synth/sweep_report.py's.
 
-Cases: each format x each unit (mul, add, fma in the format; cvt from float32) with the default
-options (rne, subnormals kept, non-saturating), plus option variants -- subnormals flushed
-(no-subnormals), saturating, dynamic rounding (``rm`` input), stochastic rounding (``rbits``
-input) -- on a few formats; and the block-scaled (OCP MX) units per element format -- the
-quantizer under each scale rule, the dequantizer, the dot product under each accumulator -- at a
-small block and vector length (``mx_block``, ``mx_n``; default 8) so the sweep stays short: the
-scale rule costs the same logic per block whatever k is, and the element logic grows with k.
-Every case is a unit, a variant label and the option values that build its spec
-(rtl.kinds.make_spec). A combination the generator rejects is skipped and listed with its
-reason. Verilog is generated in worker processes and every Yosys run is its own process
-(``jobs`` of each at once); the FPGA runs are off unless ``fpga``. A run directory under
-``out`` holds the per-design JSON, ``report.md`` and Yosys files of :func:`synth.run_designs`.
+Cases: each format x each unit (mul, add, fma in the format; cvt from float32; the other scalar
+kinds on request, ``--unit extra``: docs/synth/kinds.md) with the default options (rne, subnormals
+kept, non-saturating), plus each kind's own trade on a few formats (div/sqrt ``iter``, the function
+units' ``faithful``: KIND_VARIANTS), plus option variants -- subnormals flushed (no-subnormals),
+saturating, dynamic rounding (``rm`` input), stochastic rounding (``rbits`` input) -- on a few
+formats; and the block-scaled (OCP MX) units per element format -- the quantizer under each scale
+rule, the dequantizer, the dot product under each accumulator -- at a small block and vector length
+(``mx_block``, ``mx_n``; default 8) so the sweep stays short: the scale rule costs the same logic
+per block whatever k is, and the element logic grows with k. Every case is a unit, a variant label
+and the option values that build its spec (rtl.kinds.make_spec). A combination the generator
+rejects, or the sweep leaves out (LEFT_OUT: a row that would take far longer than the rest), is
+skipped and listed with its reason. Verilog is generated in worker processes and every Yosys run is
+its own process (``jobs`` of each at once); the FPGA runs are off unless ``fpga``. A run directory
+under ``out`` holds the per-design JSON, ``report.md`` and Yosys files of
+:func:`synth.run_designs`.
 """
 
 from __future__ import annotations
@@ -387,8 +390,8 @@ def plan(*, formats=None, units=None, max_width: int = 16, variant_formats=VARIA
     or FormatError in one line naming what is valid, before any work.
 
     ``formats``: default every catalog format of at most ``max_width`` bits and the P3109
-    conformance set (``P3109_CONFORMANCE``), filed after them; ``units``: default
-    mul, add, fma, cvt; the ``variants`` (default all) on ``variant_formats`` x
+    conformance set (``P3109_CONFORMANCE``), filed after them; ``units``: names or groups
+    (UNIT_GROUPS), default BASIC_UNITS; the ``variants`` (default all) on ``variant_formats`` x
     ``variant_units``; with ``mx``, the MX units ``mx_units`` (default all) on ``mx_elements``
     (default all) at block ``mx_block`` and dot length ``mx_n``."""
     fmts = split_names(formats) if formats is not None else \

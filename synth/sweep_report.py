@@ -17,8 +17,8 @@ from fpforge.rtl.amax import DEFAULT_N as AMAX_N
 from fpforge.rtl.kinds import KINDS
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError
-from .sweep import (CVT_FROM, EXTRA_UNITS, MX_BLOCK, MX_N, MX_UNITS, SWEEP_UNITS, VARIANT_FORMATS, VARIANT_UNITS,
-                    Row, mx_variants, plan, sweep)
+from .sweep import (CVT_FROM, EXTRA_UNITS, KIND_VARIANTS, MX_BLOCK, MX_N, MX_UNITS, SWEEP_UNITS,
+                    VARIANT_FORMATS, VARIANT_UNITS, Row, mx_variants, plan, sweep)
 
 __all__ = ["run_sweep", "write_csv", "read_csv", "markdown", "power_markdown", "plot"]
 
@@ -112,7 +112,7 @@ def markdown(rows: list[Row], meta: dict) -> str:
                 "*dynamic*: "
                 "the rounding mode comes from a 3-bit `rm` input (RISC-V frm); *stochastic*: "
                 "rounding with an 8-bit random `rbits` input." +
-                "".join(VARIANT_NOTES[v] for v in dict.fromkeys(r.variant for r in var)
+                "".join(_variant_note(v) for v in dict.fromkeys(r.variant for r in var)
                         if v in VARIANT_NOTES), "",
                 "![variants](variants.png)", "",
                 "| format | unit | variant | GE | ps | ΔGE | Δps |",
@@ -140,17 +140,23 @@ def markdown(rows: list[Row], meta: dict) -> str:
     return "\n".join(out)
 
 
+# What the kinds' own variants (sweep.KIND_VARIANTS) are.
 VARIANT_NOTES = {
-    "iter": " *iter* (div, sqrt): one recurrence stage reused over cycles (--arch iter, "
-            "docs/divsqrt.md), its state registers included.",
-    "faithful": " *faithful* (recip, rsqrt, exp2): either neighbour of the exact value "
-                "(--accuracy faithful, docs/func.md).",
+    "iter": "one recurrence stage reused over cycles (--arch iter, docs/divsqrt.md), its state "
+            "registers included; ps is its clock period",
+    "faithful": "either neighbour of the exact value (--accuracy faithful, docs/func.md)",
 }
+
+
+def _variant_note(variant: str) -> str:
+    option = next(o for o, vs in KIND_VARIANTS.items() if variant in vs)
+    takers = ", ".join(u for u, k in KINDS.items() if option in k.spec.OPTIONS)
+    return f" *{variant}* ({takers}): {VARIANT_NOTES[variant]}."
 
 
 def _unit_notes(units) -> str:
     """What the rows of the kinds beyond mul, add, fma, cvt compute, from the registry."""
-    notes = [f"{u}: {KINDS[u].summary}" for u in units if u in EXTRA_UNITS]
+    notes = [f"*{u}*: {KINDS[u].summary}" for u in units if u in EXTRA_UNITS]
     return (f" The other kinds, with their default options (amax: n = {AMAX_N}; i2f, f2i: "
             f"signed 32-bit; docs/synth/kinds.md): {'; '.join(notes)}.") if notes else ""
 

@@ -109,7 +109,7 @@ help:
 	@echo "make slurm-up / slurm-down   a one-node SLURM cluster here; make test-farm: sweep, verify and exhaustive shards through it"
 	@echo "make bench-executor  the Dask path's overhead against the local pool on one small sweep"
 	@echo "EXECUTOR=dask:local:N|dask:tcp://HOST:PORT|slurm:N|lsf:N RESUME=1 for sweep / verify / verify-exhaustive (docs/scale-out.md)"
-	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32; LIB=sky130hd [POWER=1 DATA=gaussian]: pJ/op per unit"
+	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32; LIB=sky130hd [POWER=1 DATA=gaussian]: pJ/op per unit; UNIT=extra (or a list, or all) [FORMAT=fp8e4m3,fp16]: the other scalar kinds (docs/synth/kinds.md)"
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
 	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N | FORCE=1]   every input pair"
@@ -189,7 +189,8 @@ RUN_ARGS = $(call opt,--executor,$(EXECUTOR)) $(if $(filter-out 0,$(RESUME)),--r
 
 sweep:
 	$(FPFORGE) sweep --jobs $(JOBS) $(call opt,--max-width,$(MAX_WIDTH)) $(call opt,--lib,$(LIB)) $(call opt,--liberty,$(LIBERTY)) \
-	  $(if $(filter 1,$(POWER)),--power) $(call opt,--data,$(DATA)) $(RUN_ARGS)
+	  $(if $(filter 1,$(POWER)),--power) $(call opt,--data,$(DATA)) $(RUN_ARGS) \
+	  $(call opt,--unit,$(UNIT)) $(call opt,--formats,$(FORMAT))
 
 # A one-node SLURM cluster on this machine (Debian slurm-wlm + munge) for the farm path.
 slurm-up:

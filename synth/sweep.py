@@ -2,18 +2,21 @@
 options cost: the cases (:func:`plan`) and their synthesis (:func:`sweep`). Its report and the
 whole ``fpforge sweep`` (``make sweep``) are synth/sweep_report.py's.
 
-Cases: each format x each unit (mul, add, fma in the format; cvt from float32) with the default
-options (rne, subnormals kept, non-saturating), plus option variants -- subnormals flushed
-(no-subnormals), saturating, dynamic rounding (``rm`` input), stochastic rounding (``rbits``
-input) -- on a few formats; and the block-scaled (OCP MX) units per element format -- the
-quantizer under each scale rule, the dequantizer, the dot product under each accumulator -- at a
-small block and vector length (``mx_block``, ``mx_n``; default 8) so the sweep stays short: the
-scale rule costs the same logic per block whatever k is, and the element logic grows with k.
-Every case is a unit, a variant label and the option values that build its spec
-(rtl.kinds.make_spec). A combination the generator rejects is skipped and listed with its
-reason. Verilog is generated in worker processes and every Yosys run is its own process
-(``jobs`` of each at once); the FPGA runs are off unless ``fpga``. A run directory under
-``out`` holds the per-design JSON, ``report.md`` and Yosys files of :func:`synth.run_designs`.
+Cases: each format x each unit (mul, add, fma in the format; cvt from float32; the other scalar
+kinds on request, ``--unit extra``: docs/synth/kinds.md) with the default options (rne, subnormals
+kept, non-saturating), plus each kind's own trade on a few formats (div/sqrt ``iter``, the function
+units' ``faithful``: KIND_VARIANTS), plus option variants -- subnormals flushed (no-subnormals),
+saturating, dynamic rounding (``rm`` input), stochastic rounding (``rbits`` input) -- on a few
+formats; and the block-scaled (OCP MX) units per element format -- the quantizer under each scale
+rule, the dequantizer, the dot product under each accumulator -- at a small block and vector length
+(``mx_block``, ``mx_n``; default 8) so the sweep stays short: the scale rule costs the same logic
+per block whatever k is, and the element logic grows with k. Every case is a unit, a variant label
+and the option values that build its spec (rtl.kinds.make_spec). A combination the generator
+rejects, or the sweep leaves out (LEFT_OUT: a row that would take far longer than the rest), is
+skipped and listed with its reason. Verilog is generated in worker processes and every Yosys run is
+its own process (``jobs`` of each at once); the FPGA runs are off unless ``fpga``. A run directory
+under ``out`` holds the per-design JSON, ``report.md`` and Yosys files of
+:func:`synth.run_designs`.
 """
 
 from __future__ import annotations
@@ -31,23 +34,32 @@ from fpforge.rtl.kinds import BASIC_UNITS, KINDS, make_spec
 from fpforge.rtl.elements import ELEMENT_FORMATS, element_format
 from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES
 from fpforge.rtl.options import OptionError
-from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import Spec
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, new_run_dir, run_designs
 from .records import core_design, core_formats, design_for
 
-__all__ = ["Case", "Row", "SCALAR_UNITS", "MX_UNITS", "SWEEP_UNITS", "VARIANTS", "MX_VARIANTS",
-           "case", "mx_case", "cases", "mx_cases", "mx_variants", "plan",
-           "sweep", "split_names"]
+__all__ = ["Case", "Row", "SCALAR_UNITS", "MX_UNITS", "SWEEP_UNITS", "EXTRA_UNITS", "UNIT_GROUPS",
+           "VARIANTS", "KIND_VARIANTS", "MX_VARIANTS", "case", "mx_case", "cases", "mx_cases",
+           "mx_variants", "plan", "selection", "sweep", "split_names"]
 
 CVT_FROM = "float32"
 # The report's two tables: scalar units get a row per format, the block-scaled (OCP MX) units a
 # row per element format.
-SCALAR_UNITS = tuple(u for u, k in KINDS.items() if issubclass(k.spec, ScalarSpec))
+SCALAR_UNITS = tuple(u for u, k in KINDS.items() if k.shape == "scalar")
 MX_UNITS = tuple(u for u, k in KINDS.items() if k.shape == "block")
 # What the sweep synthesises unless told: sub is add with b's sign flipped, and costs the same.
 SWEEP_UNITS = BASIC_UNITS
+# The rest of an FPU and of an ML datapath, opt-in (--unit extra) so that make sweep's default
+# rows and time stay: fms is fma with c's sign flipped, as sub is add.
+EXTRA_UNITS = tuple(u for u in SCALAR_UNITS if u not in (*BASIC_UNITS, "sub", "fms"))
+# Names that stand for several units in --unit.
+UNIT_GROUPS = {"basic": BASIC_UNITS, "extra": EXTRA_UNITS, "all": BASIC_UNITS + EXTRA_UNITS}
+# Combinations left out of every sweep, with why: a row that would hold the whole run for more
+# than a couple of minutes. fp16 exp2 is one table of over 34,000 entries in either accuracy
+# (36,224 correct; docs/func.md).
+LEFT_OUT = {("exp2", "float16"): "left out: Yosys runs for many minutes on fp16 exp2's table "
+                                 "of over 34,000 entries (docs/func.md)"}
 # Option variants: name -> option values (rtl.kinds.make_spec). "default" is the base case.
 VARIANTS = {
     "default": {},
@@ -57,9 +69,12 @@ VARIANTS = {
     "stochastic": {"rounding": "stochastic"},
 }
 VARIANT_FORMATS = ("fp8e4m3", "fp16", "bf16")
-# The other architecture of the kinds that take --arch (div, sqrt: docs/divsqrt.md), a row
-# beside each default (comb) row in the variant formats, so that the sweep shows the trade.
-ARCH_VARIANTS = {"iter": {"arch": "iter"}}
+# A kind's own trade, a row beside each default row in the variant formats: the other
+# architecture of div and sqrt (--arch iter, docs/divsqrt.md), the cheaper accuracy of the
+# function units (--accuracy faithful, docs/func.md). Option -> variant -> option values.
+KIND_VARIANTS = {"arch": {"iter": {"arch": "iter"}},
+                 "accuracy": {"faithful": {"accuracy": "faithful"}}}
+_KIND_VARIANT_VALUES = {v: values for vs in KIND_VARIANTS.values() for v, values in vs.items()}
 VARIANT_UNITS = ("mul", "add")
 # Where the generated hardware is decided, for the report's provenance line: all of rtl/ (a
 # kind's spec module decides its unit as much as rtl/fp_units/ does; a list of files went stale
@@ -137,7 +152,7 @@ def case(fmt, unit: str, variant: str = "default") -> Case:
     """A scalar unit in ``fmt`` (cvt: into it from float32) with ``variant``'s options."""
     name = resolve(fmt).name
     values = {"format": name, **({"in_format": CVT_FROM} if unit == "cvt" else {}),
-              **{**VARIANTS, **ARCH_VARIANTS}[variant]}
+              **{**VARIANTS, **_KIND_VARIANT_VALUES}[variant]}
     return Case(name, unit, variant, tuple(values.items()))
 
 
@@ -167,12 +182,16 @@ def cases(formats, units=SWEEP_UNITS, variant_formats=VARIANT_FORMATS,
     out += [case(f, u, v) for f in variant_formats for u in variant_units
             for v in variants if v != "default"]
     out += [case(f, u, v) for f in variant_formats for u in units
-            if "arch" in KINDS[u].spec.OPTIONS for v in ARCH_VARIANTS]
+            for option, vs in KIND_VARIANTS.items() if option in KINDS[u].spec.OPTIONS
+            for v in vs]
     return list(dict.fromkeys(out))
 
 
 def _design(case_: Case) -> tuple:
-    """In a worker process: the case's Verilog, or why the generator rejects it."""
+    """In a worker process: the case's Verilog, or why the generator rejects it (or why the
+    sweep leaves it out: LEFT_OUT)."""
+    if (case_.unit, case_.fmt) in LEFT_OUT:
+        return case_, None, LEFT_OUT[(case_.unit, case_.fmt)]
     try:
         return case_, case_.design(), None
     except (FormatError, OptionError, ValueError) as err:
@@ -342,6 +361,29 @@ def split_names(names) -> list[str]:
     return [n for n in (str(x).strip() for x in names) if n]
 
 
+def expand_units(names) -> list[str]:
+    """Unit names with each group (UNIT_GROUPS) replaced by its units, in order, once each."""
+    return list(dict.fromkeys(u for n in split_names(names) for u in UNIT_GROUPS.get(n, (n,))))
+
+
+def selection(formats=None, units=None) -> dict:
+    """plan()'s arguments for a ``--formats`` / ``--unit`` choice: with either given, the option
+    variants, the kinds' own variants and the MX units follow it (only the named units, only in
+    the named formats) instead of adding make sweep's whole set of them."""
+    kw = {"formats": formats, "units": units}
+    if units is not None:
+        names = expand_units(units)
+        kw |= {"units": [u for u in names if u not in MX_UNITS],
+               "variant_units": [u for u in VARIANT_UNITS if u in names],
+               "mx": any(u in MX_UNITS for u in names),
+               "mx_units": [u for u in names if u in MX_UNITS]}
+    if formats is not None:
+        chosen = {resolve(f).name for f in split_names(formats)}
+        kw["variant_formats"] = [f for f in VARIANT_FORMATS if resolve(f).name in chosen]
+        kw["mx_elements"] = [e for e in ELEMENT_FORMATS if element_format(e).grid.name in chosen]
+    return kw
+
+
 def plan(*, formats=None, units=None, max_width: int = 16, variant_formats=VARIANT_FORMATS,
          variant_units=VARIANT_UNITS, variants=None, mx: bool = True, mx_elements=None,
          mx_units=None, mx_block: int = MX_BLOCK, mx_n: int = MX_N) -> list[Case]:
@@ -349,17 +391,18 @@ def plan(*, formats=None, units=None, max_width: int = 16, variant_formats=VARIA
     or FormatError in one line naming what is valid, before any work.
 
     ``formats``: default every catalog format of at most ``max_width`` bits and the P3109
-    conformance set (``P3109_CONFORMANCE``), filed after them; ``units``: default
-    mul, add, fma, cvt; the ``variants`` (default all) on ``variant_formats`` x
+    conformance set (``P3109_CONFORMANCE``), filed after them; ``units``: names or groups
+    (UNIT_GROUPS), default BASIC_UNITS; the ``variants`` (default all) on ``variant_formats`` x
     ``variant_units``; with ``mx``, the MX units ``mx_units`` (default all) on ``mx_elements``
     (default all) at block ``mx_block`` and dot length ``mx_n``."""
     fmts = split_names(formats) if formats is not None else \
         [f.name for f in catalog_formats(max_width)] + \
         [resolve(f).name for f in P3109_CONFORMANCE if resolve(f).width <= max_width]
-    units = split_names(units) if units is not None else list(SWEEP_UNITS)
+    units = expand_units(units) if units is not None else list(SWEEP_UNITS)
     bad = [u for u in units + split_names(variant_units) if u not in SCALAR_UNITS]
     if bad:
-        raise OptionError(f"unknown unit {bad[0]!r}; valid: {', '.join(SCALAR_UNITS)}")
+        raise OptionError(f"unknown unit {bad[0]!r}; valid: {', '.join(SCALAR_UNITS)} or a "
+                          f"group: {', '.join(UNIT_GROUPS)}")
     variants = split_names(variants) if variants is not None else list(VARIANTS)
     bad = [v for v in variants if v not in VARIANTS]
     if bad:

@@ -13,9 +13,12 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from fpforge.rtl.amax import DEFAULT_N as AMAX_N
+from fpforge.rtl.kinds import KINDS
+
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError
-from .sweep import (CVT_FROM, MX_BLOCK, MX_N, MX_UNITS, SWEEP_UNITS, VARIANT_FORMATS, VARIANT_UNITS,
-                    Row, mx_variants, plan, sweep)
+from .sweep import (CVT_FROM, EXTRA_UNITS, KIND_VARIANTS, MX_BLOCK, MX_N, MX_UNITS, SWEEP_UNITS,
+                    VARIANT_FORMATS, VARIANT_UNITS, Row, mx_variants, plan, sweep)
 
 __all__ = ["run_sweep", "write_csv", "read_csv", "markdown", "power_markdown", "plot"]
 
@@ -89,7 +92,7 @@ def markdown(rows: list[Row], meta: dict) -> str:
            f"from {CVT_FROM}. *core*: the bare integer core of mul (significand product + "
            "exponent add), the floor any multiplier pays. Treat ps as relative, and "
            "differences below about 10 % as noise: ABC's area mapping is not monotonic (a unit "
-           "with less logic can map larger).", "",
+           "with less logic can map larger)." + _unit_notes(units), "",
            "![area](area.png)", "", "![delay](delay.png)", ""]
     if units:
         out += ["| format | bits | " + " | ".join(f"{u} GE / ps" for u in units) +
@@ -108,7 +111,9 @@ def markdown(rows: list[Row], meta: dict) -> str:
                 "inputs and results flushed to zero; *saturate*: overflow gives ±max finite; "
                 "*dynamic*: "
                 "the rounding mode comes from a 3-bit `rm` input (RISC-V frm); *stochastic*: "
-                "rounding with an 8-bit random `rbits` input.", "",
+                "rounding with an 8-bit random `rbits` input." +
+                "".join(_variant_note(v) for v in dict.fromkeys(r.variant for r in var)
+                        if v in VARIANT_NOTES), "",
                 "![variants](variants.png)", "",
                 "| format | unit | variant | GE | ps | ΔGE | Δps |",
                 "|---|---|---|---:|---:|---:|---:|"]
@@ -130,8 +135,30 @@ def markdown(rows: list[Row], meta: dict) -> str:
     out += [f"- {r.format} {r.unit} ({r.variant}): {r.reason}" for r in skipped] or \
         ["None: the generator accepted every combination."]
     out += ["", "Figures per case, with cells and logic depth: `sweep.csv`. Regenerate with "
-            "`make sweep` (`fpforge sweep`).", ""]
+            "`make sweep` (`fpforge sweep`); the other scalar kinds (div, sqrt, cmp, ...): "
+            "`fpforge sweep --unit extra` (docs/synth/kinds.md).", ""]
     return "\n".join(out)
+
+
+# What the kinds' own variants (sweep.KIND_VARIANTS) are.
+VARIANT_NOTES = {
+    "iter": "one recurrence stage reused over cycles (--arch iter, docs/divsqrt.md), its state "
+            "registers included; ps is its clock period",
+    "faithful": "either neighbour of the exact value (--accuracy faithful, docs/func.md)",
+}
+
+
+def _variant_note(variant: str) -> str:
+    option = next(o for o, vs in KIND_VARIANTS.items() if variant in vs)
+    takers = ", ".join(u for u, k in KINDS.items() if option in k.spec.OPTIONS)
+    return f" *{variant}* ({takers}): {VARIANT_NOTES[variant]}."
+
+
+def _unit_notes(units) -> str:
+    """What the rows of the kinds beyond mul, add, fma, cvt compute, from the registry."""
+    notes = [f"*{u}*: {KINDS[u].summary}" for u in units if u in EXTRA_UNITS]
+    return (f" The other kinds, with their default options (amax: n = {AMAX_N}; i2f, f2i: "
+            f"signed 32-bit; docs/synth/kinds.md): {'; '.join(notes)}.") if notes else ""
 
 
 def mx_markdown(rows: list[Row], meta: dict) -> list[str]:

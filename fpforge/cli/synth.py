@@ -10,7 +10,7 @@ from fpforge.rtl.options import OptionError
 
 from .common import (add_clock_ps, add_executor_options, add_jobs, add_library_options,
                      add_spec_options, executor_of, existing_dir, format_list, library_of,
-                     pipelined_for_clock, specs_of, unit_list)
+                     pipelined_for_clock, specs_of)
 from .power import add_power_options, check_power_request, measure_records, print_power
 
 __all__ = ["add_synth", "add_clock_table", "add_sweep"]
@@ -136,7 +136,10 @@ def add_sweep(sub):
                                    "Markdown and PNG plots.")
     w.add_argument("--formats", type=format_list, metavar="F[,F...]",
                    help="only these formats (default: the catalog)")
-    w.add_argument("--unit", type=unit_list, metavar="U[,U...]", help="only these units")
+    w.add_argument("--unit", metavar="U[,U...]",
+                   help="only these units, or a group: basic (the default), extra (every other "
+                        "scalar kind but sub and fms, docs/synth/kinds.md), all; with --unit "
+                        "or --formats, the option variants and block units follow the choice")
     w.add_argument("--max-width", type=int, default=16, metavar="BITS",
                    help="catalog formats of at most this many bits (default 16; 32 adds "
                         "float32)")
@@ -152,12 +155,13 @@ def add_sweep(sub):
 
 def _sweep(args) -> int:
     from fpforge.synth import sweep_report
+    from fpforge.synth.sweep import selection
     out = existing_dir(args.out, "--out") if args.out else None
     lib, liberty = library_of(args)
     power = _power_run(args, lib, liberty)
     kw = {"out": out} if out else {}
     with executor_of(args) as executor:
-        return sweep_report.run_sweep(formats=args.formats, units=args.unit,
+        return sweep_report.run_sweep(**selection(args.formats, args.unit),
                                       max_width=args.max_width, liberty=liberty, lib=lib,
                                       jobs=args.jobs, fpga=args.fpga, publish=args.publish,
                                       executor=executor, resume=args.resume, power=power, **kw)

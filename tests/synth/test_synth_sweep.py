@@ -15,7 +15,6 @@ from fpforge.rtl.formats import CATALOG, FormatError
 from fpforge.rtl.format_names import P3109_CONFORMANCE, resolve
 from fpforge.rtl.kinds import KINDS, make_spec
 from fpforge.rtl.options import OptionError
-from fpforge.rtl.scalar import ScalarSpec
 from fpforge.synth import sweep as sw
 from fpforge.synth import sweep_report
 from fpforge.synth.bench_ppa import NO_FLAGS_SUFFIX, flags_unconnected
@@ -140,8 +139,7 @@ def test_cases_cover_catalog_units_and_variants():
     names = [c.fmt for c in sw.plan(max_width=8, mx=False) if c.variant == "default"]
     assert names[-16:] == [f for f in ("Binary8p4se", "Binary8p3se", "Binary4p2sf",
                                        "Binary8p1uf") for _ in range(4)]
-    assert set(sw.SCALAR_UNITS) == {k for k, kd in KINDS.items()
-                                    if issubclass(kd.spec, ScalarSpec)}
+    assert set(sw.SCALAR_UNITS) == {k for k, kd in KINDS.items() if kd.shape == "scalar"}
 
 
 def test_flags_unconnected_wrapper_has_no_flags_port(tmp_path, yosys_ports):

@@ -30,9 +30,10 @@ from .unit import FpUnit
 __all__ = ["FpRecip", "FpRsqrt", "FpExp2", "exp2_regions", "exp2_table", "exp2_datapath",
            "EXP2_CODE_TABLE_MAX"]
 
-# exp2 looks its mid range up per code up to this many codes (the 8-bit formats), and
-# computes it by the fixed-point datapath beyond (bf16, fp16): docs/func.md has the crossover.
-EXP2_CODE_TABLE_MAX = 1024
+# exp2 looks its mid range up per code up to this many codes (the 8-bit formats, bf16's 4,368:
+# smaller and faster there), and computes it by the fixed-point datapath beyond (fp16's
+# 36,224, whose table does not synthesize): docs/func.md has the measured crossover.
+EXP2_CODE_TABLE_MAX = 8192
 
 
 def rom(m: Module, name: str, index, entries: list[int], width: int) -> Signal:
@@ -201,12 +202,11 @@ class FpExp2(_FpFunc):
         i, f = fx >> F, fx[:F]
         u = f[:F - k]
         ut = u[F - k - L:] if F - k >= L else Cat(Const(0, L - F + k), u)
-        g = Signal(W - k + 1, name="exp2_g")
-        sq = rom(m, "exp2_sq", ut[L - mq:], d["Sq"], W)
-        m.d.comb += g.eq(((ut * d["LN2"]) >> (k + L)) + sq)
         t = rom(m, "exp2_t", f[F - k:], d["T"], W + 1)
+        dt = rom(m, "exp2_d", f[F - k:], d["D"], W - k + 2)
+        sq = rom(m, "exp2_sq", ut[L - mq:], d["Sq"], max(1, W - 2 * k))
         a = Signal(W + 1, name="exp2_a")
-        m.d.comb += a.eq(t + (((t >> (k - 1)) * g) >> (W - k + 1)))
+        m.d.comb += a.eq(_exp2_approx(d, t, dt, sq, ut))
         up, down = ([(mag == c) & (neg == n) for n, c in d[key]] for key in ("up", "down"))
         up = Cat(*up).any() if up else Const(0, 1)
         down = Cat(*down).any() if down else Const(0, 1)
@@ -310,9 +310,12 @@ def exp2_datapath(fmt: FloatFormat, Q: int, guard: int) -> dict:
         ln2 = decimal.Decimal(2).ln()
         T = [int(((decimal.Decimal(j) / (1 << k) * ln2).exp() * (1 << W)).to_integral_value())
              for j in range(1 << k)]
-        LN2 = int((ln2 * (1 << W)).to_integral_value())
+        D = [int(((decimal.Decimal(j) / (1 << k) * ln2).exp() * ln2 * (1 << W))
+                 .to_integral_value()) for j in range(1 << k)]
         Sq = [int(((decimal.Decimal(2 * t + 1) / (1 << (k + mq + 1)) * ln2) ** 2 / 2
                    * (1 << W)).to_integral_value()) for t in range(1 << mq)]
+    d = {"F": F, "XW": XW, "W": W, "k": k, "L": L, "m": mq, "T": T,
+         "D": [v >> (k - 1) for v in D], "Sq": Sq}
     up, down = [], []
     for (n, c), x, (e, sig, sticky) in zip(codes, values, table):
         X = int(x * (1 << F))
@@ -321,15 +324,21 @@ def exp2_datapath(fmt: FloatFormat, Q: int, guard: int) -> dict:
             continue                                 # clamped: the unit's over/tiny path
         u = f & ((1 << (F - k)) - 1)
         ut = u >> (F - k - L) if F - k >= L else u << (L - F + k)
-        g = ((ut * LN2) >> (k + L)) + Sq[ut >> (L - mq)]
-        t = T[f >> (F - k)]
-        a = (t + (((t >> (k - 1)) * g) >> (W - k + 1))) >> (W - Q + 1)
+        fh = f >> (F - k)
+        a = _exp2_approx(d, T[fh], d["D"][fh], Sq[ut >> (L - mq)], ut) >> (W - Q + 1)
         if a == sig - 1:
             up.append((n, c))
         elif a == sig + 1:
             down.append((n, c))
         elif a != sig:
             raise ArithmeticError(f"exp2 datapath off by {a - sig} at 2^{x}")
-    return {"F": F, "XW": XW, "W": W, "k": k, "L": L, "m": mq, "T": T, "LN2": LN2, "Sq": Sq,
-            "up": tuple(up), "down": tuple(down)}
+    return d | {"up": tuple(up), "down": tuple(down)}
+
+
+def _exp2_approx(d: dict, t, dt, sq, ut):
+    """2^f_hi (1 + u ln 2 + (u ln 2)^2 / 2) on W fraction bits: T + D u + T Sq, with D (the
+    table 2^f_hi ln 2) and T cut to the bits their products need, the two products side by
+    side. Python integers (the model) or Amaranth values (the unit) alike."""
+    W, k, L = d["W"], d["k"], d["L"]
+    return t + ((dt * ut) >> (L + 1)) + (((t >> (2 * k - 1)) * sq) >> (W - 2 * k + 1))
 

@@ -18,6 +18,7 @@ from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.options import RM_CODES, Flag, OptionError
 from fpforge.sim.design import Design
 from fpforge.sim.engines.batch import BatchEngine
+from tests.rtl.export_cases import check_batch, export_all
 
 UNITS = ("recip", "rsqrt", "exp2")
 MPFR_MODES = {"rne": gmpy2.RoundToNearest, "rtz": gmpy2.RoundToZero, "rup": gmpy2.RoundUp,
@@ -238,6 +239,18 @@ def test_exp2_wide_every_input_every_mode(name, accuracy):
         bad = np.flatnonzero(np.asarray(got[port]) != np.asarray(want[port]))
         assert not bad.size, f"{port}: {bad.size} mismatches, first x={x[bad[0]]:#06x} " \
             f"rm={rm[bad[0]]}"
+
+
+def test_exp2_wide_verilog_lint_clean_and_deterministic(tmp_path):
+    """The kind examples are 8-bit (the per-code table): the fp16 datapath through the same
+    three readers, combinational, pipelined and stochastic, exported twice alike."""
+    specs = [make_spec("exp2", format="fp16"),
+             make_spec("exp2", format="fp16", accuracy="faithful", stages=2,
+                       rounding="stochastic")]
+    paths = export_all(specs, tmp_path)
+    check_batch(paths, specs)
+    (tmp_path / "again").mkdir()
+    assert export_all(specs[:1], tmp_path / "again")[0].read_text() == paths[0].read_text()
 
 
 @pytest.mark.parametrize("unit,fault", [("recip", "func-faithful-as-correct"),

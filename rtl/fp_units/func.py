@@ -302,7 +302,7 @@ def exp2_datapath(fmt: FloatFormat, Q: int, guard: int) -> dict:
     values = [(-1) ** n * fmt.code_value(c) for n, c in codes]
     F = max(v.denominator.bit_length() - 1 for v in values)
     XW = F + max(abs(math.floor(v)) for v in values).bit_length() + 1
-    W = Q + fmt.man_bits + 1
+    W = Q + fmt.man_bits - 3
     k = -(-W // 3)
     L, mq = W - k, max(1, W - 2 * k - 2)
     with decimal.localcontext() as ctx:

@@ -1,4 +1,5 @@
-"""The function units (rtl/func.py): recip, rsqrt and exp2, each a table and the shared rounder.
+"""The function units (rtl/func.py): recip, rsqrt and exp2, each a table and the shared rounder
+(exp2 beyond 8,192 codes, i.e. fp16: a fixed-point datapath, ``exp2_datapath``).
 
 Every table entry is the function's value truncated to Q = p + guard significant bits (p the
 result's precision, guard the spec's ``guard_bits``) and every entry's sticky bit says whether
@@ -182,10 +183,10 @@ class FpExp2(_FpFunc):
         return entry[:ew].as_signed(), entry[ew:ew + Q], entry[-1]
 
     def datapath(self, m, x, mag, neg, reg):
-        """The wide formats' mid range: x = i + f in fixed point, 2^f = T[f_hi] (1 + g) with
-        g = f_lo ln 2 + (f_lo ln 2)^2 / 2, the quadratic term from a small table; then the few
-        codes where the W-bit approximation truncates to the wrong Q-bit value, found at
-        generation time against the exact table, corrected by one unit (docs/func.md)."""
+        """The wide formats' mid range: x = i + f in fixed point (two's complement for a
+        negative x), 2^f ~ T[f_hi] + D[f_hi] u + T[f_hi] Sq[u_top] (``_exp2_approx``); then the
+        codes where that W-bit value truncates to the wrong Q-bit one, found at generation time
+        against the exact table, corrected by one unit (docs/func.md)."""
         fmt, Q = self.spec.in_fmts[0], self.Q
         d = exp2_datapath(fmt, Q, self.spec.clamp_bits)
         F, W, k, L, mq, XW = d["F"], d["W"], d["k"], d["L"], d["m"], d["XW"]
@@ -288,12 +289,13 @@ def exp2_datapath(fmt: FloatFormat, Q: int, guard: int) -> dict:
     """The wide formats' exp2 datapath: its sizes, constants and exceptions.
 
     x = i + f, f in [0, 1) with F fraction bits (every mid-range code exact); f = f_hi + u with
-    f_hi the top k bits; 2^f ~ A = T[f_hi] (1 + g), g = u' ln 2 + Sq[u'_top] (u' = u's top L
-    bits, Sq the quadratic term at the middle of each of 2^m intervals), all on W fraction
-    bits. W = Q + M + 1 leaves a handful of codes whose A truncates to one unit above or below
-    the exact Q-bit significand (the table maker's dilemma: a value within 2^-(W-Q) units of a
-    boundary); this bit-accurate model of the datapath finds them against ``exp2_table`` and
-    the unit corrects them by code (``up``, ``down``: (sign, magnitude code) pairs).
+    f_hi the top k bits; 2^f ~ A = T[f_hi] + D[f_hi] u' + T[f_hi] Sq[u'_top] (u' = u's top L
+    bits, D = T ln 2, Sq the quadratic term at the middle of each of 2^m intervals), all on W
+    fraction bits. Some codes' A truncates to one unit above or below the exact Q-bit
+    significand (the table maker's dilemma: a value within 2^-(W-Q) units of a boundary); this
+    bit-accurate model of the datapath finds them against ``exp2_table`` and the unit corrects
+    them by code (``up``, ``down``: (sign, magnitude code) pairs). W = Q + M - 3 (about 100
+    such codes for fp16) was chosen by synthesis: docs/func.md.
     """
     reg = exp2_regions(fmt, Q, guard)
     table = exp2_table(fmt, Q, guard)
@@ -326,6 +328,8 @@ def exp2_datapath(fmt: FloatFormat, Q: int, guard: int) -> dict:
         ut = u >> (F - k - L) if F - k >= L else u << (L - F + k)
         fh = f >> (F - k)
         a = _exp2_approx(d, T[fh], d["D"][fh], Sq[ut >> (L - mq)], ut) >> (W - Q + 1)
+        if not 1 << (Q - 1) <= a < 1 << Q:        # the unit keeps W + 1 bits of it
+            raise ArithmeticError(f"exp2 datapath out of [1, 2) at 2^{x}")
         if a == sig - 1:
             up.append((n, c))
         elif a == sig + 1:

@@ -3,11 +3,12 @@
 Each is a scalar unit of one operand in one format of at most 16 bits, through the shared
 rounder: the datapath looks its significand up in a table (recip, rsqrt: indexed by the
 operand's fraction, and rsqrt by its exponent's parity; exp2: by the operand's code over the
-range where 2^x is neither near 1 nor out of range) and hands the rounder the value truncated
-to enough bits with an exact sticky bit, so every rounding mode, saturation and subnormal
-result is the rounder's. ``--accuracy`` chooses how many bits: ``correct`` keeps the bits the
-rounder reads (correctly rounded in every mode), ``faithful`` keeps the result's precision
-only (the value truncated, so the result is one of the two neighbours of the exact value).
+range where 2^x is neither near 1 nor out of range, or for fp16 a fixed-point datapath) and
+hands the rounder the value truncated to enough bits with an exact sticky bit, so every
+rounding mode, saturation and subnormal result is the rounder's. ``--accuracy`` chooses how
+many bits: ``correct`` keeps the bits the rounder reads (correctly rounded in every mode),
+``faithful`` keeps the result's precision only (the value truncated, so the result is one of
+the two neighbours of the exact value).
 Plain Python: no Amaranth, no JAX.
 """
 
@@ -25,7 +26,7 @@ __all__ = ["FuncSpec", "RecipSpec", "RsqrtSpec", "Exp2Spec", "ACCURACY", "MAX_FU
 # --accuracy: how close the result is to the exact value.
 ACCURACY = {"correct": "correctly rounded in the rounding mode",
             "faithful": "one of the two neighbours of the exact value"}
-MAX_FUNC_WIDTH = 16        # the tables are per significand or per code
+MAX_FUNC_WIDTH = 16        # the tables are per significand, per code or per 2^-k of x
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,7 @@ rule, the dequantizer, the dot product under each accumulator -- at a small bloc
 (``mx_block``, ``mx_n``; default 8) so the sweep stays short: the scale rule costs the same logic
 per block whatever k is, and the element logic grows with k. Every case is a unit, a variant label
 and the option values that build its spec (rtl.kinds.make_spec). A combination the generator
-rejects, or the sweep leaves out (LEFT_OUT: a row that would take far longer than the rest), is
-skipped and listed with its reason. Verilog is generated in worker processes and every Yosys run is
+rejects is skipped and listed with its reason. Verilog is generated in worker processes and every Yosys run is
 its own process (``jobs`` of each at once); the FPGA runs are off unless ``fpga``. A run directory
 under ``out`` holds the per-design JSON, ``report.md`` and Yosys files of
 :func:`synth.run_designs`.
@@ -55,11 +54,6 @@ SWEEP_UNITS = BASIC_UNITS
 EXTRA_UNITS = tuple(u for u in SCALAR_UNITS if u not in (*BASIC_UNITS, "sub", "fms"))
 # Names that stand for several units in --unit.
 UNIT_GROUPS = {"basic": BASIC_UNITS, "extra": EXTRA_UNITS, "all": BASIC_UNITS + EXTRA_UNITS}
-# Combinations left out of every sweep, with why: a row that would hold the whole run for more
-# than a couple of minutes. fp16 exp2 is one table of over 34,000 entries in either accuracy
-# (36,224 correct; docs/func.md).
-LEFT_OUT = {("exp2", "float16"): "left out: Yosys runs for many minutes on fp16 exp2's table "
-                                 "of over 34,000 entries (docs/func.md)"}
 # Option variants: name -> option values (rtl.kinds.make_spec). "default" is the base case.
 VARIANTS = {
     "default": {},
@@ -188,10 +182,7 @@ def cases(formats, units=SWEEP_UNITS, variant_formats=VARIANT_FORMATS,
 
 
 def _design(case_: Case) -> tuple:
-    """In a worker process: the case's Verilog, or why the generator rejects it (or why the
-    sweep leaves it out: LEFT_OUT)."""
-    if (case_.unit, case_.fmt) in LEFT_OUT:
-        return case_, None, LEFT_OUT[(case_.unit, case_.fmt)]
+    """In a worker process: the case's Verilog, or why the generator rejects it."""
     try:
         return case_, case_.design(), None
     except (FormatError, OptionError, ValueError) as err:

@@ -3,19 +3,21 @@
 Nothing is rounded, so each golden function works on the codes themselves, the same steps as
 rtl/fp_units/noncomp.py: (1) decode the class of each operand (golden/decode.py), (2) order the
 non-NaN codes by :func:`order_key`, an integer that sorts as the values do with -0 just below
-+0, (3) pick or compare. Integers only.
++0, (3) pick or compare. Integers only. A flushing format reads a subnormal as zero in step 1
+and min/max give that zero's code (:func:`flushed`); cmp of two formats compares the decoded
+values instead of the codes (:func:`value_less`).
 """
 
 from __future__ import annotations
 
-from fpforge.rtl.noncomp import NoncompSpec
+from fpforge.rtl.noncomp import NoncompSpec, flushes
 from fpforge.rtl.options import Flag
 
-from ._jax import I32, U32, jax, jnp
+from ._jax import I32, U32, jax, jnp, msb, shl
 from .decode import decode
 from .rounding import code_dtype
 
-__all__ = ["order_key", "sgnj_unit", "classify_unit", "min_unit", "max_unit", "cmp_unit"]
+__all__ = ["order_key", "flushed", "value_less", "sgnj_unit", "classify_unit", "min_unit", "max_unit", "cmp_unit"]
 
 
 def order_key(code, fmt):
@@ -27,6 +29,35 @@ def order_key(code, fmt):
         return mag
     neg = (code >> (fmt.width - 1)) & 1
     return jnp.where(neg == 1, -mag - 1, mag)
+
+
+def flushed(code, d, fmt):
+    """``code``, a subnormal read as zero (``d`` its decoding) replaced by that zero's code:
+    the operand IS zero (DAZ), signed where the format has -0."""
+    if not flushes(fmt):
+        return code
+    zero = code & jnp.uint32(fmt.sign_mask) if fmt.has_neg_zero else jnp.zeros_like(code)
+    return jnp.where(d.is_zero, zero, code)
+
+
+def _magnitude(d, width):
+    """(exponent of the leading bit, significand with its leading bit at ``width - 1``) of the
+    finite magnitudes of ``d``; zero below every number, infinity above."""
+    top = msb(d.sig)
+    lead = d.exp + top
+    sig = shl(d.sig, width - 1 - top)
+    lead = jnp.where(d.is_zero, -(1 << 20), jnp.where(d.is_inf, 1 << 20, lead))
+    return lead, jnp.where(d.is_zero | d.is_inf, 0, sig)
+
+
+def value_less(da, db, width):
+    """a's value below b's (non-NaN, not both zero; -0 below +0): the decoded values compared
+    exactly, sign first, then the magnitudes' leading exponents, then their significands
+    (each at most ``width`` bits)."""
+    (ea, ma), (eb, mb) = _magnitude(da, width), _magnitude(db, width)
+    below = (ea < eb) | ((ea == eb) & (ma < mb))
+    above = (eb < ea) | ((ea == eb) & (mb < ma))
+    return jnp.where(da.sign != db.sign, da.sign == 1, jnp.where(da.sign == 1, above, below))
 
 
 def _nan(fmt, like):
@@ -70,7 +101,7 @@ def classify_unit(spec, x):
     """One bit of the RISC-V fclass mask (rtl/noncomp.py CLASS_BITS)."""
     fmt = spec.fmt
     d = decode(x, fmt)
-    neg = d.sign == 1
+    neg = (d.sign == 1) & ~(d.is_zero & (not fmt.has_neg_zero))   # fnuz's one zero is +0
     finite = ~(d.is_nan | d.is_inf | d.is_zero)
     field0 = ((x & jnp.uint32(fmt.magnitude_mask)) >> fmt.man_bits) == 0
     sub = finite & field0 if fmt.has_subnormals else jnp.zeros_like(finite)
@@ -85,6 +116,7 @@ def classify_unit(spec, x):
 def _minmax(spec, a, b, pick_a):
     fmt = spec.fmt
     da, db = decode(a, fmt), decode(b, fmt)
+    a, b = flushed(a, da, fmt), flushed(b, db, fmt)
     ka, kb = order_key(a, fmt), order_key(b, fmt)
     y = jnp.where(pick_a(ka, kb), a, b)
     either = da.is_nan | db.is_nan
@@ -112,12 +144,17 @@ def max_unit(spec, a, b):
 def cmp_unit(spec, a, b, signaling):
     """{unordered, le, lt, eq} (bit 3 .. 0); invalid on a signaling NaN, or on any NaN when
     ``signaling`` is 1."""
-    fmt = spec.fmt
-    da, db = decode(a, fmt), decode(b, fmt)
+    fa, fb = spec.in_fmts
+    da, db = decode(a, fa), decode(b, fb)
     un = da.is_nan | db.is_nan
     zeros = da.is_zero & db.is_zero                   # -0 == +0
-    eq = ~un & ((a == b) | zeros)
-    lt = ~un & ~zeros & (order_key(a, fmt) < order_key(b, fmt))
+    if spec.mixed:
+        less = value_less(da, db, max(fa.precision, fb.precision))
+        same = ~less & ~value_less(db, da, max(fa.precision, fb.precision))
+    else:
+        less, same = order_key(a, fa) < order_key(b, fa), a == b
+    eq = ~un & (same | zeros)
+    lt = ~un & ~zeros & less
     y = eq.astype(U32) | (lt.astype(U32) << 1) | ((eq | lt).astype(U32) << 2) | \
         (un.astype(U32) << 3)
     invalid = jnp.where(signaling == 1, un, da.is_snan | db.is_snan)

@@ -182,7 +182,8 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "float32; mxq: float32 or bfloat16; mxdq, dot: the element format)",
                metavar="FMT", make="IN_FORMAT"),
     SpecOption("a_format", "--a-format", "the format of operand a (mul, add, sub, fma, div; dot: the "
-               "elements of vector a)", metavar="FMT", make="A_FORMAT"),
+               "elements of vector a; cmp: a and b of two formats are compared by value, "
+               "exactly)", metavar="FMT", make="A_FORMAT"),
     SpecOption("b_format", "--b-format", "the format of operand b", metavar="FMT",
                make="B_FORMAT"),
     SpecOption("c_format", "--c-format", "the format of operand c (fma; dot --accum fixed: the "
@@ -226,7 +227,9 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "format's own convention; --saturate is finite but for fnuz infinities (NaN)",
                choices=tuple(m.value for m in Saturation), make="SATURATION"),
     SpecOption("subnormals", "--no-subnormals", "flush subnormal inputs and results to zero (an "
-               "area option)", switch=True, default=True, make="SUBNORMALS=0"),
+               "area option; min, max, cmp, classify: a subnormal operand is a zero of its sign, "
+               "as x86's DAZ, and min/max give that zero)", switch=True, default=True,
+               make="SUBNORMALS=0"),
     SpecOption("tininess", "--tininess", "mul, add, sub, fma, fms, cvt, i2f, mxq, dot, div, sqrt, "
                "recip, rsqrt, exp2: when a result is tiny for the underflow flag (IEEE 754 7.5): "
                "after rounding (default; RISC-V, x86) or before (the exact value below 2^emin; "

@@ -2,27 +2,60 @@
 
 The same steps as golden/noncomp.py: each operand's class from the shared decoder, then the
 codes themselves compared as sign-magnitude integers (no exponent or significand arithmetic).
-Registers, when ``--stages`` asks, sit after the result (output registers).
+A flushing format (``--no-subnormals``) reads a subnormal as zero in the decoder; min and max
+give that zero's code. cmp of two formats compares magnitude keys instead of codes: the
+normalized exponent over the two formats' common range above the significand widened to the
+longer one (:func:`value_key`). Registers, when ``--stages`` asks, sit after the result
+(output registers).
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux
+from amaranth.hdl import Cat, Const, Module, Mux
 
-from ..noncomp import CLASS_BITS
+from ..noncomp import CLASS_BITS, flushes
 from ..options import Flag
 from .decode import Decode
 from .unit import Unit
 
-__all__ = ["FpSgnj", "FpClassify", "FpMin", "FpMax", "FpCmp"]
+__all__ = ["FpSgnj", "FpClassify", "FpMin", "FpMax", "FpCmp", "value_key"]
+
+
+def signed_less(sa, ma, sb, mb):
+    """Sign-magnitude a below b (-0 below +0)."""
+    return Mux(sa != sb, sa, Mux(sa, mb < ma, ma < mb))
+
+
+def value_key(dec: Decode, fmts) -> tuple:
+    """An unsigned key of the magnitude ``dec`` decodes that orders as the values of every
+    format of ``fmts`` do (``dec`` built with ``normalize=True`` for one of them): 0 for a zero;
+    above it the exponent of the leading bit, biased over the formats' common range to start
+    at 1, then the fraction widened to the longest; all ones for infinity."""
+    lo = min(f.emin - (f.man_bits if f.has_subnormals else 0) for f in fmts)
+    hi = max(f.emax for f in fmts)
+    frac_bits = max(f.man_bits for f in fmts)
+    exp_bits = (hi - lo + 2).bit_length()
+    M = dec.fmt.man_bits
+    exp = (dec.exp + (dec.off + M - lo + 1))[:exp_bits]
+    key = Cat(Const(0, frac_bits - M), dec.sig[:M], exp)
+    top = (1 << (frac_bits + exp_bits)) - 1
+    return Mux(dec.is_inf, top, Mux(dec.is_zero, 0, key))
 
 
 class _Noncomp(Unit):
-    def decoded(self, m: Module, port: str) -> Decode:
-        dec = Decode(self.spec.fmt)
+    def decoded(self, m: Module, port: str, fmt=None, **kw) -> Decode:
+        dec = Decode(fmt or self.spec.fmt, **kw)
         m.submodules[f"dec_{port}"] = dec
         m.d.comb += dec.code.eq(getattr(self, port))
         return dec
+
+    def flushed(self, code, dec: Decode):
+        """``code``, a subnormal read as zero replaced by that zero's code (DAZ)."""
+        fmt = self.spec.fmt
+        if not flushes(fmt):
+            return code
+        zero = code & fmt.sign_mask if fmt.has_neg_zero else 0
+        return Mux(dec.is_zero, zero, code)
 
     def less(self, a, b):
         """a orders below b (non-NaN codes, -0 < +0): sign-magnitude compare."""
@@ -30,8 +63,7 @@ class _Noncomp(Unit):
         ma, mb = a[:fmt.width - fmt.signed], b[:fmt.width - fmt.signed]
         if not fmt.signed:
             return ma < mb
-        sa, sb = a[-1], b[-1]
-        return Mux(sa != sb, sa, Mux(sa, mb < ma, ma < mb))
+        return signed_less(a[-1], ma, b[-1], mb)
 
     def invalid(self, cond):
         return Mux(cond, int(Flag.NV), 0)
@@ -65,11 +97,13 @@ class FpClassify(_Noncomp):
         fmt = self.spec.fmt
         dec = self.decoded(m, "x")
         neg = dec.sign
+        if flushes(fmt) and not fmt.has_neg_zero:
+            neg = dec.sign & ~dec.is_zero     # a flushed negative subnormal is the one zero, +0
         finite = ~(dec.is_nan | dec.is_inf | dec.is_zero)
         if fmt.has_subnormals:
             sub = finite & (self.x[fmt.man_bits:fmt.man_bits + fmt.exp_bits] == 0)
         else:
-            sub = 0
+            sub = Const(0, 1)     # one bit: a bare 0 would widen the mask's Cat
         normal = finite & ~sub
         bits = [dec.is_inf & neg, normal & neg, sub & neg, dec.is_zero & neg,
                 dec.is_zero & ~neg, sub & ~neg, normal & ~neg, dec.is_inf & ~neg, dec.is_snan,
@@ -87,6 +121,7 @@ class _FpMinMax(_Noncomp):
         spec = self.spec
         a, b = self.a, self.b
         da, db = self.decoded(m, "a"), self.decoded(m, "b")
+        a, b = self.flushed(a, da), self.flushed(b, db)
         pick_a = self.less(a, b) if self.smaller else self.less(b, a)
         y = Mux(pick_a, a, b)
         nan = spec.fmt.nan_code or 0
@@ -120,11 +155,19 @@ class FpCmp(_Noncomp):
     def elaborate(self, platform):
         m = Module()
         a, b = self.a, self.b
-        da, db = self.decoded(m, "a"), self.decoded(m, "b")
+        if self.spec.mixed:
+            da, db = (self.decoded(m, p, f, normalize=True)
+                      for p, f in zip("ab", self.spec.in_fmts))
+            ka, kb = (value_key(d, self.spec.in_fmts) for d in (da, db))
+            same = (da.sign == db.sign) & (ka == kb)
+            less = signed_less(da.sign, ka, db.sign, kb)
+        else:
+            da, db = self.decoded(m, "a"), self.decoded(m, "b")
+            same, less = a == b, self.less(a, b)
         un = da.is_nan | db.is_nan
         zeros = da.is_zero & db.is_zero
-        eq = ~un & ((a == b) | zeros)
-        lt = ~un & ~zeros & self.less(a, b)
+        eq = ~un & (same | zeros)
+        lt = ~un & ~zeros & less
         invalid = Mux(self.signaling, un, da.is_snan | db.is_snan)
         self.outputs(m, {"y": Cat(eq, lt, eq | lt, un), "flags": self.invalid(invalid)})
         return m

@@ -248,22 +248,38 @@ def _with_controls(spec: NoncompSpec, rng, ops: dict) -> dict:
                   for p in spec.control_ports()}
 
 
+def _classes(fmt: FloatFormat, rng) -> np.ndarray:
+    return np.array(sorted({c for cs in corner_codes(fmt, rng, mids=8).values() for c in cs}),
+                    dtype=np.uint32)
+
+
+def _nearest_codes(fa: FloatFormat, fb: FloatFormat, a, step) -> np.ndarray:
+    """The finite code of ``fb`` nearest above each of ``fa``'s codes ``a`` in value (a NaN
+    reads as 0), ``step`` codes away in fb's order."""
+    codes, vals = _finite_table(fb)
+    va = np.nan_to_num(value_table(fa)[a], nan=0.0)
+    i = np.clip(np.searchsorted(vals, va) + step, 0, len(codes) - 1)
+    return codes[i]
+
+
 def near_pairs(spec: NoncompSpec, rng, n: int) -> dict[str, np.ndarray]:
     """n operand tuples where the order is decided late: a quarter uniform codes, a quarter
-    corner-class codes, and b equal to a, to a with its sign flipped, or one code away."""
-    fmt = spec.fmt
-    classes = np.array(sorted({c for cs in corner_codes(fmt, rng, mids=8).values() for c in cs}),
-                       dtype=np.uint32)
+    corner-class codes, and b equal to a, to a with its sign flipped, or one code away (cmp of
+    two formats of at most 16 bits: b's code nearest a's value, or one code away)."""
+    fa, fb = spec.in_fmts[0], spec.in_fmts[-1]
     q = n // 4
-    a = np.concatenate([rng.integers(0, 1 << fmt.width, n - 2 * q, dtype=np.uint64),
-                        rng.choice(classes, 2 * q)]).astype(np.uint32)
-    b = rng.integers(0, 1 << fmt.width, n, dtype=np.uint64).astype(np.uint32)
-    b[q:2 * q] = rng.choice(classes, q)
-    mask = (1 << fmt.width) - 1
+    a = np.concatenate([rng.integers(0, 1 << fa.width, n - 2 * q, dtype=np.uint64),
+                        rng.choice(_classes(fa, rng), 2 * q)]).astype(np.uint32)
+    b = rng.integers(0, 1 << fb.width, n, dtype=np.uint64).astype(np.uint32)
+    b[q:2 * q] = rng.choice(_classes(fb, rng), q)
     step = rng.integers(-1, 2, n - 2 * q)
-    flip = rng.random(n - 2 * q) < 0.25
-    near = (a[2 * q:].astype(np.int64) + step) & mask
-    b[2 * q:] = np.where(flip, a[2 * q:] ^ np.uint32(fmt.sign_mask), near)
+    if fa != fb:
+        if max(fa.width, fb.width) <= 16:     # wider: b stays uniform (no value table)
+            b[2 * q:] = _nearest_codes(fa, fb, a[2 * q:], step)
+    else:
+        flip = rng.random(n - 2 * q) < 0.25
+        near = (a[2 * q:].astype(np.int64) + step) & ((1 << fa.width) - 1)
+        b[2 * q:] = np.where(flip, a[2 * q:] ^ np.uint32(fa.sign_mask), near)
     ops = {"a": a, "b": b} if len(spec.operands) == 2 else {spec.operands[0]: a}
     perm = rng.permutation(n)
     return {op: v[perm] for op, v in ops.items()}

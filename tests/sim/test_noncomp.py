@@ -1,7 +1,8 @@
 """The non-computational kinds (sgnj, classify, min, max, cmp): the golden model against an
 independent oracle (SoftFloat's comparisons for f16 and f32; exact values as Fractions for every
-8-bit format), the generated Verilog against the golden model over every input of three 8-bit
-formats on the native engine, a broken unit caught, and the options each kind refuses."""
+8-bit format, flushed formats and cmp of two formats among them), the generated Verilog against
+the golden model over every input of 8-bit formats on the batch engine, a broken unit caught,
+and the options each kind refuses."""
 
 from __future__ import annotations
 
@@ -17,15 +18,29 @@ from fpforge.rtl.format_names import resolve
 from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.noncomp import CLASS_BITS
 from fpforge.rtl.options import OptionError
+from fpforge.sim.design import Design
+from fpforge.sim.faults import faulty_design
+from fpforge.sim.verify import verify
 
 FORMATS = ["fp8e4m3", "fp8e5m2", "binary8p3se", "fp8e4m3fnuz", "fp6e2m3", "e8m0"]
 NV = 1 << 4
 
 
-def _all_pairs(fmt):
-    n = 1 << fmt.width
-    a, b = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+# Formats run again flushed (--no-subnormals): with -0, and fnuz without it (classify: P3109
+# too).
+FLUSHED = ["fp8e5m2", "fp8e4m3fnuz"]
+CASES = [(name, True) for name in FORMATS] + [(name, False) for name in FLUSHED]
+
+
+def _all_pairs(fmt, fmt_b=None):
+    a, b = np.meshgrid(np.arange(1 << fmt.width), np.arange(1 << (fmt_b or fmt).width),
+                       indexing="ij")
     return a.ravel(), b.ravel()
+
+
+def _zero_code(fmt, neg):
+    """The code of the zero a flushed subnormal is: signed where the format has -0."""
+    return fmt.sign_mask if neg and fmt.has_neg_zero else 0
 
 
 def _value(fmt, code):
@@ -46,36 +61,45 @@ def _order(fmt, code):
     return (v, 0 if cls == "zero" and neg else 1)
 
 
-@pytest.mark.parametrize("name", FORMATS)
-def test_cmp_against_exact_values(name):
-    fmt = resolve(name)
-    a, b = _all_pairs(fmt)
+# cmp of two formats: OCP E4M3 (no inf) x E5M2 (IEEE), P3109 (one NaN, no -0) x OCP E4M3,
+# fnuz x an exponent-only format (no zero, no sign), flushed.
+CMP_CASES = [(name, name, sub) for name, sub in CASES] + [
+    ("fp8e4m3", "fp8e5m2", True), ("binary8p3se", "fp8e4m3", True),
+    ("fp8e4m3fnuz", "e8m0", True), ("fp8e5m2", "binary8p4se", False)]
+
+
+@pytest.mark.parametrize("name, b_name, subnormals", CMP_CASES)
+def test_cmp_against_exact_values(name, b_name, subnormals):
+    spec = make_spec("cmp", a_format=name, b_format=b_name, subnormals=subnormals)
+    fmt, fmt_b = spec.in_fmts
+    a, b = _all_pairs(fmt, fmt_b)
     for signaling in (0, 1):
-        spec = make_spec("cmp", format=name)
         out = evaluate(spec, a=a, b=b, signaling=np.full(a.shape, signaling))
         y, flags = np.asarray(out["y"]), np.asarray(out["flags"])
         for i in range(0, len(a), 7):
             ca, va, _ = _value(fmt, int(a[i]))
-            cb, vb, _ = _value(fmt, int(b[i]))
+            cb, vb, _ = _value(fmt_b, int(b[i]))
             un = va is None or vb is None
             want = 8 if un else (va == vb) | (va < vb) << 1 | (va <= vb) << 2
             snan = "snan" in (ca, cb)
             assert y[i] == want and bool(flags[i] & NV) == (un if signaling else snan), \
-                (name, hex(a[i]), hex(b[i]), signaling)
+                (spec.default_name, hex(a[i]), hex(b[i]), signaling)
 
 
-# A format without NaN has one policy (the option is refused there): it runs once.
-MINMAX_CASES = [(name, minmax) for name in FORMATS
-                for minmax in (("number", "ieee") if resolve(name).has_nan else ("number",))]
+# A format without NaN has one policy (the option is refused there): it runs once; so does a
+# flushed format (the policy and the flushing are apart).
+MINMAX_CASES = [(name, minmax, sub) for name, sub in CASES
+                for minmax in (("number", "ieee") if resolve(name).has_nan and sub else
+                               ("number",))]
 
 
 @pytest.mark.parametrize("unit", ["min", "max"])
-@pytest.mark.parametrize("name, minmax", MINMAX_CASES)
-def test_min_max_against_exact_values(unit, minmax, name):
-    fmt = resolve(name)
+@pytest.mark.parametrize("name, minmax, subnormals", MINMAX_CASES)
+def test_min_max_against_exact_values(unit, minmax, name, subnormals):
+    fmt = resolve(name).with_subnormals(subnormals)
     opts = {"minmax": minmax} if fmt.has_nan else {}
     a, b = _all_pairs(fmt)
-    out = evaluate(make_spec(unit, format=name, **opts), a=a, b=b)
+    out = evaluate(make_spec(unit, format=name, subnormals=subnormals, **opts), a=a, b=b)
     y, flags = np.asarray(out["y"]), np.asarray(out["flags"])
     pick = min if unit == "min" else max
     for i in range(0, len(a), 5):
@@ -87,22 +111,26 @@ def test_min_max_against_exact_values(unit, minmax, name):
             want = cb if na else ca
         else:
             want = pick((ca, cb), key=lambda c: _order(fmt, c))
+        cls, _, neg = _value(fmt, want)
+        want = _zero_code(fmt, neg) if cls == "zero" else want     # a flushed one IS zero
         snan = "snan" in (fmt.classify(ca), fmt.classify(cb))
         assert (y[i], bool(flags[i] & NV)) == (want, snan), (unit, name, hex(ca), hex(cb))
 
 
-@pytest.mark.parametrize("name", FORMATS + ["fp16", "bf16"])
-def test_classify_against_formats_reading(name):
-    fmt = resolve(name)
+@pytest.mark.parametrize("name, subnormals", CASES + [("binary8p3se", False), ("fp16", True),
+                                                      ("bf16", True)])
+def test_classify_against_formats_reading(name, subnormals):
+    fmt = resolve(name).with_subnormals(subnormals)
     x = np.arange(1 << fmt.width)
-    y = np.asarray(evaluate(make_spec("classify", format=name), x=x)["y"])
+    y = np.asarray(evaluate(make_spec("classify", format=name, subnormals=subnormals),
+                            x=x)["y"])
     for code in range(0, 1 << fmt.width, 1 if fmt.width <= 8 else 13):
         cls, _, neg = _value(fmt, code)
         word = {"nan": "quiet NaN", "snan": "signaling NaN", "inf": "inf"}.get(cls, cls)
         if cls in ("zero",):
             word = "0"
         if cls not in ("nan", "snan"):
-            word = ("-" if neg else "+") + word
+            word = ("-" if neg and (cls != "zero" or fmt.has_neg_zero) else "+") + word
         assert y[code] == 1 << CLASS_BITS.index(word), (name, hex(code), cls)
 
 
@@ -172,6 +200,29 @@ def test_verilog_exhaustive_against_golden(unit, name):
     assert r.returncode == 0 and ", 0 mismatches" in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("unit", ["min", "max", "cmp", "classify"])
+@pytest.mark.parametrize("name", ["fp8e5m2", "fp8e4m3fnuz"])
+def test_flushed_verilog_exhaustive_against_golden(unit, name):
+    """--no-subnormals over every input pair (batch engine, in process)."""
+    spec = make_spec(unit, format=name, subnormals=False)
+    v = verify(Design.of(spec), engine="batch")
+    assert v.ok and v.vectors == 1 << sum(p.width for p in spec.inputs()), v.explain()
+
+
+@pytest.mark.parametrize("a_name, b_name", [("fp8e4m3", "fp8e5m2"), ("binary8p3se", "fp8e4m3")])
+def test_two_format_cmp_verilog_exhaustive_against_golden(a_name, b_name):
+    v = verify(Design.of(make_spec("cmp", a_format=a_name, b_format=b_name)), engine="batch")
+    assert v.ok and v.vectors == 2 << 16, v.explain()
+
+
+@pytest.mark.parametrize("unit,fault,options", [
+    ("cmp", "force-invalid", dict(a_format="fp8e4m3", b_format="fp8e5m2")),
+    ("min", "other-minmax", dict(format="fp8e5m2", subnormals=False))])
+def test_fault_caught_in_new_options(unit, fault, options):
+    v = verify(faulty_design(make_spec(unit, **options), fault), engine="batch")
+    assert not v.ok and v.mismatches > 0, v.explain()
+
+
 @pytest.mark.parametrize("unit,fault", [("min", "other-minmax"),
                                         ("max", "force-invalid"),
                                         ("cmp", "force-invalid"),
@@ -185,9 +236,12 @@ def test_fault_caught(unit, fault):
 
 @pytest.mark.parametrize("unit,options,message", [
     ("classify", dict(rounding="rtz"), "--rounding applies to units"),
-    ("cmp", dict(minmax="ieee"), "--minmax applies to units min and max only"),
+    ("cmp", dict(minmax="ieee"), "--minmax applies to units min, max and amax only"),
     ("min", dict(format="fp6e3m2", minmax="ieee"), "has no NaN"),
     ("sgnj", dict(format="e8m0"), "sgnj needs a signed format"),
+    ("sgnj", dict(subnormals=False), "--no-subnormals applies to units .* only, not sgnj "
+                                     r"\(it moves a sign bit and reads no value\)"),
+    ("min", dict(a_format="fp8e5m2"), "--a-format applies to units .*cmp.* only, not min"),
 ])
 def test_refused(unit, options, message):
     with pytest.raises(OptionError, match=message.replace("-", r"\-")):

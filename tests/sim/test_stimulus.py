@@ -130,18 +130,21 @@ def _basic_matrix():
 
 def test_matrix_takes_each_kind_by_its_options():
     """Every registered kind in the matrix with its own variants: the NaN policies only where the
-    format has a NaN, sgnj only in signed formats, block kinds and sub/fms left to their
-    benches."""
+    format has a NaN, flushing only where it has subnormals (sgnj never), sgnj only in signed
+    formats, block kinds and sub/fms left to their benches."""
     specs = full_matrix()
     by_kind = {u: [s for s in specs if s.unit == u] for u in KINDS}
     assert not by_kind["sub"] and not by_kind["fms"] and not by_kind["mxq"]
-    fp8 = [s for s in by_kind["max"] if s.fmt.name == "float8_e4m3fn"]
-    assert {(s.minmax, s.stages) for s in fp8} == {(m, st) for m in ("ieee", "number")
-                                                   for st in (0, 2)}
+    fp8 = [s for s in by_kind["max"] if s.fmt.with_subnormals(True).name == "float8_e4m3fn"]
+    assert {(s.minmax, s.subnormals, s.stages) for s in fp8} == \
+        {(m, sub, st) for m in ("ieee", "number") for sub in (True, False) for st in (0, 2)}
     assert {s.stages for s in by_kind["min"] if s.fmt.name == "float4_e2m1fn"} == {0, 2}
     assert {s.fmt.name for s in by_kind["sgnj"]} == \
         {f.name for f in catalog_formats(16) if f.signed}
-    assert len(by_kind["cmp"]) == len(by_kind["classify"]) == 2 * len(catalog_formats(16))
+    flushing = [f for f in catalog_formats(16) if f.has_subnormals]       # all but E8M0
+    assert len(by_kind["cmp"]) == len(by_kind["classify"]) == \
+        2 * len(catalog_formats(16)) + 2 * len(flushing)
+    assert all(s.subnormals for s in by_kind["classify"] if not s.fmt.man_bits)   # E8M0
 
 
 def test_tiers_and_ids():

@@ -65,12 +65,13 @@ class DivSqrtSpec(ScalarSpec):
 
     @classmethod
     def matrix_options(cls, fmt):
-        """make verify: the scalar kinds' crossing for comb, and iter in every rounding mode
-        (its handshake is its own; it has no stages, saturation and flushing are the
-        rounder's)."""
+        """make verify: the scalar kinds' crossing for comb, tininess before rounding once, and
+        iter in every rounding mode (its handshake is its own; it has no stages, saturation and
+        flushing are the rounder's)."""
         comb = super().matrix_options(fmt)
-        return comb + [{"format": fmt, "rounding": rounding, "arch": "iter"}
-                       for rounding in cls.matrix_axes(fmt)["rounding"]]
+        return comb + [{"format": fmt, "rounding": "rne", "tininess": "before"}] + \
+            [{"format": fmt, "rounding": rounding, "arch": "iter"}
+             for rounding in cls.matrix_axes(fmt)["rounding"]]
 
     def option_values(self) -> dict:
         v = super().option_values()

@@ -88,6 +88,19 @@ def _wrapped_around(spec: Spec) -> str:
     one end of the range wraps to the other, as a cast without saturation does."""
     n = spec.port("y").width
     return f"y_unit ^ {{flags[4], {n - 1}'d0}}"
+
+
+def _zeros_ordered(spec: Spec) -> str:
+    """cmp's y ordering -0 below +0 (the total order of min and max, not IEEE 754's equality):
+    -0 == +0 false, -0 < +0 and -0 <= +0 true."""
+    if spec.unit != "cmp" or spec.b_fmt is not None or not spec.fmt.has_neg_zero:
+        raise OptionError(f"cmp-zeros-ordered needs a cmp unit of one format with -0, not "
+                          f"{spec.default_name}")
+    w = spec.fmt.width
+    zeros = f"a[{w - 2}:0] == 0 && b[{w - 2}:0] == 0 && a[{w - 1}] != b[{w - 1}]"
+    return f"({zeros}) ? {{1'b0, a[{w - 1}], a[{w - 1}], 1'b0}} : y_unit"
+
+
 def _no_remainder_sticky(unit: str):
     """The div or sqrt unit with the remainder's sticky bit dropped: the quotient or root
     truncated, as if the bits the recurrence did not form were zero."""
@@ -263,6 +276,8 @@ FAULTS = {
     "classify-no-subnormal": Fault("the classify unit reporting subnormals as normals",
                                    _wrapped("no_subnormal", "y", lambda spec:
                                             _SUBNORMAL_AS_NORMAL, needs="classify")),
+    "cmp-zeros-ordered": Fault("the cmp unit ordering -0 below +0 (unequal zeros)",
+                               _wrapped("zeros_ordered", "y", _zeros_ordered, needs="cmp")),
     "amax-signed": Fault("the amax unit comparing signed values (the magnitude of the largest "
                          "input, not of the largest magnitude)", _amax_signed),
     "i2f-other-signedness": Fault("the i2f unit built for the other signedness (two's "

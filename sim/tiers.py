@@ -95,6 +95,8 @@ def case_id(spec: Spec) -> str:
         parts.append("sat")
     if not spec.subnormals:
         parts.append("ftz")
+    if not spec.options.tininess_is_default:
+        parts.append(f"tininess-{spec.options.tininess.value}")
     if isinstance(spec, DivSqrtSpec) and spec.arch != "comb":
         parts.append(spec.arch)
     if spec.stages:

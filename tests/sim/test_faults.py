@@ -62,7 +62,8 @@ def test_unknown_fault_is_rejected():
                                          "stochastic-a-instead, satfinite-instead, "
                                          "other-element-format, e8m0-scales-instead, "
                                          "frac-bits-fewer, wrong-clamp, other-minmax, "
-                                         "sgnj-copy-only, classify-no-subnormal, amax-signed, "
-                                         "i2f-other-signedness, f2i-wraps, func-faithful-as-correct, "
+                                         "sgnj-copy-only, classify-no-subnormal, "
+                                         "cmp-zeros-ordered, amax-signed, i2f-other-signedness, "
+                                         "f2i-wraps, func-faithful-as-correct, "
                                          "div-no-sticky, sqrt-no-sticky$"):
         faulty_design(make_spec("mul", format="fp8e4m3"), "nope")

@@ -5,9 +5,9 @@ i2f is the one rounder on an exact raw value: the integer's sign and magnitude, 
 magnitude on the integer grid, the G bits below it (the round bit; under stochastic rounding the
 bits the mode reads, as the rounder's window keeps them) and a sticky bit (an operand whose
 leading one weighs 2^(N+1) or more is out of range whatever the mode), (3) the increment of the
-rounding mode (golden/rounding.py's Mode and stochastic carry), (4) the range check: out of range, infinities and NaN give
-the saturated integer with invalid alone, as ``--int-overflow`` says; else the two's complement
-code, inexact when a bit was dropped.
+rounding mode (golden/rounding.py's Mode and stochastic carry), (4) the range check: out of
+range, infinities and NaN give the saturated integer with invalid alone, as ``--int-overflow``
+says; else the two's complement code, inexact when a bit was dropped.
 """
 
 from __future__ import annotations

@@ -142,6 +142,7 @@ def test_matrix_takes_each_kind_by_its_options():
     assert {s.fmt.name for s in by_kind["sgnj"]} == \
         {f.name for f in catalog_formats(16) if f.signed}
     assert len(by_kind["cmp"]) == len(by_kind["classify"]) == 2 * len(catalog_formats(16))
+    assert {s.rounding.value for s in by_kind["f2i"]} == set(FULL_MODES)   # stochastic too
 
 
 def test_tiers_and_ids():

@@ -130,6 +130,24 @@ def test_f2i_stochastic_golden_against_exact_values(name):
                 assert (_as_int(y, ints), f) == want, (name, ints.name, mode, hex(c), r)
 
 
+def test_f2i_stochastic_golden_wide():
+    """fp32 near the integer range into 32- and 16-bit integers with up to 32 random bits (the
+    integer and the bits read below it exceed 64 bits): the exact model's integer and flags."""
+    fmt, rng = resolve("fp32"), np.random.default_rng(7)
+    near = rng.integers((127 - 3) << 23, (127 + 33) << 23, 1000, dtype=np.uint64)
+    codes = np.concatenate([near, near | (1 << 31)])
+    for mode, R, width, unsigned in (("stochastic", 32, 32, False), ("stochastic_b", 31, 32, True),
+                                     ("stochastic_c", 20, 16, False)):
+        ints = IntFormat(width, not unsigned)
+        rbits = rng.integers(0, 1 << R, len(codes), dtype=np.uint64)
+        out = evaluate(make_spec("f2i", format="fp32", int_width=width, unsigned=unsigned,
+                                 rounding=mode, sr_bits=R), a=codes, rbits=rbits)
+        got = zip(np.asarray(out["y"]).tolist(), np.asarray(out["flags"]).tolist())
+        for c, r, (y, f) in zip(codes.tolist(), rbits.tolist(), got):
+            want = _f2i_expected(fmt, c, mode, ints, rbits=r, sr_bits=R)
+            assert (_as_int(y, ints), f) == want, (ints.name, mode, hex(c), r)
+
+
 def _grid(fmt):
     """The finite values of a signed format with the parity of their codes, and beyond max
     finite the values the top binade would go on with (an unbounded exponent: what tells an

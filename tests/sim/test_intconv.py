@@ -110,8 +110,7 @@ def test_f2i_golden_against_exact_values(name):
                     (name, ints.name, mode, overflow, hex(c))
 
 
-@pytest.mark.parametrize("name", ["fp8e4m3",
-                                  pytest.param("binary8p3se", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name", ["fp8e4m3", "binary8p3se"])
 def test_f2i_stochastic_golden_against_exact_values(name):
     """Every code x every value of 4 random bits, StochasticA, B and C, into int8 and uint8:
     the integer and flags of the exact model (inexact whenever a bit below the integer's LSB is
@@ -318,6 +317,8 @@ VERILOG_CASES = [
      "--tininess", "before", "--stages", "1"),
     ("--unit", "f2i", "--format", "fp8e4m3", "--int-width", "8", "--rounding", "stochastic_b",
      "--sr-bits", "3", "--stages", "2"),
+    ("--unit", "f2i", "--format", "fp16", "--int-width", "16", "--rounding", "stochastic",
+     "--stages", "2"),
 ] + [pytest.param(args, marks=pytest.mark.slow) for args in [
     ("--unit", "f2i", "--format", "fp8e4m3", "--int-width", "8", "--rounding", "rne"),
     ("--unit", "f2i", "--format", "fp8e5m2", "--unsigned", "--rounding", "rdn"),
@@ -330,8 +331,6 @@ VERILOG_CASES = [
      "--rounding", "rtz"),
     ("--unit", "i2f", "--format", "fp32", "--rounding", "dynamic"),
     ("--unit", "f2i", "--format", "fp32", "--unsigned", "--rounding", "rne", "--stages", "1"),
-    ("--unit", "f2i", "--format", "fp16", "--int-width", "16", "--rounding", "stochastic",
-     "--stages", "2"),
 ]]
 
 

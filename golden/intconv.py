@@ -2,11 +2,12 @@
 
 i2f is the one rounder on an exact raw value: the integer's sign and magnitude, weight 2^0
 (golden/rounding.py). f2i mirrors rtl/fp_units/intconv.py step by step: (1) decode, (2) the
-magnitude on the integer grid with one bit below it and a sticky bit (an operand whose leading
-one weighs 2^(N+1) or more is out of range whatever the mode), (3) the increment of the rounding
-mode (golden/rounding.py's Mode), (4) the range check: out of range, infinities and NaN give
-the saturated integer with invalid alone, as ``--int-overflow`` says; else the two's complement
-code, inexact when a bit was dropped.
+magnitude on the integer grid, the G bits below it (the round bit; under stochastic rounding the
+bits the mode reads, as the rounder's window keeps them) and a sticky bit (an operand whose
+leading one weighs 2^(N+1) or more is out of range whatever the mode), (3) the increment of the
+rounding mode (golden/rounding.py's Mode and stochastic carry), (4) the range check: out of
+range, infinities and NaN give the saturated integer with invalid alone, as ``--int-overflow``
+says; else the two's complement code, inexact when a bit was dropped.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from fpforge.rtl.options import Flag
 
 from ._jax import I32, U32, U64, any_below, jax, jnp, msb, shl, shr
 from .decode import decode
-from .rounding import Mode, Raw, round_raw
+from .rounding import Mode, Raw, round_raw, stochastic_carry
 
 __all__ = ["i2f_unit", "f2i_unit", "int_dtype"]
 
@@ -61,16 +62,27 @@ def f2i_unit(spec: F2iSpec, a, rm, rbits):
     n = ints.width
     u = decode(a, spec.in_fmt, U64)
     sign = u.sign == 1
-    # 2. One bit below the integer's LSB: Y = floor(|a| * 2), the rest sticky. A leading one at
-    #    2^(N+1) or above is out of range in every mode (and would not fit Y's N + 2 bits).
+    # 2. G bits below the integer's LSB: q = floor(|a|), low = the next G bits, the rest
+    #    sticky (the unit's Y is q and low side by side; apart here, as N + 1 + G bits may
+    #    exceed 64). A leading one at 2^(N+1) or above is out of range in every mode (and
+    #    would not fit q's N + 1 bits).
+    G = max(1, spec.rounding.exact_bits(spec.sr_bits))
     big = (u.sig != 0) & (msb(u.sig) + u.exp >= n + 1)
-    k = u.exp + 1                               # Y's shift: left when >= 0
-    y2 = jnp.where(k >= 0, shl(u.sig, jnp.maximum(k, 0)), shr(u.sig, jnp.maximum(-k, 0)))
+    q = jnp.where(u.exp >= 0, shl(u.sig, jnp.maximum(u.exp, 0)), shr(u.sig, jnp.maximum(-u.exp, 0)))
+    k = u.exp + G                               # low's shift: left when >= 0
+    low = jnp.where(k >= 0, shl(u.sig, jnp.maximum(k, 0)), shr(u.sig, jnp.maximum(-k, 0))) & \
+        jnp.uint64((1 << G) - 1)
     sticky = (k < 0) & any_below(u.sig, -k)
-    rb = (y2 & 1) == 1
-    q = y2 >> 1
-    # 3. The rounding mode's increment.
-    mag = q + Mode(spec.rounding, rm).increment(sign, (q & 1) == 1, rb, sticky).astype(U64)
+    rb = ((low >> (G - 1)) & 1) == 1
+    below = sticky | ((low & jnp.uint64((1 << (G - 1)) - 1)) != 0)
+    # 3. The rounding mode's increment; a stochastic one compares low (and sticky) with rbits.
+    sr_carry = None
+    if spec.has_rbits:
+        R = spec.sr_bits
+        sr_carry = stochastic_carry(spec.rounding, R, low, G - 1, sticky,
+                                    jnp.asarray(rbits).astype(U64) & ((1 << R) - 1))
+    mode = Mode(spec.rounding, rm)
+    mag = q + mode.increment(sign, (q & 1) == 1, rb, below, sr_carry).astype(U64)
     # 4. The range: -2^(N-1) .. 2^(N-1) - 1, or 0 .. 2^N - 1 (a negative value that rounds to
     #    0 is 0, inexact only, as RISC-V).
     if ints.signed:
@@ -83,7 +95,7 @@ def f2i_unit(spec: F2iSpec, a, rm, rbits):
     nan_int = ints.hi if spec.int_overflow == "riscv" else 0
     end = jnp.where(sign, ints.lo & mask, ints.hi).astype(U64)
     code = jnp.where(u.is_nan, jnp.uint64(nan_int), jnp.where(invalid, end, code))
-    inexact = (rb | sticky) & ~invalid
+    inexact = (rb | below) & ~invalid
     flags = jnp.where(invalid, jnp.uint8(int(Flag.NV)), jnp.uint8(0)) | \
         jnp.where(inexact, jnp.uint8(int(Flag.NX)), jnp.uint8(0))
     return code.astype(int_dtype(n)), flags

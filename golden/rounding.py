@@ -136,7 +136,7 @@ def round_raw(raw: Raw, fmt: FloatFormat, opts: UnitOptions, mode: Mode, rbits=N
     # 3. Increment the code (section 3); a carry walks into the exponent field by itself.
     sr_carry = None
     if stochastic:
-        sr_carry = _stochastic_carry(opts.rounding, R, sig_n, rbit, raw.sticky,
+        sr_carry = stochastic_carry(opts.rounding, R, sig_n, rbit, raw.sticky,
                                      jnp.asarray(rbits).astype(sig.dtype) & ((1 << R) - 1))
     code = code + mode.increment(sign, parity, rb, st, sr_carry).astype(code_t)
 
@@ -243,7 +243,7 @@ def round_float(codes, src: FloatFormat, fmt: FloatFormat, opts: UnitOptions, mo
     sr_carry = None
     if opts.rounding.stochastic:
         R = opts.sr_bits
-        sr_carry = _stochastic_carry(opts.rounding, R, X, rbit, jnp.zeros(X.shape, bool),
+        sr_carry = stochastic_carry(opts.rounding, R, X, rbit, jnp.zeros(X.shape, bool),
                                      jnp.asarray(rbits).astype(dtype) & ((1 << R) - 1))
     code = code + mode.increment(sign, (code & 1) == 1, rb, st, sr_carry).astype(I32)
     # 4. Overflow (section 4); no tininess: it only decides flags, fmt keeps its subnormals.
@@ -315,10 +315,11 @@ def rounding_case(raw: Raw, fmt: FloatFormat):
     return bits.astype(jnp.uint8)
 
 
-def _stochastic_carry(rounding: Rounding, R: int, sig_n, rbit, sticky, r):
+def stochastic_carry(rounding: Rounding, R: int, sig_n, rbit, sticky, r):
     """The increment of stochastic rounding, P3109 4.7.4 RoundAway(Stochastic[ABC]_R, r), from
     the bits of ``sig_n`` below the LSB (bit ``rbit`` is the first; the widening in round_raw
-    keeps rbit + 1 - exact_bits >= 0)."""
+    keeps rbit + 1 - exact_bits >= 0) and ``sticky``, the bits below ``sig_n``. The rounder
+    and f2i's integer grid (golden/intconv.py) both read it."""
     mask = (1 << R) - 1
     if rounding is Rounding.STOCHASTIC:
         # A: floor(frac 2^R) + r >= 2^R, tested without overflow as r > (2^R - 1) - frac_R.

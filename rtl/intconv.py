@@ -5,8 +5,9 @@ the one rounder, so it takes every rounder option of the scalar kinds (rounding 
 stochastic, saturation, subnormals, tininess: an integer can be tiny or subnormal only in a
 format whose 2^emin exceeds 1, e.g. ``e2m1_b0``). ``f2i`` rounds a float of any format to an
 integer; out of range, infinities and NaN give a saturated integer with invalid, as
-``--int-overflow`` says (:data:`INT_OVERFLOW`, docs/intconv.md). Plain Python: no Amaranth, no
-JAX.
+``--int-overflow`` says (:data:`INT_OVERFLOW`, docs/intconv.md); its rounding is any mode of the
+scalar kinds', stochastic ones included (the bits of |a| below the integer's LSB against
+``rbits``, as the rounder reads them below a float's). Plain Python: no Amaranth, no JAX.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import ClassVar
 
 from .formats import FloatFormat
 from .format_names import resolve
-from .options import OptionError, Rounding, UnitOptions
+from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
 from .pipeline import Pipeline
-from .ports import Port, clock_ports, flags_port, result_ports, rm_port, valid_ports
+from .ports import Port, clock_ports, flags_port, result_ports, valid_ports
 from .scalar import (DEFAULT_FORMAT, RoundsByOptions, mode_ports, rounder_lines, rounder_name_parts,
                      rounder_options, rounder_parameters, rounder_values)
 from .spec import Spec
@@ -91,11 +92,17 @@ class _IntConvSpec(Spec):
 
     @classmethod
     def matrix_axes(cls, fmt):
-        """No flushing where the format has no subnormals to flush (fnu: the same unit)."""
+        """The integer sides (``int``: option values, one set per case), then the rest; no
+        flushing where the format has no subnormals to flush (fnu: the same unit)."""
         axes = super().matrix_axes(fmt)
         if not fmt.with_subnormals(True).has_subnormals:
             axes.pop("subnormals", None)
-        return axes
+        return {"int": cls.MATRIX_INTS} | axes
+
+    @classmethod
+    def matrix_options(cls, fmt):
+        return [{k: v for k, v in case.items() if k != "int"} | case["int"]
+                for case in super().matrix_options(fmt)]
 
     def int_values(self) -> dict:
         return {"int_width": self.int_fmt.width} | ({} if self.int_fmt.signed else
@@ -120,13 +127,9 @@ class I2fSpec(RoundsByOptions, _IntConvSpec):
                                     "--saturation say"}
     # After the integer's magnitude (the raw result), inside the rounder.
     CUT_POINTS = ("core", "round")
+    # make verify's integer sides: every int16 (signed) and every uint8 as the operand.
+    MATRIX_INTS: ClassVar[tuple] = ({"int_width": 16}, {"int_width": 8, "unsigned": True})
     DEFAULT_CUTS = ("core", "round")
-
-    @classmethod
-    def matrix_axes(cls, fmt):
-        """make verify: from every 16-bit integer (an exhaustive input space), signed; the
-        rounding controls crossed as the scalar kinds cross them."""
-        return {"int_width": (16,)} | super().matrix_axes(fmt)
 
     def __post_init__(self):
         self.check_formats("out_fmt")
@@ -202,43 +205,30 @@ class F2iSpec(_IntConvSpec):
     int_overflow: str = "riscv"
     subnormals: bool = True
     pipeline: Pipeline = Pipeline()
+    sr_bits: int = DEFAULT_SR_BITS      # the rbits input's width (stochastic rounding)
 
     unit: ClassVar[str] = "f2i"
     OPERATION = "y = a (rounded to an integer)"
-    OPTIONS = ("format", "int_width", "unsigned", "int_overflow", "rounding", "subnormals",
-               "stages", "cuts")
+    OPTIONS = ("format", "int_width", "unsigned", "int_overflow", "rounding", "sr_bits",
+               "subnormals", "stages", "cuts")
     OPTION_NOTES = {"saturate": "an integer out of range always saturates; --int-overflow "
                                 "chooses NaN's integer",
                     "saturation": "an integer out of range always saturates; --int-overflow "
                                   "chooses NaN's integer",
-                    "tininess": "an integer result is never tiny",
-                    "sr_bits": "it rounds by a static or dynamic mode"}
+                    "tininess": "an integer result is never tiny"}
     # After the operand decoder; after the shift to the integer's grid (the raw result).
     CUT_POINTS = ("decode", "core")
+    # make verify's integer sides: uint8 (most codes out of range, negatives invalid), int16
+    # under the saturate convention (NaN gives 0), int32 (no code out of range in a narrow
+    # format).
+    MATRIX_INTS: ClassVar[tuple] = ({"int_width": 8, "unsigned": True},
+                                    {"int_width": 16, "int_overflow": "saturate"},
+                                    {"int_width": 32})
     DEFAULT_CUTS = ("core", "decode")
-
-    @classmethod
-    def matrix_axes(cls, fmt):
-        """make verify: every mode but the stochastic ones (f2i takes none), into an unsigned
-        8-bit integer (most codes out of range, negatives invalid) and a signed 32-bit one (no
-        code out of range in a narrow format)."""
-        axes = super().matrix_axes(fmt)
-        rounding = tuple(r for r in axes.pop("rounding") if not Rounding.parse(r).stochastic)
-        return {"int": ((8, True), (32, False)), "rounding": rounding} | axes
-
-    @classmethod
-    def matrix_options(cls, fmt):
-        return [{k: v for k, v in case.items() if k != "int"} |
-                {"int_width": case["int"][0], "unsigned": case["int"][1]}
-                for case in super().matrix_options(fmt)]
 
     def __post_init__(self):
         self.check_formats("in_fmt")
-        rounding = Rounding.parse(self.rounding)
-        if rounding.stochastic:
-            raise OptionError(f"f2i rounds by rne, rtz, rdn, rup, rna, rod or dynamic, not "
-                              f"{rounding.value!r}")
-        object.__setattr__(self, "rounding", rounding)
+        object.__setattr__(self, "rounding", self.options.rounding)   # validates sr_bits too
         if self.int_overflow not in INT_OVERFLOW:
             raise OptionError(f"--int-overflow must be one of {', '.join(INT_OVERFLOW)}, not "
                               f"{self.int_overflow!r}")
@@ -246,15 +236,22 @@ class F2iSpec(_IntConvSpec):
 
     @classmethod
     def from_options(cls, *, format=None, int_width=None, unsigned=False, int_overflow=None,
-                     rounding="rne", subnormals=True, stages=None, cuts=None) -> "F2iSpec":
+                     rounding="rne", sr_bits=None, subnormals=True, stages=None,
+                     cuts=None) -> "F2iSpec":
+        opts = rounder_options(rounding, sr_bits, False, None, None)
         return cls(resolve(DEFAULT_FORMAT if format is None else format),
-                   _int_format(int_width, unsigned), rounding, int_overflow or "riscv",
-                   subnormals, cls.pipeline_from_options(stages, cuts))
+                   _int_format(int_width, unsigned), opts.rounding, int_overflow or "riscv",
+                   subnormals, cls.pipeline_from_options(stages, cuts), opts.sr_bits)
 
     def option_values(self) -> dict:
         return {"format": self.in_fmt.name, **self.int_values(),
-                "int_overflow": self.int_overflow, "rounding": self.rounding.value} | \
+                "int_overflow": self.int_overflow, **rounder_values(self.options)} | \
             ({} if self.subnormals else {"subnormals": False}) | self.pipeline_options()
+
+    @property
+    def options(self) -> UnitOptions:
+        """The rounding mode and the rbits width, as the rounder's options (what Mode reads)."""
+        return UnitOptions(rounding=self.rounding, sr_bits=self.sr_bits)
 
     @property
     def operands(self) -> tuple[str, ...]:
@@ -266,21 +263,23 @@ class F2iSpec(_IntConvSpec):
 
     @property
     def has_rbits(self) -> bool:
-        return False
+        return self.rounding.stochastic
 
     @property
     def default_name(self) -> str:
         return "_".join(["fp_f2i", self.in_fmt.ident, "to", self.int_fmt.ident,
-                         self.rounding.value,
+                         *rounder_name_parts(self.options),
                          *(["satnan0"] if self.int_overflow == "saturate" else []),
                          *self.pipeline.name_parts()])
 
     def describe(self) -> str:
+        bits = f", {self.sr_bits} random bits" if self.has_rbits else ""
         return (f"f2i [a: {self.in_fmt.name}] -> y: {self.int_fmt.name}; rounding "
-                f"{self.rounding.value}, int-overflow {self.int_overflow}; latency {self.latency}")
+                f"{self.rounding.value}{bits}, int-overflow {self.int_overflow}; "
+                f"latency {self.latency}")
 
     def ports(self) -> list[Port]:
-        controls = [rm_port()] if self.has_rm else []
+        controls = mode_ports(self.options)
         v_in, v_out = valid_ports(self.stages, ["a", *(p.name for p in controls)], "y and flags")
         a = Port("a", "input", self.in_fmt.width, f"operand a, {self.in_fmt.name} code",
                  fmt=self.in_fmt)
@@ -296,12 +295,14 @@ class F2iSpec(_IntConvSpec):
     def parameters(self) -> dict:
         return {"int_format": self.int_fmt.name, "int_overflow": self.int_overflow,
                 "rounding": self.rounding.value, "rounding_meaning": self.rounding.meaning,
-                "subnormals": self.subnormals} | self.pipeline_parameters()
+                "subnormals": self.subnormals} | \
+            ({"sr_bits": self.sr_bits} if self.has_rbits else {}) | self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
         return [f"{'a format':<12}{self.in_fmt.describe()}",
                 f"{'y format':<12}{self.int_fmt.describe()}",
                 f"rounding    {self.rounding.value} ({self.rounding.meaning})",
+                *([f"sr_bits     {self.sr_bits} (width of rbits)"] if self.has_rbits else []),
                 f"overflow    {self.int_overflow}: out of range and infinities give the "
                 f"range's end, {INT_OVERFLOW[self.int_overflow]}; invalid raised",
                 "subnormals  " + ("kept" if self.subnormals else "flushed (read as zero)"),

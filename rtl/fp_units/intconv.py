@@ -6,9 +6,10 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
 from ..intconv import F2iSpec, I2fSpec
-from ..options import FLAGS_WIDTH, UnitOptions
+from ..options import FLAGS_WIDTH
 from .common import Mode, Raw, signed_for
 from .decode import Decode
+from .rounder import stochastic_carry
 from .unit import FpUnit, Unit
 
 __all__ = ["FpI2f", "FpF2i"]
@@ -36,9 +37,11 @@ class FpI2f(FpUnit):
 
 class FpF2i(Unit):
     """``y = a`` rounded to an integer of N bits: (1) decode; (2) cut ``decode``; the magnitude
-    on the integer grid with one bit below it (Y, N + 2 bits) and a sticky bit, the operand out
-    of range whatever the mode when its leading one weighs 2^(N+1) or more; (3) cut ``core``;
-    the mode's increment; (4) the range check and the saturated integer (rtl/intconv.py)."""
+    on the integer grid with G bits below it (Y, N + 1 + G bits) and a sticky bit, the operand
+    out of range whatever the mode when its leading one weighs 2^(N+1) or more; (3) cut
+    ``core``; the mode's increment; (4) the range check and the saturated integer
+    (rtl/intconv.py). G is 1 (the round bit), or the exact bits a stochastic mode reads (R,
+    or R + 1 for P3109's B and C), as the rounder's window keeps them below a float's LSB."""
 
     unit = "f2i"
 
@@ -54,28 +57,31 @@ class FpF2i(Unit):
         m.submodules[f"dec_a_{fmt.ident}"] = dec
         m.d.comb += dec.code.eq(self.a)
         controls = {"rm": self.rm} if spec.has_rm else {}
+        if spec.has_rbits:
+            controls["rbits"] = self.rbits
         d = self.cut(m, "decode", {"sign": dec.sign, "exp": dec.exp, "sig": dec.sig,
                                    "nan": dec.is_nan, "inf": dec.is_inf, **controls})
 
-        # 2. Y = floor(|a| * 2) on N + 2 bits, the bits below it sticky. The exponent field
-        #    (subnormals at 1) and the P-bit sig: |a| = sig * 2^(exp + off), so Y's left shift
-        #    is k = exp + off + 1. big: a normal leading one (weight exp + off + P - 1) at
+        # 2. Y = floor(|a| * 2^G) on N + 1 + G bits, the bits below it sticky. The exponent
+        #    field (subnormals at 1) and the P-bit sig: |a| = sig * 2^(exp + off), so Y's left
+        #    shift is k = exp + off + G. big: a normal leading one (weight exp + off + P - 1) at
         #    2^(N+1) or above; subnormals lie below 2^emin <= 2 (a bias is never negative).
+        G = max(1, spec.rounding.exact_bits(spec.sr_bits))
         P, off = dec.width, dec.off
         e_hi = (1 << fmt.exp_bits) - 1
         first_big = n + 2 - off - P             # the first exponent field that is big
         big = Const(0, 1) if first_big > e_hi else d["exp"] >= first_big
-        k_lo, k_hi = off + 1, min(e_hi, first_big - 1) + off + 1
-        k = Signal(signed_for(k_lo, e_hi + off + 1), name="shift")
-        m.d.comb += k.eq(d["exp"] + (off + 1))
+        k_lo, k_hi = off + G, min(e_hi, first_big - 1) + off + G
+        k = Signal(signed_for(k_lo, e_hi + off + G), name="shift")
+        m.d.comb += k.eq(d["exp"] + (off + G))
         sig = d["sig"]
-        y2 = Signal(n + 2, name="y2")
+        y2 = Signal(n + 1 + G, name="y2")
         sticky = Signal(name="sticky")
         left = right = None
         if k_hi > 0:
             amount = Signal(range(k_hi + 1), name="lshift")
             m.d.comb += amount.eq(Mux(k < 0, 0, Mux(k > k_hi, k_hi, k)))
-            left = (sig << amount)[:n + 2]
+            left = (sig << amount)[:n + 1 + G]
         if k_lo < 0:
             # Shifted right by up to P + 1: every bit below Y, into the sticky part.
             amount = Signal(range(P + 2), name="rshift")
@@ -92,12 +98,16 @@ class FpF2i(Unit):
                                  "nan": d["nan"], "inf": d["inf"],
                                  **{k: d[k] for k in controls}})
 
-        # 3. The increment of the rounding mode.
+        # 3. The increment of the rounding mode; a stochastic one reads the G bits below the
+        #    integer's LSB and the sticky of the rest against rbits, as the rounder does.
         sign, y2 = c["sign"], c["y2"]
-        q, rb = y2[1:], y2[0]
-        mode = Mode(UnitOptions(rounding=spec.rounding), c.get("rm"))
+        q, rb = y2[G:], y2[G - 1]
+        below = c["sticky"] | (y2[:G - 1] != 0) if G > 1 else c["sticky"]
+        mode = Mode(spec.options, c.get("rm"))
+        sr_carry = stochastic_carry(spec.options, y2, c["sticky"], c["rbits"]) \
+            if spec.has_rbits else 0
         mag = Signal(n + 2, name="mag")
-        m.d.comb += mag.eq(q + mode.increment(sign, q[0], rb, c["sticky"]))
+        m.d.comb += mag.eq(q + mode.increment(sign, q[0], rb, below, sr_carry))
 
         # 4. The range and the result: out of range, infinities, NaN saturate with invalid.
         if ints.signed:
@@ -107,7 +117,7 @@ class FpF2i(Unit):
         invalid = Signal(name="invalid")
         inexact = Signal(name="inexact")
         m.d.comb += [invalid.eq(c["nan"] | c["inf"] | c["big"] | ~fits),
-                     inexact.eq((rb | c["sticky"]) & ~invalid)]
+                     inexact.eq((rb | below) & ~invalid)]
         mask = (1 << n) - 1
         nan_int = ints.hi if spec.int_overflow == "riscv" else 0
         y = Signal(n, name="y")

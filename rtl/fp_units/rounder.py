@@ -45,7 +45,24 @@ from ..formats import FloatFormat, Specials
 from ..options import FLAGS_WIDTH, Rounding, Saturation, Tininess, UnitOptions
 from .common import Mode, Raw, lzc, register, signed_for
 
-__all__ = ["Rounder"]
+__all__ = ["Rounder", "stochastic_carry"]
+
+
+def stochastic_carry(options: UnitOptions, win, st, rbits):
+    """The increment of stochastic rounding (docs/numerics.md 3; P3109 4.7.4
+    RoundAway(Stochastic[ABC])) from the R random bits and the exact bits below the result's
+    LSB: the low ``options.rounding.exact_bits(R)`` bits of ``win``, ``st`` the sticky of the
+    rest. The rounder's window and f2i's integer grid both read it."""
+    R, r = options.sr_bits, rbits[:options.sr_bits]
+    rounding = options.rounding
+    if rounding is Rounding.STOCHASTIC:          # A: floor(frac 2^R) + r >= 2^R
+        return (win[:R] + r)[R]
+    if rounding is Rounding.STOCHASTIC_B:        # B: floor(frac 2^(R+1)) + 2r + 1 >= 2^(R+1)
+        return (win[:R + 1] + Cat(Const(1, 1), r))[R + 1]
+    # C: RNITE(frac 2^R) + r >= 2^R; the rounded fraction may be 2^R itself.
+    q, half = win[1:R + 1], win[0]
+    q_rne = q + (half & (st | q[0]))
+    return (q_rne + r)[R:].any()
 
 
 class Rounder(Elaboratable):
@@ -230,7 +247,7 @@ class Rounder(Elaboratable):
         m.d.comb += inexact.eq(st | (win[:G] != 0))
         sr_carry = 0
         if self.stochastic:
-            sr_carry = self._stochastic_carry(win, st, p["rbits"])
+            sr_carry = stochastic_carry(self.options, win, st, p["rbits"])
         exp_field = Signal(signed_for(field_lo, field_hi + 1), name="exp_field")
         late_hidden = clamp and not one_shift
         m.d.comb += exp_field.eq(p["exp_field0"] + (hidden if late_hidden else field_add))
@@ -303,20 +320,6 @@ class Rounder(Elaboratable):
         opts = self.options
         return opts.saturation_for(self.fmt) is None and not opts.saturate and \
             self.fmt.specials is not Specials.FINITE
-
-    def _stochastic_carry(self, win, st, rbits):
-        """The increment of stochastic rounding from the window's bits below the LSB and the R
-        random bits (docs/numerics.md 3; P3109 4.7.4 RoundAway(Stochastic[ABC])."""
-        R, r = self.options.sr_bits, rbits[:self.options.sr_bits]
-        rounding = self.options.rounding
-        if rounding is Rounding.STOCHASTIC:          # A: floor(frac 2^R) + r >= 2^R
-            return (win[:R] + r)[R]
-        if rounding is Rounding.STOCHASTIC_B:        # B: floor(frac 2^(R+1)) + 2r + 1 >= 2^(R+1)
-            return (win[:R + 1] + Cat(Const(1, 1), r))[R + 1]
-        # C: RNITE(frac 2^R) + r >= 2^R; the rounded fraction may be 2^R itself.
-        q, half = win[1:R + 1], win[0]
-        q_rne = q + (half & (st | q[0]))
-        return (q_rne + r)[R:].any()
 
     def _encode(self, m, mode, p, code, inexact, tiny, ovf):
         fmt, opts = self.fmt, self.options

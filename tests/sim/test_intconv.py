@@ -1,8 +1,9 @@
 """The integer conversions (i2f, f2i): the golden model against SoftFloat (softfloatpy, built
 with the RISC-V specialization: NaN converts to the largest integer, as --int-overflow riscv)
 for f16/f32 and int32/uint32, the 8- and 16-bit widths derived from it, and against exact values
-(Fractions from rtl/formats.py) for every other format; the generated Verilog against the golden
-model over every input on the batch engine; each kind's fault caught; the refusals."""
+(Fractions from rtl/formats.py) for every other format and for f2i's stochastic rounding; the
+generated Verilog against the golden model over every input (every rbits value too, where they
+are few) on the batch engine; each kind's fault caught; the refusals."""
 
 from __future__ import annotations
 
@@ -13,24 +14,35 @@ from math import floor
 
 import numpy as np
 import pytest
+from oracles.exact import _increment as stochastic_increment
 
 from fpforge.golden.model import evaluate
 from fpforge.rtl.format_names import resolve
 from fpforge.rtl.intconv import IntFormat
 from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.options import OptionError
+from tests.rtl.fp_units.rtl_check import assert_exact
 
 NV, OF, NX = 1 << 4, 1 << 2, 1
 MODES = ("rne", "rtz", "rdn", "rup", "rna")
+SR_MODES = ("stochastic", "stochastic_b", "stochastic_c")    # P3109 StochasticA, B, C
 WIDTHS = [(8, False), (8, True), (16, False), (16, True), (32, False), (32, True)]
 
 
 # ----- exact rounding of a Fraction to an integer (the oracle; no golden code) ------------------
 
-def _round_int(v: Fraction, mode: str) -> int:
+def _round_int(v: Fraction, mode: str, rbits: int = 0, sr_bits: int = 0) -> int:
     lo = floor(v)
     if v == lo:
         return lo
+    if mode in SR_MODES:
+        # Away from zero when |v|'s fraction below the integer grid, against rbits, carries
+        # (P3109 4.7.4, as tests/oracles/exact.py reads it below a float's LSB).
+        whole = floor(abs(v))
+        rest = abs(v) - whole
+        away = stochastic_increment(mode, v < 0, whole & 1, rest.numerator, rest.denominator,
+                                    rbits, sr_bits)
+        return (whole + away) * (1 if v > 0 else -1)
     rest = v - lo
     up = {"rtz": v < 0, "rdn": False, "rup": True, "rna": rest > Fraction(1, 2) or rest == Fraction(1, 2) and v > 0,
           "rne": rest > Fraction(1, 2) or rest == Fraction(1, 2) and lo % 2 == 1,
@@ -38,8 +50,9 @@ def _round_int(v: Fraction, mode: str) -> int:
     return lo + 1 if up else lo
 
 
-def _f2i_expected(fmt, code, mode, ints: IntFormat, overflow="riscv"):
-    """(integer, flags) of one code by RISC-V's rules (docs/intconv.md), from exact values."""
+def _f2i_expected(fmt, code, mode, ints: IntFormat, overflow="riscv", rbits=0, sr_bits=0):
+    """(integer, flags) of one code by RISC-V's rules (docs/intconv.md), from exact values;
+    ``rbits`` and ``sr_bits`` for the stochastic modes."""
     cls = fmt.classify(code)
     neg = bool(code & fmt.sign_mask) if fmt.signed else False
     if cls in ("nan", "snan"):
@@ -47,7 +60,7 @@ def _f2i_expected(fmt, code, mode, ints: IntFormat, overflow="riscv"):
     if cls == "inf":
         return (ints.lo if neg else ints.hi), NV
     v = Fraction(fmt.code_value(code))
-    r = _round_int(v, mode)
+    r = _round_int(v, mode, rbits, sr_bits)
     if r < ints.lo or r > ints.hi:
         return (ints.lo if v < 0 else ints.hi), NV
     return r, (NX if r != v else 0)
@@ -95,6 +108,43 @@ def test_f2i_golden_against_exact_values(name):
                 want = _f2i_expected(fmt, int(c), mode, ints, overflow)
                 assert (_as_int(y[c], ints), int(flags[c])) == want, \
                     (name, ints.name, mode, overflow, hex(c))
+
+
+@pytest.mark.parametrize("name", ["fp8e4m3", "binary8p3se"])
+def test_f2i_stochastic_golden_against_exact_values(name):
+    """Every code x every value of 4 random bits, StochasticA, B and C, into int8 and uint8:
+    the integer and flags of the exact model (inexact whenever a bit below the integer's LSB is
+    non-zero, whether or not it carried)."""
+    fmt, R = resolve(name), 4
+    codes = np.repeat(np.arange(1 << fmt.width), 1 << R)
+    rbits = np.tile(np.arange(1 << R), 1 << fmt.width)
+    for unsigned in (False, True):
+        ints = IntFormat(8, not unsigned)
+        for mode in SR_MODES:
+            out = evaluate(make_spec("f2i", format=name, int_width=8, unsigned=unsigned,
+                                     rounding=mode, sr_bits=R), a=codes, rbits=rbits)
+            got = zip(np.asarray(out["y"]).tolist(), np.asarray(out["flags"]).tolist())
+            for c, r, (y, f) in zip(codes.tolist(), rbits.tolist(), got):
+                want = _f2i_expected(fmt, c, mode, ints, rbits=r, sr_bits=R)
+                assert (_as_int(y, ints), f) == want, (name, ints.name, mode, hex(c), r)
+
+
+def test_f2i_stochastic_golden_wide():
+    """fp32 near the integer range into 32- and 16-bit integers with up to 32 random bits (the
+    integer and the bits read below it exceed 64 bits): the exact model's integer and flags."""
+    fmt, rng = resolve("fp32"), np.random.default_rng(7)
+    near = rng.integers((127 - 3) << 23, (127 + 33) << 23, 1000, dtype=np.uint64)
+    codes = np.concatenate([near, near | (1 << 31)])
+    for mode, R, width, unsigned in (("stochastic", 32, 32, False), ("stochastic_b", 31, 32, True),
+                                     ("stochastic_c", 20, 16, False)):
+        ints = IntFormat(width, not unsigned)
+        rbits = rng.integers(0, 1 << R, len(codes), dtype=np.uint64)
+        out = evaluate(make_spec("f2i", format="fp32", int_width=width, unsigned=unsigned,
+                                 rounding=mode, sr_bits=R), a=codes, rbits=rbits)
+        got = zip(np.asarray(out["y"]).tolist(), np.asarray(out["flags"]).tolist())
+        for c, r, (y, f) in zip(codes.tolist(), rbits.tolist(), got):
+            want = _f2i_expected(fmt, c, mode, ints, rbits=r, sr_bits=R)
+            assert (_as_int(y, ints), f) == want, (ints.name, mode, hex(c), r)
 
 
 def _grid(fmt):
@@ -265,6 +315,10 @@ VERILOG_CASES = [
     ("--unit", "i2f", "--format", "fp8e5m2", "--int-width", "16", "--rounding", "dynamic"),
     ("--unit", "i2f", "--format", "e2m1_b0", "--int-width", "8", "--unsigned",
      "--tininess", "before", "--stages", "1"),
+    ("--unit", "f2i", "--format", "fp8e4m3", "--int-width", "8", "--rounding", "stochastic_b",
+     "--sr-bits", "3", "--stages", "2"),
+    ("--unit", "f2i", "--format", "fp16", "--int-width", "16", "--rounding", "stochastic",
+     "--stages", "2"),
 ] + [pytest.param(args, marks=pytest.mark.slow) for args in [
     ("--unit", "f2i", "--format", "fp8e4m3", "--int-width", "8", "--rounding", "rne"),
     ("--unit", "f2i", "--format", "fp8e5m2", "--unsigned", "--rounding", "rdn"),
@@ -280,6 +334,15 @@ VERILOG_CASES = [
 ]]
 
 
+def test_f2i_stochastic_verilog_every_input():
+    """fp8e4m3 into int8 and uint8, 4 random bits: every (a, rbits) pair through StochasticA, B
+    and C (one simulation of the three units side by side) against the golden model."""
+    units = [make_spec("f2i", format="fp8e4m3", int_width=8, unsigned=mode == "stochastic_b",
+                       rounding=mode, sr_bits=4) for mode in SR_MODES]
+    a = np.repeat(np.arange(256, dtype=np.uint32), 16)
+    assert_exact(units, {"a": a, "rbits": np.tile(np.arange(16, dtype=np.uint32), 256)})
+
+
 @pytest.mark.parametrize("args", VERILOG_CASES, ids=lambda a: "-".join(
     x.lstrip("-") for x in a if x != "--unit"))
 def test_verilog_against_golden(args):
@@ -290,6 +353,14 @@ def test_verilog_against_golden(args):
 @pytest.mark.parametrize("args,fault", [
     (("--unit", "f2i", "--format", "fp8e4m3", "--int-width", "8"), "f2i-wraps"),
     (("--unit", "i2f", "--format", "fp8e4m3", "--int-width", "8"), "i2f-other-signedness"),
+    (("--unit", "f2i", "--format", "fp8e4m3", "--int-width", "8", "--rounding", "stochastic",
+      "--sr-bits", "4"), "f2i-wraps"),
+    pytest.param(("--unit", "f2i", "--format", "binary8p3se", "--int-width", "16",
+                  "--rounding", "stochastic_c", "--sr-bits", "4"), "force-inexact",
+                 marks=pytest.mark.slow),
+    pytest.param(("--unit", "f2i", "--format", "fp8e4m3", "--int-width", "8", "--rounding",
+                  "stochastic_b", "--sr-bits", "4"), "stochastic-a-instead",
+                 marks=pytest.mark.slow),
     pytest.param(("--unit", "f2i", "--format", "fp8e5m2"), "rtz-instead",
                  marks=pytest.mark.slow),
     pytest.param(("--unit", "i2f", "--format", "fp8e4m3", "--int-width", "8"), "force-inexact",
@@ -305,14 +376,26 @@ def test_fault_caught(args, fault):
     ("f2i", dict(int_width=64), "--int-width must be 8, 16 or 32, not 64"),
     ("i2f", dict(int_overflow="riscv"), "--int-overflow applies to unit f2i only, not i2f"),
     ("f2i", dict(int_overflow="arm"), "--int-overflow must be one of riscv, saturate, not 'arm'"),
-    ("f2i", dict(rounding="stochastic"), "f2i rounds by rne, rtz, rdn, rup, rna, rod or "
-                                         "dynamic, not 'stochastic'"),
+    ("f2i", dict(sr_bits=4), "--sr-bits sets the width of the rbits input of --rounding "
+                             "stochastic; it does not apply to --rounding rne"),
+    ("f2i", dict(rounding="stochastic", sr_bits=0), "sr_bits must be an integer 1..32, not 0"),
     ("f2i", dict(saturate=True), "--saturate applies to units"),
     ("cvt", dict(int_width=8), "--int-width applies to units i2f and f2i only, not cvt"),
 ])
 def test_refused(unit, options, message):
     with pytest.raises(OptionError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
         make_spec(unit, **options)
+
+
+@pytest.mark.parametrize("mode", SR_MODES)
+def test_f2i_takes_stochastic_rounding_as_the_float_kinds(mode):
+    """The rbits port of a stochastic f2i is the float kinds' (name, width, meaning), named in
+    the module name as theirs; the default width is 8."""
+    spec = make_spec("f2i", format="fp8e4m3", rounding=mode, sr_bits=5)
+    assert spec.port("rbits") == make_spec("cvt", format="fp8e4m3", in_format="bf16",
+                                           rounding=mode, sr_bits=5).port("rbits")
+    assert spec.default_name == f"fp_f2i_e4m3fn_to_i32_{mode}_sr5"
+    assert make_spec("f2i", rounding=mode).port("rbits").width == 8
 
 
 def test_bad_input_on_the_command_line_writes_nothing(tmp_path):

@@ -145,6 +145,7 @@ def test_matrix_takes_each_kind_by_its_options():
     assert len(by_kind["cmp"]) == len(by_kind["classify"]) == \
         2 * len(catalog_formats(16)) + 2 * len(flushing)
     assert all(s.subnormals for s in by_kind["classify"] if not s.fmt.man_bits)   # E8M0
+    assert {s.rounding.value for s in by_kind["f2i"]} == set(FULL_MODES)   # stochastic too
 
 
 def test_tiers_and_ids():

@@ -20,8 +20,8 @@ from .format_names import resolve
 from .options import DEFAULT_SR_BITS, OptionError, Rounding, UnitOptions
 from .pipeline import Pipeline
 from .ports import Port, clock_ports, flags_port, result_ports, valid_ports
-from .scalar import (DEFAULT_FORMAT, RoundsByOptions, mode_ports, rounder_lines, rounder_name_parts,
-                     rounder_options, rounder_parameters, rounder_values)
+from .scalar import (DEFAULT_FORMAT, RoundingControls, RoundsByOptions, mode_ports, rounder_lines,
+                     rounder_name_parts, rounder_options, rounder_parameters, rounder_values)
 from .spec import Spec
 
 __all__ = ["IntFormat", "INT_WIDTHS", "INT_OVERFLOW", "I2fSpec", "F2iSpec"]
@@ -196,7 +196,7 @@ class I2fSpec(RoundsByOptions, _IntConvSpec):
 
 
 @dataclass(frozen=True)
-class F2iSpec(_IntConvSpec):
+class F2iSpec(RoundingControls, _IntConvSpec):
     """``y = a``: the float ``a`` (``in_fmt``) rounded to an integer of ``int_fmt``."""
 
     in_fmt: FloatFormat
@@ -256,14 +256,6 @@ class F2iSpec(_IntConvSpec):
     @property
     def operands(self) -> tuple[str, ...]:
         return ("a",)
-
-    @property
-    def has_rm(self) -> bool:
-        return self.rounding is Rounding.DYNAMIC
-
-    @property
-    def has_rbits(self) -> bool:
-        return self.rounding.stochastic
 
     @property
     def default_name(self) -> str:

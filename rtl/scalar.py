@@ -19,7 +19,7 @@ from .spec import Spec
 
 __all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "FmsSpec", "CvtSpec",
            "CUT_POINTS", "rounder_options", "rounder_values", "rounder_name_parts", "mode_ports",
-           "rounder_parameters", "rounder_lines", "RoundsByOptions"]
+           "rounder_parameters", "rounder_lines", "RoundingControls", "RoundsByOptions"]
 
 # Where a scalar unit can hold a pipeline register, in dataflow order (rtl/fp_units/): after the
 # operand decoders; inside a multiplier, between its two partial products and their sum; inside an
@@ -101,14 +101,11 @@ def rounder_lines(opts: UnitOptions, out_fmt: FloatFormat, subnormals: bool) -> 
     return lines + opts.tininess_lines()
 
 
-class RoundsByOptions:
-    """The rounding controls of a spec whose ``options`` are the rounder's (UnitOptions)."""
+class RoundingControls:
+    """The control inputs a spec's ``rounding`` asks for: rm when dynamic, rbits when
+    stochastic."""
 
-    options: UnitOptions
-
-    @property
-    def rounding(self) -> Rounding:
-        return self.options.rounding
+    rounding: Rounding
 
     @property
     def has_rm(self) -> bool:
@@ -117,6 +114,16 @@ class RoundsByOptions:
     @property
     def has_rbits(self) -> bool:
         return self.rounding.stochastic
+
+
+class RoundsByOptions(RoundingControls):
+    """The rounding controls of a spec whose ``options`` are the rounder's (UnitOptions)."""
+
+    options: UnitOptions
+
+    @property
+    def rounding(self) -> Rounding:
+        return self.options.rounding
 
 
 @dataclass(frozen=True)

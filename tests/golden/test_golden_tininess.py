@@ -132,7 +132,8 @@ def test_options():
     with pytest.raises(OptionError, match=r"^unknown tininess 'early'; valid: after, before$"):
         UnitOptions(tininess="early")
     with pytest.raises(OptionError, match=r"^--tininess applies to units mul, add, sub, fma, "
-                                          r"fms, cvt, mxq and dot only, not mxdq$"):
+                                          r"fms, cvt, mxq, dot, i2f, recip, rsqrt, exp2, div "
+                                          r"and sqrt only, not mxdq$"):
         make_spec("mxdq", in_format="fp8e4m3", tininess="before")
     spec = make_spec("mul", tininess="before")
     assert spec.default_name == "fp_mul_e4m3fn_rne_tinybefore"

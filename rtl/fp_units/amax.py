@@ -8,7 +8,7 @@
 3. the NaN policy picks the canonical NaN or the tree's result; invalid on a signaling NaN.
 
 Magnitude bits order as the magnitudes do in every format, so the tree compares them as
-unsigned integers: the min/max units' sign-magnitude order (``_Noncomp.less``) on codes with the
+unsigned integers: the min/max units' sign-magnitude order (``NoncompUnit.less``) on codes with the
 sign clear.
 """
 
@@ -18,12 +18,12 @@ from amaranth.hdl import Cat, Module, Mux
 
 from .common import max_tree
 from .decode import Decode
-from .noncomp import _Noncomp
+from .noncomp import NoncompUnit
 
 __all__ = ["FpAmax"]
 
 
-class FpAmax(_Noncomp):
+class FpAmax(NoncompUnit):
     """max |x_i| over the spec's n inputs; NaN by ``--minmax``; invalid on a signaling NaN."""
 
     unit = "amax"

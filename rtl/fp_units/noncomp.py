@@ -42,7 +42,7 @@ def value_key(dec: Decode, fmts) -> tuple:
     return Mux(dec.is_inf, top, Mux(dec.is_zero, 0, key))
 
 
-class _Noncomp(Unit):
+class NoncompUnit(Unit):
     def decoded(self, m: Module, port: str, fmt=None, **kw) -> Decode:
         dec = Decode(fmt or self.spec.fmt, **kw)
         m.submodules[f"dec_{port}"] = dec
@@ -69,7 +69,7 @@ class _Noncomp(Unit):
         return Mux(cond, int(Flag.NV), 0)
 
 
-class FpSgnj(_Noncomp):
+class FpSgnj(NoncompUnit):
     """a's magnitude with the sign ``op`` selects (rtl/noncomp.py SGNJ_OPS)."""
 
     unit = "sgnj"
@@ -87,7 +87,7 @@ class FpSgnj(_Noncomp):
         return m
 
 
-class FpClassify(_Noncomp):
+class FpClassify(NoncompUnit):
     """The RISC-V fclass mask of x (rtl/noncomp.py CLASS_BITS)."""
 
     unit = "classify"
@@ -113,7 +113,7 @@ class FpClassify(_Noncomp):
         return m
 
 
-class _FpMinMax(_Noncomp):
+class _FpMinMax(NoncompUnit):
     smaller: bool
 
     def elaborate(self, platform):
@@ -147,7 +147,7 @@ class FpMax(_FpMinMax):
     smaller = False
 
 
-class FpCmp(_Noncomp):
+class FpCmp(NoncompUnit):
     """{unordered, le, lt, eq}; invalid on a signaling NaN, or on any NaN when signaling."""
 
     unit = "cmp"

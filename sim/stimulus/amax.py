@@ -14,7 +14,7 @@ import numpy as np
 from fpforge.rtl.amax import AmaxSpec
 
 from .base import unknown_part
-from .scalar import Corner, _random_normals, corner_codes
+from .scalar import Corner, corner_codes, random_normals
 
 __all__ = ["AMAX_PARTS", "amax_part"]
 
@@ -30,7 +30,7 @@ def _corner_blocks(spec: AmaxSpec, rng, count: int) -> np.ndarray:
     nans = classes.get(Corner.QNAN, []) + classes.get(Corner.SNAN, [])
     if nans:
         rows = np.arange(q, 2 * q)
-        x[rows] = _random_normals(fmt, rng, q * n).reshape(q, n)
+        x[rows] = random_normals(fmt, rng, q * n).reshape(q, n)
         x[rows, rng.integers(0, n, q)] = rng.choice(np.array(nans, np.uint32), q)
         x[2 * q:2 * q + 8] = rng.choice(np.array(nans, np.uint32), (min(8, count - 2 * q), n))
     zeros = classes.get(Corner.ZERO, [0])
@@ -43,10 +43,10 @@ def _random_blocks(spec: AmaxSpec, rng, count: int) -> np.ndarray:
     fmt, n = spec.fmt, spec.n
     t = count // 3
     uniform = rng.integers(0, 1 << fmt.width, (count - 2 * t, n), dtype=np.uint64)
-    base = _random_normals(fmt, rng, t)
+    base = random_normals(fmt, rng, t)
     e0 = (base.astype(np.int64) & fmt.magnitude_mask) >> fmt.man_bits
-    near = _random_normals(fmt, rng, t * n, exp=np.repeat(e0, n) + rng.integers(-2, 3, t * n))
-    twin = _random_normals(fmt, rng, t * n).reshape(t, n)
+    near = random_normals(fmt, rng, t * n, exp=np.repeat(e0, n) + rng.integers(-2, 3, t * n))
+    twin = random_normals(fmt, rng, t * n).reshape(t, n)
     if fmt.signed:
         mag = twin & np.uint32(fmt.magnitude_mask)
         top = np.argmax(mag, axis=1)

@@ -96,7 +96,7 @@ def _finite_table(fmt: FloatFormat):
     return codes[order], vals[codes][order]
 
 
-def _random_normals(fmt: FloatFormat, rng, n, exp=None):
+def random_normals(fmt: FloatFormat, rng, n, exp=None):
     """n random normal codes, random sign; exponent field ``exp`` (array) when given."""
     M = fmt.man_bits
     lo_e = 0 if fmt.specials is Specials.FNU else 1
@@ -157,7 +157,7 @@ def relations(spec: ScalarSpec, rng: np.random.Generator, n: int = 4096
     exact, fx, last = spec.EXACT, fmts[-1], ops[-1]
 
     def draw(m):
-        rest = {op: _random_normals(f, rng, m) for op, f in zip(ops[:-1], fmts[:-1])}
+        rest = {op: random_normals(f, rng, m) for op, f in zip(ops[:-1], fmts[:-1])}
         vals = [code_values(f, rest[op]) for op, f in zip(ops[:-1], fmts[:-1])]
         with np.errstate(all="ignore"):
             base = exact(*vals, np.zeros(m))
@@ -187,7 +187,7 @@ def relations(spec: ScalarSpec, rng: np.random.Generator, n: int = 4096
     rest, vals, base, slope = draw(8 * n)
     x = np.where(rng.integers(0, 2, 8 * n) == 1,
                  aim(base * (1 + rng.random(8 * n)), slope, base, (0, 1))[rng.integers(0, 2)],
-                 _random_normals(fx, rng, 8 * n))
+                 random_normals(fx, rng, 8 * n))
     with np.errstate(all="ignore"):
         result = exact(*vals, code_values(fx, x))
     sel = _select_ties(_tie_position(out, result), n // 8)
@@ -212,12 +212,12 @@ def biased_random(spec: ScalarSpec, rng: np.random.Generator, n: int) -> dict[st
     out = {}
     classes = [np.array(sorted({c for cs in corner_codes(f, rng, mids=8).values() for c in cs}),
                         dtype=np.uint32) for f in spec.in_fmts]
-    base = _random_normals(spec.in_fmts[0], rng, q)
+    base = random_normals(spec.in_fmts[0], rng, q)
     e0 = _exp_field(spec.in_fmts[0], base)
     for i, (op, f) in enumerate(zip(spec.operands, spec.in_fmts)):
         uniform = rng.integers(0, 1 << f.width, n - 3 * q, dtype=np.uint64).astype(np.uint32)
         special = rng.choice(classes[i], q)
-        near = base if i == 0 else _random_normals(f, rng, q, exp=e0 + rng.integers(-3, 4, q))
+        near = base if i == 0 else random_normals(f, rng, q, exp=e0 + rng.integers(-3, 4, q))
         out[op] = [uniform, special, near]
     rel = relations(spec, rng, max(64, q // 8))
     m = len(rel[spec.operands[0]])

@@ -107,7 +107,7 @@ def _split(mag: Fraction, lsb: int):
     return kept, rem, d
 
 
-def _increment(mode, sign, parity, rem, den, r, sr_bits) -> int:
+def increment(mode, sign, parity, rem, den, r, sr_bits) -> int:
     if rem == 0:
         return 0
     twice = 2 * rem
@@ -248,13 +248,13 @@ def round_real(sign: int, mag: Fraction, fmt, mode: str = "rne", saturate: bool 
         lsb_u = E - M
         kept_u, rem_u, den_u = _split(mag, lsb_u)
         parity_u = _code_of(fmt, lsb_u, kept_u) & 1
-        kept_u += _increment(mode, sign, parity_u, rem_u, den_u, r, sr_bits)
+        kept_u += increment(mode, sign, parity_u, rem_u, den_u, r, sr_bits)
         # kept_u is 2^M .. 2^(M+1): the rounded value is below 2^emin unless it carried into E+1.
         tiny = E + (kept_u >> (M + 1)) < emin
     lsb = (max(E, emin) if _gradual(fmt) else E) - M
     kept, rem, den = _split(mag, lsb)
     code = _code_of(fmt, lsb, kept)
-    code += _increment(mode, sign, code & 1, rem, den, r, sr_bits)
+    code += increment(mode, sign, code & 1, rem, den, r, sr_bits)
     inexact = rem != 0
     if tiny and not _gradual(fmt):
         if fmt.specials is Specials.FNU:          # no zero: the smallest value 2^-bias

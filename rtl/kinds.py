@@ -29,6 +29,7 @@ from .formats import FormatError
 from .intconv import INT_OVERFLOW, F2iSpec, I2fSpec
 from .func import ACCURACY, Exp2Spec, RecipSpec, RsqrtSpec
 from .noncomp import MINMAX, ClassifySpec, CmpSpec, MaxSpec, MinSpec, NoncompSpec, SgnjSpec
+from .multiformat import MULTI_OPTIONS, MultiFormatSpec
 from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation, Tininess
 from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
@@ -150,7 +151,10 @@ def build(spec: Spec):
 
 
 def golden_function(spec: Spec) -> Callable:
-    """The golden model of ``spec``'s kind: ``f(spec, inputs) -> outputs`` (imports JAX)."""
+    """The golden model of ``spec``'s kind: ``f(spec, inputs) -> outputs`` (imports JAX); of a
+    multi-format or multi-lane spec, its members' by fmt (golden/multiformat.py)."""
+    if isinstance(spec, MultiFormatSpec):
+        return _load("fpforge.golden.multiformat:multi_unit")
     return kind(spec.unit).golden_function()
 
 
@@ -261,6 +265,26 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
                "every mode; default) or faithful (one of the two neighbours of the exact value, "
                "smaller tables); formats of at most 16 bits; docs/func.md",
                choices=tuple(ACCURACY), make="ACCURACY"),
+    SpecOption("formats", "--formats", "mul, add, sub, fma, fms, cvt: run-time formats, F1,F2,...: "
+               "one unit whose fmt input selects member i (results in Fi; operands too unless "
+               "--in-formats / --a-formats ... say otherwise), one datapath shared by the members "
+               "(docs/multiformat.md); verify --matrix: only these formats' cases",
+               metavar="F1,F2,...", make="FORMATS"),
+    SpecOption("in_formats", "--in-formats", "with --formats: the operands' formats, one per member "
+               "or one for all (cvt: the sources, default float32)", metavar="F1,F2,...",
+               make="IN_FORMATS"),
+    SpecOption("a_formats", "--a-formats", "with --formats: operand a's format per member",
+               metavar="F1,F2,...", make="A_FORMATS"),
+    SpecOption("b_formats", "--b-formats", "with --formats: operand b's format per member",
+               metavar="F1,F2,...", make="B_FORMATS"),
+    SpecOption("c_formats", "--c-formats", "with --formats: operand c's format per member (fma, "
+               "fms)", metavar="F1,F2,...", make="C_FORMATS"),
+    SpecOption("lanes", "--lanes", "packed SIMD: L lanes per port, lane 0 in the low bits, each "
+               "computed independently, flags 5 bits per lane (1..64; docs/multiformat.md)", int,
+               "L", make="LANES"),
+    SpecOption("simd_width", "--simd-width", "packed SIMD as CVFPU's: W-bit ports holding W / "
+               "width elements of the selected format (32: one fp32, two fp16, four fp8); with "
+               "--lanes, L lanes of W / L bits", int, "W", make="SIMD_WIDTH"),
     SpecOption("arch", "--arch", "div, sqrt: comb (the digit recurrence unrolled, pipelined by "
                "--stages / --clock-ps at decode, early, middle, late, core, round; default) or "
                "iter (one step per cycle, valid_i/ready_o/valid_o handshake; docs/divsqrt.md)",
@@ -297,8 +321,11 @@ def make_spec(unit: str, **values) -> Spec:
         note = cls.OPTION_NOTES.get(dest)
         raise OptionError(f"{option_flag(dest)} applies to {units_phrase(takers)} only, not "
                           f"{unit}" + (f" ({note})" if note else ""))
+    taken = {k: v for k, v in given.items() if k in cls.OPTIONS}
     try:
-        return cls.from_options(**{k: v for k, v in given.items() if k in cls.OPTIONS})
+        if any(k in MULTI_OPTIONS for k in taken):      # run-time formats or lanes
+            return MultiFormatSpec.from_options(cls, **taken)
+        return cls.from_options(**taken)
     except FormatError:
         raise
     except (TypeError, ValueError) as err:

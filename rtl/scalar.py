@@ -18,7 +18,7 @@ from .pipeline import Pipeline
 from .spec import Spec
 
 __all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "FmsSpec", "CvtSpec",
-           "CUT_POINTS", "rounder_options", "rounder_values", "rounder_name_parts", "mode_ports",
+           "CUT_POINTS", "MULTI_OPTIONS", "rounder_options", "rounder_values", "rounder_name_parts", "mode_ports",
            "rounder_parameters", "rounder_lines", "RoundingControls", "RoundsByOptions"]
 
 # Where a scalar unit can hold a pipeline register, in dataflow order (rtl/fp_units/): after the
@@ -27,6 +27,12 @@ __all__ = ["ScalarSpec", "MulSpec", "AddSpec", "SubSpec", "FmaSpec", "FmsSpec", 
 # (after normalization). Each kind has the ones its datapath has (``ScalarSpec.CUT_POINTS``);
 # ``stages`` alone places core, then round (rtl/pipeline.py).
 CUT_POINTS = ("decode", "product", "align", "core", "round")
+
+# The options of run-time formats and lanes (rtl/multiformat.py), taken by the kinds below whose
+# datapath is shared across formats.
+MULTI_OPTIONS = ("formats", "in_formats", "a_formats", "b_formats", "c_formats", "lanes",
+                 "simd_width")
+TWO_OPERAND_MULTI_OPTIONS = tuple(o for o in MULTI_OPTIONS if o != "c_formats")
 
 DEFAULT_FORMAT = "float8_e4m3fn"       # --format when none is given (fp8e4m3)
 CVT_DEFAULT_SOURCE = "float32"         # cvt's --in-format when none is given
@@ -154,6 +160,8 @@ class ScalarSpec(RoundsByOptions, Spec):
                                           "stages", "cuts")
     PARAMETERS_KEY: ClassVar[str] = "options"
     HEADER_WIDTH_COLUMN: ClassVar[int] = 3
+    # The operands' format when none is given (None: the result's).
+    DEFAULT_IN_FORMAT: ClassVar[str | None] = None
     # The pipeline cut points this kind's datapath has (of CUT_POINTS).
     CUT_POINTS: ClassVar[tuple[str, ...]] = ("decode", "core", "round")
     DEFAULT_CUTS: ClassVar[tuple[str, ...]] = ("core", "round")
@@ -221,19 +229,26 @@ class ScalarSpec(RoundsByOptions, Spec):
         return self._operand_names()
 
     @property
+    def member_ident(self) -> str:
+        """The formats' words of the module name: ``e4m3fn``, ``e4m3fn_e5m2_to_bf16``."""
+        ins = self.in_fmts
+        if all(f == self.out_fmt for f in ins):
+            return self.out_fmt.ident
+        return "_".join(f.ident for f in ins) + "_to_" + self.out_fmt.ident
+
+    @property
     def default_name(self) -> str:
         """Module name that carries its parameters, e.g. ``fp_mul_e4m3fn_rne``."""
-        ins = self.in_fmts
-        parts = ["fp", self.unit]
-        if all(f == self.out_fmt for f in ins):
-            parts.append(self.out_fmt.ident)
-        else:
-            parts.append("_".join(f.ident for f in ins) + "_to_" + self.out_fmt.ident)
-        return "_".join(parts + rounder_name_parts(self.options) + self.pipeline.name_parts())
+        return "_".join(["fp", self.unit, self.member_ident] + rounder_name_parts(self.options)
+                        + self.pipeline.name_parts())
+
+    def describe_formats(self) -> str:
+        """``[a: float8_e4m3fn, b: float8_e4m3fn] -> y: float8_e4m3fn``."""
+        ins = ", ".join(f"{p}: {f.name}" for p, f in zip(self.operands, self.in_fmts))
+        return f"[{ins}] -> y: {self.out_fmt.name}"
 
     def describe(self) -> str:
-        ins = ", ".join(f"{p}: {f.name}" for p, f in zip(self.operands, self.in_fmts))
-        return (f"{self.unit} [{ins}] -> y: {self.out_fmt.name}; {self.options.describe()}; "
+        return (f"{self.unit} {self.describe_formats()}; {self.options.describe()}; "
                 f"subnormals {'kept' if self.subnormals else 'flushed'}; latency {self.latency}")
 
     # ----- the contract ------------------------------------------------------------------------
@@ -264,6 +279,7 @@ class ScalarSpec(RoundsByOptions, Spec):
 @dataclass(frozen=True)
 class MulSpec(ScalarSpec):
     unit: ClassVar[str] = "mul"
+    OPTIONS = ScalarSpec.OPTIONS + TWO_OPERAND_MULTI_OPTIONS
     CUT_POINTS = ("decode", "product", "core", "round")
     OPERANDS = (("a", "multiplicand"), ("b", "multiplier"))
     OPERATION = "y = a * b"
@@ -273,6 +289,7 @@ class MulSpec(ScalarSpec):
 @dataclass(frozen=True)
 class AddSpec(ScalarSpec):
     unit: ClassVar[str] = "add"
+    OPTIONS = ScalarSpec.OPTIONS + TWO_OPERAND_MULTI_OPTIONS
     CUT_POINTS = ("decode", "align", "core", "round")
     OPERANDS = (("a", "augend"), ("b", "addend"))
     OPERATION = "y = a + b"
@@ -282,6 +299,7 @@ class AddSpec(ScalarSpec):
 @dataclass(frozen=True)
 class SubSpec(ScalarSpec):
     unit: ClassVar[str] = "sub"
+    OPTIONS = ScalarSpec.OPTIONS + TWO_OPERAND_MULTI_OPTIONS
     CUT_POINTS = ("decode", "align", "core", "round")
     OPERANDS = (("a", "minuend"), ("b", "subtrahend"))
     OPERATION = "y = a - b"
@@ -296,7 +314,7 @@ class FmaSpec(ScalarSpec):
     OPERANDS = (("a", "multiplicand"), ("b", "multiplier"), ("c", "addend"))
     OPERATION = "y = a * b + c (one rounding)"
     EXACT = staticmethod(lambda a, b, c: a * b + c)
-    OPTIONS = ScalarSpec.OPTIONS + ("c_format",)
+    OPTIONS = ScalarSpec.OPTIONS + ("c_format",) + MULTI_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -306,17 +324,19 @@ class FmsSpec(ScalarSpec):
     OPERANDS = (("a", "multiplicand"), ("b", "multiplier"), ("c", "subtrahend"))
     OPERATION = "y = a * b - c (one rounding)"
     EXACT = staticmethod(lambda a, b, c: a * b - c)
-    OPTIONS = ScalarSpec.OPTIONS + ("c_format",)
+    OPTIONS = ScalarSpec.OPTIONS + ("c_format",) + MULTI_OPTIONS
     IN_MATRIX = False        # fma's datapath with c's sign flipped: make verify runs fma
 
 
 @dataclass(frozen=True)
 class CvtSpec(ScalarSpec):
     unit: ClassVar[str] = "cvt"
+    DEFAULT_IN_FORMAT = CVT_DEFAULT_SOURCE      # the sources of --formats' members, too
     OPERANDS = (("x", "value to convert"),)
     OPERATION = "y = x (format conversion)"
     EXACT = staticmethod(lambda x: x)
-    OPTIONS = tuple(o for o in ScalarSpec.OPTIONS if o not in ("a_format", "b_format"))
+    OPTIONS = tuple(o for o in ScalarSpec.OPTIONS if o not in ("a_format", "b_format")) + \
+        tuple(o for o in MULTI_OPTIONS if o not in ("a_formats", "b_formats", "c_formats"))
 
     @classmethod
     def matrix_options(cls, fmt):

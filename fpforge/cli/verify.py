@@ -125,8 +125,6 @@ def add_verify(sub):
                                 "that differ from fpforge's golden model are reported")
             r.add_argument("--matrix", action="store_true",
                            help="the full matrix of make verify, case by case")
-            r.add_argument("--formats", type=format_list, metavar="F[,F...]",
-                           help="--matrix: only these formats")
             add_jobs(r)
             c.set_defaults(run=_verify)
         else:
@@ -169,11 +167,13 @@ def _verify(args) -> int:
     from fpforge.sim.tiers import full_matrix, verify_formats
 
     if args.matrix:
-        if args.unit or spec_values(args) or _sources_given(args) or args.vectors or \
+        # --formats (a unit's run-time formats) selects the matrix's formats here.
+        unit_values = {k: v for k, v in spec_values(args).items() if k != "formats"}
+        if args.unit or unit_values or _sources_given(args) or args.vectors or \
                 args.dump_failing:
             raise OptionError("--matrix runs the whole matrix of make verify; it takes "
                               "--formats, --sim, --jobs and --junit, not unit options")
-        specs = full_matrix(verify_formats(",".join(args.formats) if args.formats else None))
+        specs = full_matrix(verify_formats(args.formats))
         with executor_of(args, processes=True) as executor:
             verdicts = vf.verify_matrix(specs, sim=args.sim, jobs=args.jobs, seed=args.seed,
                                         junit=args.junit, executor=executor,
@@ -182,8 +182,6 @@ def _verify(args) -> int:
         print(f"{len(verdicts) - len(bad)} of {len(verdicts)} matrix cases passed" +
               (f"; failed: {', '.join(bad)}" if bad else ""))
         return 1 if bad else 0
-    if args.formats:
-        raise OptionError("--formats selects the formats of --matrix")
     if not args.unit:
         raise OptionError(f"fpforge {args.command} needs --unit" +
                           (" (or --matrix)" if args.command == "verify" else ""))

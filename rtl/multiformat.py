@@ -41,7 +41,7 @@ __all__ = ["MultiFormatSpec", "MULTI_OPTIONS", "FMT_PORT", "MAX_LANES", "MAX_SIM
 
 FMT_PORT = "fmt"
 MAX_LANES = 64
-MAX_SIMD_WIDTH = 64       # golden codes are 64-bit integers
+MAX_SIMD_WIDTH = 32       # a bench lane carries at most 32 bits (sim/packing.py)
 
 
 def format_list(value, flag: str) -> tuple[FloatFormat, ...]:

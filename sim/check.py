@@ -28,16 +28,17 @@ from fpforge.rtl.ports import Port
 from fpforge.rtl.spec import Spec
 
 from .classes import CODE_CLASSES, Classes, code_classes
+from .packing import UNDEFINED
 
 __all__ = ["expected", "bit_exact", "nan_mask", "any_nan", "comparison", "NAN_POLICIES", "Checker", "describe_code", "describe_flags",
            "progress_record", "summary_record", "write_json", "raise_on_failure", "UNDEFINED"]
 
-UNDEFINED = np.uint32(0xFFFFFFFF)   # a code no port of <= 31 bits has: "x or z bits here"
 _FLAG_SHORT = [(Flag.NV, "NV"), (Flag.DZ, "DZ"), (Flag.OF, "OF"), (Flag.UF, "UF"), (Flag.NX, "NX")]
 
 
 def expected(spec: Spec, inputs: dict, batch: int | None = None) -> dict[str, np.ndarray]:
-    """The golden model's outputs for ``inputs`` (at most ``batch`` vectors), as uint32 arrays.
+    """The golden model's outputs for ``inputs`` (at most ``batch`` vectors), as uint64 arrays
+    (the simulators' codes, with room for UNDEFINED above every 32-bit code).
     Inputs are padded to ``batch``: one array shape per spec, so JAX compiles once per run."""
     from fpforge import golden   # here: only the reference needs JAX
     n = len(next(iter(inputs.values())))
@@ -47,7 +48,7 @@ def expected(spec: Spec, inputs: dict, batch: int | None = None) -> dict[str, np
     args = {k: np.concatenate([v, np.zeros((batch - n,) + v.shape[1:], v.dtype)])
             for k, v in inputs.items()}
     out = golden.evaluate(spec, **args)
-    return {p: np.asarray(v)[:n].astype(np.uint32) for p, v in out.items()}
+    return {p: np.asarray(v)[:n].astype(np.uint64) for p, v in out.items()}
 
 
 def bit_exact(want: dict, got: dict) -> np.ndarray:
@@ -55,7 +56,7 @@ def bit_exact(want: dict, got: dict) -> np.ndarray:
     NaN policy gives exact NaN codes, so NaNs compare by code too). Returns the mismatch mask."""
     bad = None
     for port, w in want.items():
-        diff = np.asarray(w, np.uint32) != np.asarray(got[port], np.uint32)
+        diff = np.asarray(w, np.uint64) != np.asarray(got[port], np.uint64)
         diff = diff.reshape(len(diff), -1).any(axis=1)
         bad = diff if bad is None else bad | diff
     return bad
@@ -81,7 +82,7 @@ def any_nan(outputs) -> "callable":
     def compare(want: dict, got: dict) -> np.ndarray:
         bad = None
         for port, w in want.items():
-            w, g = np.asarray(w, np.uint32), np.asarray(got[port], np.uint32)
+            w, g = np.asarray(w, np.uint64), np.asarray(got[port], np.uint64)
             diff = w != g
             if port in fmts:
                 diff &= ~(nan_mask(fmts[port], w) & nan_mask(fmts[port], g))
@@ -101,8 +102,8 @@ def comparison(nan: str, outputs, flags_mask: int | None = None):
         return compare
 
     def masked(d: dict) -> dict:
-        f = np.asarray(d["flags"], np.uint32)
-        return {**d, "flags": np.where(f == UNDEFINED, f, f & np.uint32(flags_mask))}
+        f = np.asarray(d["flags"], np.uint64)
+        return {**d, "flags": np.where(f == UNDEFINED, f, f & np.uint64(flags_mask))}
     return lambda want, got: compare(masked(want), masked(got)) if "flags" in want \
         else compare(want, got)
 

@@ -50,12 +50,14 @@ def to_binstr(codes: np.ndarray, width: int) -> list[str]:
     return [blob[i * n:(i + 1) * n] for i in range(codes.shape[0])]
 
 
-UNDEFINED = np.uint32(0xFFFFFFFF)   # a code no format of <= 31 bits has: "x or z bits here"
+# "x or z bits here": a code no port lane of <= 32 bits has (a 32-bit lane's all-ones code, a
+# float32 NaN or int32 -1, is a value like any other).
+UNDEFINED = np.uint64(1 << 32)
 
 
 def from_binstr(values: list[str], width: int, lanes: int, *, undefined: str = "raise"
                 ) -> np.ndarray:
-    """T binary strings (K*width characters, MSB first) -> (T, K) uint32 codes.
+    """T binary strings (K*width characters, MSB first, width <= 32) -> (T, K) uint64 codes.
 
     Codes holding x or z bits raise :class:`UndefinedBits`, or with ``undefined="mark"``
     become :data:`UNDEFINED` (so a checker reports them as mismatching vectors)."""
@@ -78,5 +80,5 @@ def from_binstr(values: list[str], width: int, lanes: int, *, undefined: str = "
     dtype = np.float32 if width <= 24 else np.float64
     weights = (2.0 ** np.arange(width - 1, -1, -1)).astype(dtype)
     value = bits.reshape(-1, width).astype(dtype) @ weights
-    codes = value.astype(np.uint32).reshape(len(values), lanes)[:, ::-1]
+    codes = value.astype(np.uint64).reshape(len(values), lanes)[:, ::-1]
     return codes if marks is None else np.where(marks, UNDEFINED, codes)

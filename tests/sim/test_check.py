@@ -28,6 +28,17 @@ def test_undefined_output_bits():
     assert marked.tolist() == [[UNDEFINED, 1]]          # lane 0 is the low bits: "x1"
 
 
+def test_a_32_bit_all_ones_code_is_not_undefined():
+    """float32's NaN 0xffffffff (or int32's -1) is a value; x bits on a 32-bit port are not it,
+    so an x output where the golden model expects all ones is a mismatch."""
+    ones, xs = from_binstr(["1" * 32, "x" * 32], 32, 1, undefined="mark")[:, 0]
+    assert int(ones) == 0xFFFFFFFF and xs == UNDEFINED and ones != xs
+    want = {"y": np.array([0xFFFFFFFF], np.uint32)}
+    assert bit_exact(want, {"y": np.array([xs])}).tolist() == [True]
+    assert bit_exact(want, {"y": np.array([ones])}).tolist() == [False]
+    assert describe_code(resolve("float32"), ones) == "0xffffffff (NaN, nan)"
+
+
 def test_report_decodes_codes_and_flags():
     fp16 = resolve("fp16")
     assert describe_code(fp16, 0x3C00) == "0x3c00 (+1, normal)"

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 
 from fpforge.rtl.format_names import resolve
 from fpforge.rtl.ports import Port
+from fpforge.rtl.scalar import ScalarSpec
 from fpforge.rtl.spec import Spec
 
 from .core import MulCore, core_name
@@ -42,8 +43,9 @@ CORE_UNITS = ("mul", "fma")     # the kinds whose integer product core synth/cor
 
 
 def core_formats(spec: Spec):
-    """The two product operands whose integer core is the reference of a mul or FMA, else None."""
-    if spec.unit not in CORE_UNITS:
+    """The two product operands whose integer core is the reference of a mul or FMA, else None
+    (also for a multi-format unit: its formats change per operation)."""
+    if spec.unit not in CORE_UNITS or not isinstance(spec, ScalarSpec):
         return None
     return spec.in_fmts[0], spec.in_fmts[1]
 

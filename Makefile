@@ -173,7 +173,7 @@ bench-gemm:
 
 # POWER=0: without the energy columns (sky130hd synthesis and power of the same units).
 pareto:
-	$(FPFORGE) pareto --quick $(if $(filter 0,$(POWER)),,--power)
+	$(FPFORGE) pareto --quick --flexibility $(if $(filter 0,$(POWER)),,--power)
 
 # Verilog export (docs/verilog-export.md): build/verilog/<NAME or the default name>.v + .json + .core
 verilog:

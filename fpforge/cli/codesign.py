@@ -26,6 +26,9 @@ def add_pareto(sub):
                          "power on gaussian and minilm operands; energy.png")
     pa.add_argument("--vectors", type=int, default=None, metavar="N",
                     help="--power: operand vectors per unit and data set (default 256)")
+    pa.add_argument("--flexibility", action="store_true",
+                    help="also the cost of flexibility: multi-format units beside their "
+                         "single-format members (flexibility.md; docs/multiformat.md)")
     _add_machine_options(pa)
     add_jobs(pa)
     pa.set_defaults(run=_pareto)
@@ -46,8 +49,13 @@ def _pareto(args) -> int:
     if args.vectors is not None:
         from fpforge.codesign.power_data import check_vectors
         check_vectors(args.vectors)
-    return pareto.run_pareto(axes=axes, out=out, jobs=args.jobs, machine=_machine(args),
-                             power=args.power, vectors=args.vectors or pareto.ENERGY_VECTORS)
+    status = pareto.run_pareto(axes=axes, out=out, jobs=args.jobs, machine=_machine(args),
+                               power=args.power, vectors=args.vectors or pareto.ENERGY_VECTORS)
+    if args.flexibility:
+        from fpforge.codesign.flexibility import run_flexibility
+        run_flexibility(out, args.jobs)
+        print(f"report: {out / 'flexibility.md'}")
+    return status
 
 
 def add_roofline(sub):

@@ -93,7 +93,9 @@ def _f(v, digits=2) -> str:
 
 def markdown(rows: list[Row], meta: dict) -> str:
     out = ["# fpforge codesign: cost against quality", "",
-           f"- **configurations**: {meta['configurations']}; synthesis {meta['synthesis seconds']}"
+           f"- **configurations**: {meta['configurations']}"
+           + (f" and {meta['nonlinear']} nonlinear" if meta.get("nonlinear") else "") +
+           f"; synthesis {meta['synthesis seconds']}"
            f" s wall ({meta['yosys cpu seconds']} s Yosys CPU, results kept by content key), "
            f"quality {meta['quality seconds']} s",
            f"- **cells**: {meta['library'].split(' at ')[0]}",

@@ -142,19 +142,25 @@ def lanes(c: GemmConfig) -> int:
     return c.accum.group if isinstance(c.accum, FusedAccumulator) else c.block
 
 
+def _synthesise(plans, out: Path, jobs: int, what: str) -> tuple[dict, dict]:
+    """({Case: sweep Row}, the sweep's run metadata) of every (role, Case) of ``plans``, each
+    unit once, stored by content key under out/results."""
+    from fpforge.infra.executor import ProgressBar, ResultStore
+    from fpforge.synth.sweep import sweep
+    cases = list(dict.fromkeys(case for plan in plans for _, case in plan))
+    if not cases:
+        return {}, {}
+    with ProgressBar(None, what) as bar:
+        results, _, meta = sweep(cases, out_dir=out / "synth", jobs=jobs,
+                                 store=ResultStore(out / "results"), progress=bar.on_done)
+    return dict(zip(cases, results)), meta
+
+
 def cost(configs, rows, out: Path, jobs: int) -> dict:
     """Synthesise every configuration's units (stored by content key under out/results) and
     fill in GE per MAC and delay. Returns the sweep's run metadata."""
-    from fpforge.infra.executor import ProgressBar, ResultStore
-    from fpforge.synth.sweep import sweep
     plans = [hardware_cases(c) for c in configs]
-    cases = list(dict.fromkeys(case for plan in plans for _, case in plan))
-    if not cases:
-        return {}
-    with ProgressBar(None, "synthesis jobs done") as bar:
-        results, _, meta = sweep(cases, out_dir=out / "synth", jobs=jobs,
-                                 store=ResultStore(out / "results"), progress=bar.on_done)
-    by_case = dict(zip(cases, results))
+    by_case, meta = _synthesise(plans, out, jobs, "synthesis jobs done")
     for c, plan, row in zip(configs, plans, rows):
         units = {role: by_case[case] for role, case in plan}
         if not units or any(u.status != "ok" for u in units.values()):
@@ -172,16 +178,8 @@ def cost(configs, rows, out: Path, jobs: int) -> dict:
 def nonlinear_cost(funcs, rows, out: Path, jobs: int) -> dict:
     """Synthesise every nonlinear row's units (nonlinear.hardware_cases; stored by content key
     as the GEMM units') and fill in their GE and the slowest unit's delay."""
-    from fpforge.infra.executor import ProgressBar, ResultStore
-    from fpforge.synth.sweep import sweep
     plans = [nonlinear.hardware_cases(f) for f in funcs]
-    cases = list(dict.fromkeys(case for plan in plans for _, case in plan))
-    if not cases:
-        return {}
-    with ProgressBar(None, "nonlinear synthesis jobs done") as bar:
-        results, _, meta = sweep(cases, out_dir=out / "synth", jobs=jobs,
-                                 store=ResultStore(out / "results"), progress=bar.on_done)
-    by_case = dict(zip(cases, results))
+    by_case, meta = _synthesise(plans, out, jobs, "nonlinear synthesis jobs done")
     for plan, row in zip(plans, rows):
         units = {role: by_case[case] for role, case in plan}
         if any(u.status != "ok" for u in units.values()):

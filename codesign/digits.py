@@ -21,7 +21,7 @@ from fpforge.golden.gemm_config import GemmConfig
 
 from .quality import qsnr_db
 
-__all__ = ["DigitsResult", "evaluate", "SEEDS"]
+__all__ = ["DigitsResult", "evaluate", "evaluate_softmax", "SEEDS"]
 
 SEEDS = (0, 1, 2)
 HIDDEN = 64
@@ -35,7 +35,7 @@ class DigitsResult:
     accuracy: float          # mean over the seeds, in [0, 1]
     float32_accuracy: float  # the float32 models' mean
     flips: float             # mean count of test predictions that differ from float32's
-    logit_qsnr_db: float     # over every seed's test logits together
+    logit_qsnr_db: float     # over every seed's test logits (evaluate_softmax: probabilities)
     test_size: int
 
     @property
@@ -93,13 +93,28 @@ def _trained(seed: int):
 
 def evaluate(config: GemmConfig) -> DigitsResult:
     """The digits MLPs of every seed through ``config``'s hardware, against float32."""
+    return _compare(lambda params, x: (
+        np.asarray(_forward(params, x, jnp.matmul)),
+        np.asarray(_forward(params, x, lambda a, b: emulated_matmul(a, b, config)))))
+
+
+def evaluate_softmax(softmax) -> DigitsResult:
+    """The float32 MLPs' predictions as the argmax of ``softmax`` of their logits (emulated
+    units, codesign/nonlinear.py: rounding can tie the top probabilities, the first wins),
+    against float32's softmax; its QSNR is the probabilities'."""
+    def outputs(params, x):
+        logits = _forward(params, x, jnp.matmul)
+        return np.asarray(jax.nn.softmax(logits, axis=-1)), np.asarray(softmax(logits))
+    return _compare(outputs)
+
+
+def _compare(outputs) -> DigitsResult:
+    """``outputs(params, x)``: (float32's, the hardware's) outputs of every seed's model on
+    the held-out digits, predictions their argmax."""
     _, _, x, y = _data()
     acc, acc32, flips, logits, logits32 = [], [], [], [], []
     for seed in SEEDS:
-        params = _trained(seed)
-        ref = np.asarray(_forward(params, x, jnp.matmul))
-        got = np.asarray(_forward(params, x,
-                                  lambda a, b: emulated_matmul(a, b, config)))
+        ref, got = outputs(_trained(seed), x)
         acc32.append(np.mean(ref.argmax(1) == y))
         acc.append(np.mean(got.argmax(1) == y))
         flips.append(int(np.sum(got.argmax(1) != ref.argmax(1))))

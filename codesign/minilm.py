@@ -7,7 +7,9 @@ GELU, LayerNorm eps 1e-12), then sentence-transformers' mean pooling over the to
 normalisation. ``embed(sentences, matmul)`` runs every Linear layer (query, key, value,
 attention output, both feed-forward layers) through ``matmul``: float32 ``x @ w`` for the
 reference, ``emulated_matmul`` for a configuration. Attention's own products (QK^T, PV),
-softmax, GELU and LayerNorm stay float32: they are not Linear layers (docs/codesign.md).
+softmax, GELU and LayerNorm stay float32: they are not Linear layers (docs/codesign.md); a
+nonlinear configuration (codesign/nonlinear.py) puts softmax and LayerNorm's 1 / sqrt on its
+emulated units instead, the Linear layers in float32.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from fpforge.golden.gemm_config import GemmConfig
 from .quality import qsnr_db, quantize_dequantize
 
 __all__ = ["CORPUS", "QUERIES", "PUBLISHED_SCORES", "embed", "similarities", "MiniLMResult",
-           "evaluate", "weight_qsnr_db", "available"]
+           "evaluate", "evaluate_nonlinear", "weight_qsnr_db", "available"]
 
 LAYERS, HEADS, HIDDEN, EPS = 6, 12, 384, 1e-12
 
@@ -91,15 +93,21 @@ def tokenize(sentences):
     return ids, mask
 
 
-def _layer_norm(x, w, prefix):
+def _layer_norm(x, w, prefix, inv_sqrt=None):
     mean = x.mean(-1, keepdims=True)
     var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / jnp.sqrt(var + EPS) * w[f"{prefix}.weight"] + w[f"{prefix}.bias"]
+    norm = (x - mean) / jnp.sqrt(var + EPS) if inv_sqrt is None else \
+        (x - mean) * inv_sqrt(var + EPS)
+    return norm * w[f"{prefix}.weight"] + w[f"{prefix}.bias"]
 
 
-def embed(sentences, matmul=jnp.matmul):
+def embed(sentences, matmul=jnp.matmul, softmax=None, inv_sqrt=None):
     """Normalised sentence embeddings (sentences, 384), float32; every Linear as
-    ``matmul(x (rows, in), W^T (in, out))``."""
+    ``matmul(x (rows, in), W^T (in, out))``; attention's softmax over the last axis as
+    ``softmax(scores)`` and LayerNorm's 1 / sqrt(variance + eps) as ``inv_sqrt`` where given
+    (the nonlinear units' emulation, codesign/nonlinear.py), else float32."""
+    softmax = softmax or (lambda s: jax.nn.softmax(s, axis=-1))
+    ln = _layer_norm if inv_sqrt is None else functools.partial(_layer_norm, inv_sqrt=inv_sqrt)
     w = weights()
     ids, mask = tokenize(sentences)
     b, n = ids.shape
@@ -111,7 +119,7 @@ def embed(sentences, matmul=jnp.matmul):
     x = (w["embeddings.word_embeddings.weight"][ids] +
          w["embeddings.position_embeddings.weight"][:n][None] +
          w["embeddings.token_type_embeddings.weight"][0])
-    x = _layer_norm(jnp.asarray(x), w, "embeddings.LayerNorm")
+    x = ln(jnp.asarray(x), w, "embeddings.LayerNorm")
     bias = (1.0 - mask)[:, None, None, :] * jnp.finfo(jnp.float32).min
     for i in range(LAYERS):
         p = f"encoder.layer.{i}"
@@ -120,11 +128,11 @@ def embed(sentences, matmul=jnp.matmul):
             return t.reshape(b, n, HEADS, HIDDEN // HEADS).transpose(0, 2, 1, 3)
         q, k, v = (heads(linear(x, f"{p}.attention.self.{m}")) for m in ("query", "key", "value"))
         scores = q @ k.transpose(0, 1, 3, 2) / jnp.sqrt(jnp.float32(HIDDEN // HEADS)) + bias
-        ctx = (jax.nn.softmax(scores, axis=-1) @ v).transpose(0, 2, 1, 3).reshape(b, n, HIDDEN)
-        x = _layer_norm(linear(ctx, f"{p}.attention.output.dense") + x, w,
-                        f"{p}.attention.output.LayerNorm")
+        ctx = (softmax(scores) @ v).transpose(0, 2, 1, 3).reshape(b, n, HIDDEN)
+        x = ln(linear(ctx, f"{p}.attention.output.dense") + x, w,
+               f"{p}.attention.output.LayerNorm")
         h = jax.nn.gelu(linear(x, f"{p}.intermediate.dense"), approximate=False)
-        x = _layer_norm(linear(h, f"{p}.output.dense") + x, w, f"{p}.output.LayerNorm")
+        x = ln(linear(h, f"{p}.output.dense") + x, w, f"{p}.output.LayerNorm")
     pooled = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
     return np.asarray(pooled / jnp.linalg.norm(pooled, axis=-1, keepdims=True))
 
@@ -148,8 +156,18 @@ def _reference():
 
 
 def evaluate(config: GemmConfig) -> MiniLMResult:
+    """Every Linear layer on ``config``'s emulated hardware, against float32."""
+    return _compare(embed(QUERIES + CORPUS, lambda a, b: emulated_matmul(a, b, config)))
+
+
+def evaluate_nonlinear(softmax, inv_sqrt) -> MiniLMResult:
+    """Attention's softmax and every LayerNorm's 1 / sqrt on emulated units (embed), the
+    Linear layers in float32, against float32."""
+    return _compare(embed(QUERIES + CORPUS, softmax=softmax, inv_sqrt=inv_sqrt))
+
+
+def _compare(e) -> MiniLMResult:
     ref_e, ref_s = _reference()
-    e = embed(QUERIES + CORPUS, lambda a, b: emulated_matmul(a, b, config))
     s = e[:len(QUERIES)] @ e[len(QUERIES):].T
     top = [len(set(np.argsort(-r)[:TOP_K]) & set(np.argsort(-g)[:TOP_K])) / TOP_K
            for r, g in zip(ref_s, s)]

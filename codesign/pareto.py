@@ -11,6 +11,11 @@ measured twice from the one description (docs/codesign.md):
   sweep's cells through the deep job (results kept by content key, so a re-run synthesises only
   what changed).
 
+The axes' ``nonlinear`` entries add rows of their own (codesign/nonlinear.py): softmax and
+LayerNorm's 1/sqrt on the exp2, recip and rsqrt units of a format and accuracy, their quality
+through those units' golden models in the digits MLP and MiniLM, their cost those units
+synthesised the same way.
+
 The join goes to pareto.csv / pareto.json (one row per configuration), pareto.md (the table,
 the front in bold, how every figure was measured) and pareto.png. The configurations come from
 codesign/pareto_axes.py, the rows' front and rendering from codesign/pareto_report.py.
@@ -29,8 +34,11 @@ from fpforge.golden.tensor_core import FusedAccumulator
 from fpforge.rtl.elements import element_format
 
 from .energy import ENERGY_DATA, ENERGY_LIBRARY, ENERGY_VECTORS, step_energy
-from .pareto_axes import DOT_LENGTHS, QUICK, Axes, accum_name, bits_per_elem, configurations, label
-from .pareto_report import ENERGY_PANELS, FRONT_METRIC, Row, front, markdown, plot
+from . import nonlinear
+from .pareto_axes import (DOT_LENGTHS, QUICK, Axes, accum_name, bits_per_elem, configurations,
+                          label, nonlinear_configurations)
+from .pareto_report import (ENERGY_PANELS, FRONT_METRIC, NONLINEAR_FRONT, Row, front,
+                             is_nonlinear, markdown, plot)
 from .roofline import Machine, write_roofline
 
 __all__ = ["DEFAULT_OUT", "REPORT_FILES", "measure", "hardware_cases", "firings", "lanes",
@@ -65,10 +73,15 @@ def measure(config: GemmConfig, jax_cache: str | None = None) -> dict:
     return {k: float(v) for k, v in out.items()}
 
 
-def quality(configs, rows, out: Path, jobs: int) -> None:
+def quality(configs, funcs, rows, out: Path, jobs: int) -> None:
+    """Every row's quality figures: the GEMM configurations' (measure), then the nonlinear
+    ones' (nonlinear.measure), in ``rows``' order."""
     from fpforge.infra.executor import LocalExecutor, ProgressBar, Task, digest
+    cache = str((out / "jax-cache").resolve())
     tasks = [Task(digest("pareto quality", repr(c)), "fpforge.codesign.pareto:measure",
-                  (c, str((out / "jax-cache").resolve())), label(c)) for c in configs]
+                  (c, cache), label(c)) for c in configs]
+    tasks += [Task(digest("pareto nonlinear quality", repr(f)),
+                   "fpforge.codesign.nonlinear:measure", (f, cache), f.label) for f in funcs]
     executor = LocalExecutor(jobs, processes=True)
     try:
         with ProgressBar(len(tasks), "quality (emulated hardware)") as bar:
@@ -77,7 +90,9 @@ def quality(configs, rows, out: Path, jobs: int) -> None:
         executor.close()
     for row, figures in zip(rows, results):
         for k, v in figures.items():
-            setattr(row, k, round(v, 4) if math.isfinite(v) else v)
+            # a nonlinear row's errors are far below 1e-4 (fp16): 4 significant digits
+            setattr(row, k, v if not math.isfinite(v) else
+                    float(f"{v:.4g}") if is_nonlinear(row) else round(v, 4))
 
 
 # ----- cost ----------------------------------------------------------------------------------
@@ -127,19 +142,25 @@ def lanes(c: GemmConfig) -> int:
     return c.accum.group if isinstance(c.accum, FusedAccumulator) else c.block
 
 
+def _synthesise(plans, out: Path, jobs: int, what: str) -> tuple[dict, dict]:
+    """({Case: sweep Row}, the sweep's run metadata) of every (role, Case) of ``plans``, each
+    unit once, stored by content key under out/results."""
+    from fpforge.infra.executor import ProgressBar, ResultStore
+    from fpforge.synth.sweep import sweep
+    cases = list(dict.fromkeys(case for plan in plans for _, case in plan))
+    if not cases:
+        return {}, {}
+    with ProgressBar(None, what) as bar:
+        results, _, meta = sweep(cases, out_dir=out / "synth", jobs=jobs,
+                                 store=ResultStore(out / "results"), progress=bar.on_done)
+    return dict(zip(cases, results)), meta
+
+
 def cost(configs, rows, out: Path, jobs: int) -> dict:
     """Synthesise every configuration's units (stored by content key under out/results) and
     fill in GE per MAC and delay. Returns the sweep's run metadata."""
-    from fpforge.infra.executor import ProgressBar, ResultStore
-    from fpforge.synth.sweep import sweep
     plans = [hardware_cases(c) for c in configs]
-    cases = list(dict.fromkeys(case for plan in plans for _, case in plan))
-    if not cases:
-        return {}
-    with ProgressBar(None, "synthesis jobs done") as bar:
-        results, _, meta = sweep(cases, out_dir=out / "synth", jobs=jobs,
-                                 store=ResultStore(out / "results"), progress=bar.on_done)
-    by_case = dict(zip(cases, results))
+    by_case, meta = _synthesise(plans, out, jobs, "synthesis jobs done")
     for c, plan, row in zip(configs, plans, rows):
         units = {role: by_case[case] for role, case in plan}
         if not units or any(u.status != "ok" for u in units.values()):
@@ -151,6 +172,21 @@ def cost(configs, rows, out: Path, jobs: int) -> dict:
         adder = units.get("adder")
         row.delay_ps = round(units["dot"].delay_ps + (adder.delay_ps if adder else 0), 1)
         row.dot_ge, row.adder_ge = units["dot"].ge, adder.ge if adder else None
+    return meta
+
+
+def nonlinear_cost(funcs, rows, out: Path, jobs: int) -> dict:
+    """Synthesise every nonlinear row's units (nonlinear.hardware_cases; stored by content key
+    as the GEMM units') and fill in their GE and the slowest unit's delay."""
+    plans = [nonlinear.hardware_cases(f) for f in funcs]
+    by_case, meta = _synthesise(plans, out, jobs, "nonlinear synthesis jobs done")
+    for plan, row in zip(plans, rows):
+        units = {role: by_case[case] for role, case in plan}
+        if any(u.status != "ok" for u in units.values()):
+            continue
+        row.exp2_ge, row.recip_ge, row.rsqrt_ge = (units[u].ge for u in nonlinear.FUNC_UNITS)
+        row.func_ge = round(sum(u.ge for u in units.values()), 2)
+        row.delay_ps = max(u.delay_ps for u in units.values())
     return meta
 
 
@@ -207,6 +243,7 @@ def run_pareto(*, axes: "Axes | tuple[Axes, ...]" = QUICK, out: Path = DEFAULT_O
                vectors: int = ENERGY_VECTORS) -> int:
     """The study; ``power``: with energy per MAC (energy_cost) and energy.png."""
     configs = configurations(axes)                 # bad axes fail here, before any work
+    funcs = nonlinear_configurations(axes)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for name in REPORT_FILES:                       # no stale report beside a new run
@@ -214,25 +251,36 @@ def run_pareto(*, axes: "Axes | tuple[Axes, ...]" = QUICK, out: Path = DEFAULT_O
     start = time.monotonic()
     rows = [Row(label(c), c.elem_a, c.elem_b or c.elem_a, c.scaling, c.block, c.scale_rule,
                 c.rounding, accum_name(c.accum), bits_per_elem(c)) for c in configs]
-    print(f"pareto: {len(configs)} configurations", flush=True)
+    # a nonlinear row: its format, no scaling or block, its softmax's float32 sum
+    func_rows = [Row(f.label, f.fmt, f.fmt, "", 0, "", "rne", "float32",
+                     float(f.spec("exp2").out_fmt.width), accuracy=f.accuracy) for f in funcs]
+    print(f"pareto: {len(configs)} configurations"
+          + (f", {len(funcs)} nonlinear" if funcs else ""), flush=True)
     synth_meta = cost(configs, rows, out, jobs)
+    func_meta = nonlinear_cost(funcs, func_rows, out, jobs)
     energy_meta = energy_cost(configs, rows, out, jobs, vectors) if power else None
     synth_seconds = time.monotonic() - start
-    quality(configs, rows, out, jobs)
+    quality(configs, funcs, rows + func_rows, out, jobs)
     for row, on in zip(rows, front(rows)):
         row.on_front = on
+    for row, on in zip(func_rows, front(func_rows, *NONLINEAR_FRONT)):
+        row.on_front = on
+    cpu = [m["yosys cpu seconds"] for m in (synth_meta, func_meta) if m.get("yosys cpu seconds")]
     meta = {"configurations": len(rows), "synthesis seconds": round(synth_seconds, 1),
             "quality seconds": round(time.monotonic() - start - synth_seconds, 1),
-            "yosys cpu seconds": synth_meta.get("yosys cpu seconds"),
+            "yosys cpu seconds": round(sum(cpu), 1) if func_meta else
+            synth_meta.get("yosys cpu seconds"),
             "library": synth_meta.get("library", "").split(" at ")[0],
             "yosys": synth_meta.get("yosys", ""),
             "rtl": synth_meta.get("rtl", ""), "energy": energy_meta,
             "axes": [asdict(a) for a in axes] if isinstance(axes, tuple) else asdict(axes)}
+    if funcs:
+        meta["nonlinear"] = len(funcs)
     from fpforge.synth.sweep_report import write_csv
-    write_csv(rows, out / "pareto.csv")
-    (out / "pareto.json").write_text(json.dumps({"meta": meta,
-                                                 "rows": [asdict(r) for r in rows]}, indent=1))
-    (out / "pareto.md").write_text(markdown(rows, meta))
+    write_csv(rows + func_rows, out / "pareto.csv")
+    (out / "pareto.json").write_text(json.dumps({"meta": meta, "rows": [
+        asdict(r) for r in rows + func_rows]}, indent=1))
+    (out / "pareto.md").write_text(markdown(rows + func_rows, meta))
     plot(rows, out / "pareto.png")
     if power:
         plot(rows, out / "energy.png", ENERGY_PANELS)
@@ -241,5 +289,8 @@ def run_pareto(*, axes: "Axes | tuple[Axes, ...]" = QUICK, out: Path = DEFAULT_O
     print(f"{len(rows)} configurations in {time.monotonic() - start:.0f} s "
           f"(synthesis {synth_seconds:.0f} s); front on {FRONT_METRIC}: "
           f"{', '.join(r.config for r in on)}")
+    if funcs:
+        print(f"nonlinear front on {NONLINEAR_FRONT[0]}: "
+              f"{', '.join(r.config for r in func_rows if r.on_front)}")
     print(f"report: {out / 'pareto.md'}")
     return 0

@@ -14,8 +14,11 @@ from fpforge.rtl.elements import element_format
 from fpforge.rtl.mx import SCALE_RULES, VALUE_RULES
 from fpforge.rtl.options import OptionError
 
-__all__ = ["Axes", "QUICK", "FULL", "ROUNDINGS", "DOT_LENGTHS", "configurations", "accum_name",
-           "label", "bits_per_elem"]
+from .nonlinear import FuncConfig
+from .nonlinear import parse as parse_nonlinear
+
+__all__ = ["Axes", "QUICK", "FULL", "ROUNDINGS", "DOT_LENGTHS", "NONLINEAR", "configurations",
+           "nonlinear_configurations", "accum_name", "label", "bits_per_elem"]
 
 DOT_LENGTHS = (256, 4096)
 ROUNDINGS = ("rne", "rtz", "rna", "rup", "rod", "stochastic")   # element roundings
@@ -31,6 +34,9 @@ class Axes:
     scale_rule: tuple = ("floor",)
     rounding: tuple = ("rne",)
     accum: tuple = ("fp32", "bf16", "bf16_promote128")
+    # Rows of their own, not crossed with the others: softmax and LayerNorm's 1/sqrt on the
+    # exp2, recip and rsqrt units, "FORMAT ACCURACY" each (codesign/nonlinear.py).
+    nonlinear: tuple = ()
 
     @classmethod
     def from_json(cls, path: Path) -> "tuple[Axes, ...]":
@@ -68,6 +74,8 @@ class Axes:
         for k in self.block:
             if k not in (8, 16, 32, 64):
                 raise OptionError(f"block must be one of 8, 16, 32, 64, not {k!r}")
+        for entry in self.nonlinear:
+            parse_nonlinear(entry)
 
 
 def _one_of(name, values, valid):
@@ -79,12 +87,15 @@ def _one_of(name, values, valid):
 # The quick run (make pareto): the OCP MX elements with MX blocks of 32 and per tensor, three
 # accumulators. The full run adds INT4 and FNUZ elements, per-channel and float32 scales, block
 # sizes, scale rules (NVFP4's and P3109's value scales among them) and roundings.
-QUICK = Axes()
+# Both run the nonlinear units in bf16, fp16 and fp8e4m3 at both accuracies.
+NONLINEAR = tuple(f"{fmt} {accuracy}" for fmt in ("bf16", "fp16", "fp8e4m3")
+                  for accuracy in ("correct", "faithful"))
+QUICK = Axes(nonlinear=NONLINEAR)
 FULL = Axes(elements=QUICK.elements + ("int4", "fp8e4m3fnuz", "fp8e5m2fnuz"), scaling=SCALINGS,
             block=(8, 16, 32, 64),
             scale_rule=SCALE_RULES + ("nvfp4_te", "p3109_maxabs"),
             rounding=("rne", "rtz", "stochastic"),
-            accum=tuple(ACCUMULATOR_PRESETS) + tuple(FUSED_PRESETS))
+            accum=tuple(ACCUMULATOR_PRESETS) + tuple(FUSED_PRESETS), nonlinear=NONLINEAR)
 
 
 def configurations(axes: "Axes | tuple[Axes, ...]") -> list[GemmConfig]:
@@ -100,6 +111,13 @@ def configurations(axes: "Axes | tuple[Axes, ...]") -> list[GemmConfig]:
                           "/ ada_fp8 / cdna3_fp8 per-channel or per-tensor scaling; the NVFP4 "
                           "rules fp4e2m1 elements in blocks")
     return list(dict.fromkeys(out))
+
+
+def nonlinear_configurations(axes: "Axes | tuple[Axes, ...]") -> list[FuncConfig]:
+    """Every nonlinear entry of the axes (of each of a tuple of axes, in order, once each)."""
+    return list(dict.fromkeys(parse_nonlinear(e) for a in
+                              (axes if isinstance(axes, tuple) else (axes,))
+                              for e in a.nonlinear))
 
 
 def _configurations(axes: Axes) -> list[GemmConfig]:

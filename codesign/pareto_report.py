@@ -7,11 +7,13 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Row", "FRONT_METRIC", "front", "markdown", "energy_markdown", "plot", "PANELS",
+__all__ = ["Row", "FRONT_METRIC", "NONLINEAR_FRONT", "is_nonlinear", "front", "markdown", "energy_markdown", "plot", "PANELS",
            "ENERGY_PANELS", "COSTS"]
 
 # The metric the front is drawn on (the others get their own panels in pareto.png).
 FRONT_METRIC = "qsnr_dot_db"
+# The nonlinear rows' front: (quality, cost).
+NONLINEAR_FRONT = ("minilm_qsnr_db", "func_ge")
 
 
 @dataclass
@@ -52,6 +54,19 @@ class Row:
     tflops_per_w_gaussian: float | None = None
     tflops_per_w_minilm: float | None = None
     leakage_pj_per_mac: float | None = None     # its share of pj_per_mac_gaussian
+    # A nonlinear row (codesign/nonlinear.py): its units' accuracy; the probabilities' QSNR of
+    # the digits MLP's softmax; the exp2, recip and rsqrt units' GE and func_ge, all its units
+    # (with the format's mul and the cvt from float32); delay_ps its slowest unit's.
+    accuracy: str = ""
+    softmax_qsnr_db: float | None = None
+    exp2_ge: float | None = None
+    recip_ge: float | None = None
+    rsqrt_ge: float | None = None
+    func_ge: float | None = None
+
+
+def is_nonlinear(r: Row) -> bool:
+    return bool(r.accuracy)
 
 
 def front(rows: list[Row], metric: str = FRONT_METRIC, cost: str = "ge_per_mac") -> list[bool]:
@@ -78,7 +93,9 @@ def _f(v, digits=2) -> str:
 
 def markdown(rows: list[Row], meta: dict) -> str:
     out = ["# fpforge codesign: cost against quality", "",
-           f"- **configurations**: {meta['configurations']}; synthesis {meta['synthesis seconds']}"
+           f"- **configurations**: {meta['configurations']}"
+           + (f" and {meta['nonlinear']} nonlinear" if meta.get("nonlinear") else "") +
+           f"; synthesis {meta['synthesis seconds']}"
            f" s wall ({meta['yosys cpu seconds']} s Yosys CPU, results kept by content key), "
            f"quality {meta['quality seconds']} s",
            f"- **cells**: {meta['library'].split(' at ')[0]}",
@@ -118,7 +135,8 @@ def markdown(rows: list[Row], meta: dict) -> str:
            "dB (256 / 4096) | digits acc % (change) | flips | MiniLM QSNR dB | MiniLM \\|Δcos\\| "
            "| top-5 |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in sorted(rows, key=lambda r: (r.ge_per_mac is None, r.ge_per_mac or 0)):
+    gemm = [r for r in rows if not is_nonlinear(r)]
+    for r in sorted(gemm, key=lambda r: (r.ge_per_mac is None, r.ge_per_mac or 0)):
         name = f"**{r.config}**" if r.on_front else r.config
         acc = "–" if r.digits_acc is None else \
             f"{100 * r.digits_acc:.2f} ({r.digits_change_points:+.2f})"
@@ -127,12 +145,46 @@ def markdown(rows: list[Row], meta: dict) -> str:
                    f"{_f(r.qsnr_dot256_db)} / {_f(r.qsnr_dot_db)} | {acc} | "
                    f"{_f(r.digits_flips, 1)} | {_f(r.minilm_qsnr_db)} | "
                    f"{_f(r.minilm_cos_err, 4)} | {_f(r.minilm_topk)} |")
+    if any(map(is_nonlinear, rows)):
+        out += nonlinear_markdown([r for r in rows if is_nonlinear(r)])
     if meta.get("energy"):
-        out += energy_markdown(rows, meta["energy"])
+        out += energy_markdown(gemm, meta["energy"])
     out += ["", "Columns of every row: `pareto.csv` / `pareto.json` (its meta holds the axes). "
             "Regenerate with `make pareto` (`fpforge pareto --quick --power`), or `fpforge "
             "pareto --config FILE` with those axes as JSON (an object, or a list of objects)."]
     return "\n".join(out) + "\n"
+
+
+def nonlinear_markdown(rows: list[Row]) -> list[str]:
+    """pareto.md's section of the nonlinear rows, their own front in bold."""
+    lines = ["", "## Nonlinear units: softmax and LayerNorm", "",
+             "Each row is a format and an --accuracy of the exp2, recip and rsqrt units "
+             "(codesign/nonlinear.py; docs/codesign.md). Quality, every rounding through the "
+             "unit's golden model: softmax = cvt(s - max s) from float32, x log2(e) on the "
+             "mul unit, the exp2 unit, the sum in float32 through the cvt into recip, the "
+             "product on the mul unit; LayerNorm's 1/sqrt(var + eps) = the cvt, then rsqrt. "
+             "digits: the float32 MLPs' predictions as the argmax of that softmax, its QSNR "
+             "the probabilities' against float32's. MiniLM: every attention softmax and "
+             "LayerNorm on the units, its Linear layers and attention products in float32, "
+             "against float32. Cost: the exp2, recip and rsqrt units, the format's mul and "
+             "the cvt from float32 (both saturating), each synthesised like the GEMM units "
+             "(the deep job, OpenSTA load-aware delay); GE all = their sum, ps = the slowest "
+             f"unit's. Bold: no other row has at most the GE and at least the "
+             f"{NONLINEAR_FRONT[0]}.", "",
+             "| configuration | GE exp2 | GE recip | GE rsqrt | GE all | ps | digits acc % "
+             "(change) | flips | softmax QSNR dB | MiniLM QSNR dB | MiniLM \\|Δcos\\| "
+             "| top-5 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r, on in sorted(zip(rows, front(rows, *NONLINEAR_FRONT)),
+                        key=lambda ro: (ro[0].func_ge is None, ro[0].func_ge or 0)):
+        acc = "–" if r.digits_acc is None else \
+            f"{100 * r.digits_acc:.2f} ({r.digits_change_points:+.2f})"
+        lines.append(f"| {f'**{r.config}**' if on else r.config} | {_f(r.exp2_ge, 1)} | "
+                     f"{_f(r.recip_ge, 1)} | {_f(r.rsqrt_ge, 1)} | {_f(r.func_ge, 1)} | "
+                     f"{_f(r.delay_ps, 0)} | {acc} | {_f(r.digits_flips, 1)} | "
+                     f"{_f(r.softmax_qsnr_db)} | {_f(r.minilm_qsnr_db)} | "
+                     f"{_f(r.minilm_cos_err, 5)} | {_f(r.minilm_topk)} |")
+    return lines
 
 
 def energy_markdown(rows: list[Row], energy: dict) -> list[str]:

@@ -16,10 +16,11 @@ def add_pareto(sub):
     pa = sub.add_parser("pareto", help="cost (synthesis) against quality (emulated hardware) "
                                        "per number-format configuration (docs/codesign.md)")
     pa.add_argument("--quick", action="store_true",
-                    help="the MX elements at k = 32 and per tensor, three accumulators")
+                    help="the MX elements at k = 32 and per tensor, three accumulators; "
+                         "softmax/LayerNorm units in bf16, fp16, fp8e4m3, correct and faithful")
     pa.add_argument("--config", metavar="FILE",
                     help="the axes as JSON: elements, scaling, block, scale_rule, rounding, "
-                         "accum (lists)")
+                         "accum, nonlinear ('FORMAT ACCURACY' entries) (lists)")
     pa.add_argument("--out", metavar="DIR", help="where the report goes (build/pareto)")
     pa.add_argument("--power", action="store_true",
                     help="also energy per MAC (pJ/MAC, TFLOPS/W): the units on sky130hd, "

@@ -150,6 +150,9 @@ def build(spec: Spec):
                         f"), not {spec!r}")
     if isinstance(spec, MultiFormatSpec) and spec.max_lanes > 1:
         return _load("fpforge.rtl.fp_units.lanes:Lanes")(spec)    # a unit per lane
+    if isinstance(spec, MultiFormatSpec):
+        from .fp_units.multiformat import multi_format_unit
+        return multi_format_unit(kind(spec.unit).component_class(), spec)
     return kind(spec.unit).component_class()(spec)
 
 

@@ -120,7 +120,12 @@ def test_lanes_lint_clean_and_deterministic(tmp_path):
              make_spec("add", format="fp8e5m2", lanes=3, rounding="stochastic"),
              make_spec("fma", formats="fp16", simd_width=32, rounding="dynamic", stages=1),
              make_spec("fms", formats="fp6e3m2", simd_width=32),
-             make_spec("sub", formats="fp4e2m1", simd_width=32, lanes=4)]
+             make_spec("sub", formats="fp4e2m1", simd_width=32, lanes=4),
+             make_spec("mul", formats="fp32,fp16,bf16,fp8e4m3,fp8e5m2", simd_width=32),
+             make_spec("add", formats="fp8e4m3,fp8e5m2,fp6e3m2,fp6e2m3,fp4e2m1", simd_width=32,
+                       rounding="stochastic", stages=2),
+             make_spec("cvt", formats="fp8e4m3,fp8e5m2", in_formats="bf16", lanes=2,
+                       rounding="dynamic")]
     first = [p.read_bytes() for p in export_all(specs, tmp_path / "a")]
     _check(specs, tmp_path / "b")
     again = [p.read_bytes() for p in export_all(specs, tmp_path / "c")]

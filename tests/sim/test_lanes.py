@@ -110,6 +110,49 @@ def test_packed_lanes_pipelined_with_bits_no_member_reads():
     check(spec, random_inputs(spec, 4000, np.random.default_rng(40)))
 
 
+def packed_inputs(spec, n: int, rng) -> dict:
+    """``n`` vectors for every fmt code (those without a member included): random words with
+    each element of the selected member drawn half uniform, half of moderate magnitude (its
+    exponent field within 4 of the bias: products and sums that stay in range)."""
+    codes = 1 << spec.fmt_width
+    out = random_inputs(spec, n * codes, rng)
+    out["fmt"] = np.repeat(np.arange(codes, dtype=np.uint32), n)
+    for i, member in enumerate(spec.members):
+        rows = slice(i * n, (i + 1) * n)
+        for role in spec.operands:
+            f = member.formats()[role]
+            word = out[role][rows].astype(np.uint64)
+            for j in range(spec.member_lanes(i)):
+                low, w = spec.element(i, role, j)
+                e = np.clip(f.bias + rng.integers(-4, 5, n), 1, (1 << f.exp_bits) - 2)
+                moderate = (e << f.man_bits) | rng.integers(0, 1 << f.man_bits, n) | \
+                    (rng.integers(0, 2, n) << (w - 1) if f.signed else 0)
+                code = np.where(rng.integers(0, 2, n) == 1, moderate,
+                                rng.integers(0, 1 << w, n)).astype(np.uint64)
+                word = (word & ~np.uint64(((1 << w) - 1) << low)) | (code << np.uint64(low))
+            out[role][rows] = word.astype(np.uint32)
+    return out
+
+
+@pytest.mark.parametrize("formats", [
+    pytest.param("fp16,bf16,fp8e4m3,fp8e5m2", marks=pytest.mark.slow),   # within CVFPU's
+    "fp32,fp16,bf16,fp8e4m3,fp8e5m2",                 # CVFPU's set; fmt codes 5..7 unused
+    "fp8e4m3,fp8e5m2,fp6e3m2,fp6e2m3,fp4e2m1",        # f8f6f4: four, five and eight lanes
+], ids=["16-8", "cvfpu", "f8f6f4"])
+def test_simd_width_32_members_every_fmt_code(formats):
+    spec = make_spec("mul", formats=formats, simd_width=32)
+    check(spec, packed_inputs(spec, 400, np.random.default_rng(42)))
+
+
+def test_simd_lanes_pipelined_stochastic_switching_format():
+    """Two stages, every operation its own fmt and random bits per lane."""
+    spec = make_spec("add", formats="fp16,fp8e4m3,fp8e5m2", simd_width=16, stages=2,
+                     rounding="stochastic")
+    inputs = packed_inputs(spec, 500, np.random.default_rng(43))
+    order = np.random.default_rng(44).permutation(len(inputs["fmt"]))
+    check(spec, {p: v[order] for p, v in inputs.items()})
+
+
 def test_lanes_swapped_is_caught():
     inputs = random_inputs(MUL_X4, 2000, np.random.default_rng(41))
     bad = mismatches(faulty_design(MUL_X4, "lanes-swapped"), MUL_X4, inputs)

@@ -70,6 +70,65 @@ class MultiRounder(Elaboratable):
                     m.d.comb += sig.eq(v)
         return sig
 
+    def _window(self, m, lz, right, extra_max, L):
+        """The top L bits of sig shifted left by ``lz``, then right by ``right``, and the
+        sticky of the bits below them."""
+        raw, sig, W = self.raw, self.raw.sig, self.raw.width
+        norm = Signal(W, name="norm")
+        m.d.comb += norm.eq((sig << lz)[:W] if raw.lz_max else sig)
+        if W >= L:
+            win = norm[W - L:]
+            sticky = raw.sticky | (norm[:W - L] != 0) if W > L else raw.sticky
+        else:
+            win = Cat(Const(0, L - W), norm)
+            sticky = raw.sticky
+        R = L + extra_max                               # the largest right shift
+        win2, st2 = Signal(L, name="window"), Signal(name="sticky")
+        if isinstance(right, int) and right == 0:
+            m.d.comb += [win2.eq(win), st2.eq(sticky)]
+        else:
+            ext = Signal(R + L, name="rshifted")
+            m.d.comb += ext.eq(Cat(Const(0, R), win) >> right)
+            m.d.comb += [win2.eq(ext[R:]), st2.eq(sticky | (ext[:R] != 0))]
+
+        return win2, st2
+
+    def _one_shift(self, m, t1, t_lo, t_hi, extra, extra_max, L):
+        """The window of a sig with at most one leading zero (the Rounder's one-shift path) and
+        the exponent field minus one, max(t - 1 + lead, 0); ``t1`` is t - 1, t the top bit's
+        weight above emin."""
+        raw, sig, W = self.raw, self.raw.sig, self.raw.width
+        lead = sig[W - 1] if raw.lz_max else Const(1, 1)
+        e1 = Signal(signed_for(t_lo - 1, t_hi), name="exp_lead")
+        field_hi = max(t_hi, 0)
+        exp_field0 = Signal(bits_for(field_hi), name="exp_field0")
+        m.d.comb += [e1.eq(t1 + lead), exp_field0.eq(Mux(e1 < 0, 0, e1))]
+        at_floor = t1[-1]
+        A = L + 1                                       # a shift of A or more: every bit below
+        pad = max(1, L - W + 1)
+        shift = [lead | at_floor]
+        if t_lo < 0:
+            minus_t = ~t1[:-1]
+            k = bits_for(A)
+            over = minus_t[k:].any() if len(minus_t) > k else Const(0, 1)
+            depth = Signal(k, name="denorm_shift")           # min(-t, 2^k - 1) at the floor
+            m.d.comb += depth.eq(Mux(at_floor, minus_t[:k] | over.replicate(k), 0))
+            shift.append(depth)
+            pad = max(pad, (1 << k) - A)
+        if not isinstance(extra, int) or extra:
+            shift.append(extra)
+            pad += extra_max
+        Wv = W + pad
+        ext = Signal(A + Wv, name="rshifted")
+        shifted = Cat(Const(0, A + pad), sig)
+        for amount in shift:
+            shifted = shifted >> amount
+        m.d.comb += ext.eq(shifted)
+        cut = A + Wv - 1 - L
+        win2, st2 = Signal(L, name="window"), Signal(name="sticky")
+        m.d.comb += [win2.eq(ext[cut:cut + L]), st2.eq(raw.sticky | (ext[:cut] != 0))]
+        return win2, st2, exp_field0, field_hi
+
     def elaborate(self, platform):
         m = Module()
         fmts, raw, fmt = self.formats, self.raw, self.fmt
@@ -95,10 +154,17 @@ class MultiRounder(Elaboratable):
         if clamp:
             t_lo = raw.exp_range[0] + top - max(f.emin for f in fmts)
             t_hi = raw.exp_range[1] + top - min(f.emin for f in fmts)
-            t = Signal(signed_for(t_lo, t_hi), name="t")
-            m.d.comb += t.eq(raw.exp + self._by_fmt(m, fmt, [top - f.emin for f in fmts],
+            one = int(raw.lz_max <= 1)       # the one-shift path reads t - 1
+            t = Signal(signed_for(t_lo - one, t_hi - one), name="t_minus_1" if one else "t")
+            m.d.comb += t.eq(raw.exp + self._by_fmt(m, fmt, [top - f.emin - one for f in fmts],
                                                     "top_above_emin"))
-            if raw.lz_max > 0:
+            if raw.lz_max <= 1:
+                # A product of normalized operands: the Rounder's one right shift (by the top
+                # bit's complement, or 1 - t at the floor), and the precision's after it.
+                win2, st2, exp_field0, field_hi = self._one_shift(m, t, t_lo, t_hi, extra,
+                                                                  extra_max, L)
+                field_lo = 0
+            elif raw.lz_max > 0:
                 # The Rounder's floor marker: the count of (sig | marker) is min(lz, t).
                 t_sat = Signal(bits_for(Z), name="t_sat")
                 marker = Signal(Z, name="floor_marker")
@@ -107,12 +173,13 @@ class MultiRounder(Elaboratable):
                 lz, _ = lzc(m, sig[W - Z:] | marker, "lzc")
             else:
                 lz = Const(0, 1)
-            rel = Signal(bits_for(max(t_hi, 0)), name="exp_rel")
-            m.d.comb += rel.eq(Mux(t < 0, 0, t - lz))
-            # emin + bias - 1 is 0 in every format with a zero: the field is rel.
-            field_lo, field_hi = 0, max(t_hi, 0)
-            exp_field0 = rel
-            if t_lo < 0:
+            if raw.lz_max > 1:
+                rel = Signal(bits_for(max(t_hi, 0)), name="exp_rel")
+                m.d.comb += rel.eq(Mux(t < 0, 0, t - lz))
+                # emin + bias - 1 is 0 in every format with a zero: the field is rel.
+                field_lo, field_hi = 0, max(t_hi, 0)
+                exp_field0 = rel
+            if t_lo < 0 and raw.lz_max > 1:
                 below = Signal(bits_for(L), name="floor_shift")
                 m.d.comb += below.eq(Mux(t < -L, L, Mux(t < 0, -t, 0)))
                 right = below + extra
@@ -127,22 +194,8 @@ class MultiRounder(Elaboratable):
         is_zero, zero_sign = signed_zero(raw, mode)
 
         # ---- 2. Window: the top L bits, shifted right by the floor and the precision -----------
-        norm = Signal(W, name="norm")
-        m.d.comb += norm.eq((sig << lz)[:W] if raw.lz_max else sig)
-        if W >= L:
-            win = norm[W - L:]
-            sticky = raw.sticky | (norm[:W - L] != 0) if W > L else raw.sticky
-        else:
-            win = Cat(Const(0, L - W), norm)
-            sticky = raw.sticky
-        R = L + extra_max                               # the largest right shift
-        win2, st2 = Signal(L, name="window"), Signal(name="sticky")
-        if isinstance(right, int) and right == 0:
-            m.d.comb += [win2.eq(win), st2.eq(sticky)]
-        else:
-            ext = Signal(R + L, name="rshifted")
-            m.d.comb += ext.eq(Cat(Const(0, R), win) >> right)
-            m.d.comb += [win2.eq(ext[R:]), st2.eq(sticky | (ext[:R] != 0))]
+        if not (clamp and raw.lz_max <= 1):
+            win2, st2 = self._window(m, lz, right, extra_max, L)
 
         stage = dict(sign=raw.sign, zero=is_zero, zero_sign=zero_sign, inf=raw.inf, nan=raw.nan,
                      invalid=raw.invalid, exp_field0=exp_field0, win=win2, sticky=st2, fmt=fmt)

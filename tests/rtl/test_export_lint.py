@@ -130,3 +130,8 @@ def test_lanes_lint_clean_and_deterministic(tmp_path):
     _check(specs, tmp_path / "b")
     again = [p.read_bytes() for p in export_all(specs, tmp_path / "c")]
     assert first == again
+    # Converted anew (not from the cache): the same text.
+    from fpforge.rtl import emit
+    from fpforge.rtl.kinds import build
+    packed = specs[-2]
+    assert emit.convert(build(packed), packed.default_name) == emit.verilog(packed)

@@ -98,8 +98,11 @@ def test_dynamic_rounding_mode_is_shared_by_the_lanes():
     check(spec, random_inputs(spec, 6000, np.random.default_rng(38)))
 
 
-def test_pipelined_lanes():
-    spec = make_spec("mul", format="fp8e4m3", lanes=4, stages=2)
+@pytest.mark.parametrize("options", [dict(stages=2), dict(cuts="product,round",
+                                                          rounding="dynamic")],
+                         ids=["stages2", "cuts"])
+def test_pipelined_lanes(options):
+    spec = make_spec("mul", format="fp8e4m3", lanes=4, **options)
     check(spec, random_inputs(spec, 4000, np.random.default_rng(39)))
 
 

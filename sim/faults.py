@@ -246,6 +246,16 @@ def _faithful(spec: Spec) -> dict:
 
 
 
+def _lanes_swapped(spec: Spec) -> str:
+    """y with its lanes 0 and 1 exchanged (member 0's lane width when packed)."""
+    if getattr(spec, "max_lanes", 1) < 2:
+        raise OptionError(f"the fault needs a unit of two or more lanes (--lanes, "
+                          f"--simd-width), not {spec.default_name}")
+    w, top = spec.element(0, "y", 1)[0], spec.port("y").width
+    swapped = f"y_unit[{w - 1}:0], y_unit[{2 * w - 1}:{w}]"
+    return "{" + (f"y_unit[{top - 1}:{2 * w}], " if top > 2 * w else "") + swapped + "}"
+
+
 FAULTS = {
     "force-inexact": Fault("the unit with the inexact flag forced high", _forced_flag(Flag.NX)),
     "force-invalid": Fault("the unit with the invalid flag forced high", _forced_flag(Flag.NV)),
@@ -293,6 +303,8 @@ FAULTS = {
                            "truncated)", _no_remainder_sticky("div")),
     "sqrt-no-sticky": Fault("the sqrt unit without the remainder's sticky bit (the root "
                             "truncated)", _no_remainder_sticky("sqrt")),
+    "lanes-swapped": Fault("the multi-lane unit with lanes 0 and 1 of y exchanged",
+                           _wrapped("lanes_swapped", "y", _lanes_swapped)),
 }
 
 

@@ -136,3 +136,51 @@ def test_lanes_each_draw_their_own(lanes, simd):
         assert np.mean(data["a"][fp8] >> 8 != 0) > 0.5
     out = expected(spec, {p: v[:4096] for p, v in data.items()})
     assert out["y"].shape[0] == 4096
+
+
+# ----- the checker's classes and reports, on the golden model's own results -------------------
+
+def _checked(spec, data, got):
+    from fpforge.sim.check import Checker
+    ports = [p for p in spec.ports() if not p.is_control]
+    checker = Checker(spec, [p for p in ports if p.is_input], [p for p in ports if not p.is_input],
+                      max_report=4)
+    checker.check(data, 0, expected(spec, data), got)
+    return checker
+
+
+def test_classes_and_reports_per_member(triple):
+    spec, data = triple
+    pick = np.random.default_rng(2).choice(len(data["fmt"]), 1 << 13, replace=False)
+    data = {p: v[pick] for p, v in data.items()}
+    # the other member's results (fmt ^ 1: e4m3 <-> e5m2, fp6 e3m2 <-> the unused code)
+    got = expected(spec, {**data, "fmt": data["fmt"] ^ 1})
+    checker = _checked(spec, data, got)
+    assert checker.mismatches > len(pick) // 2
+    names = checker.classes.record({})["classes"]
+    for prefix in ("fmt 0 (float8_e4m3fn): ", "fmt 1 (float8_e5m2): ",
+                   "fmt 2 (float6_e3m2fn): ", "fmt 3 (no member): "):
+        assert any(n.startswith(prefix) for n in names), prefix
+    # fp6's results wrong as zeros with NV: classed in fp6 (expected values are fp6 codes)
+    assert any(n.startswith("fmt 2 (float6_e3m2fn): value wrong, ") for n in names)
+    ops = checker.classes.record({})["operand_classes"]
+    assert any(n.startswith("fmt 1 (float8_e5m2): a=") for n in ops)
+    # reports: the fp6 member's codes decoded as fp6 codes, the bits above them raw first
+    lines = checker.lines
+    assert any("fmt=" in line and "(float8_e5m2)" in line for line in lines)
+    fp6 = next(i for i in range(len(pick)) if data["fmt"][i] == 2 and data["a"][i] >> 6)
+    report = "\n".join(checker._report(fp6, 0, data, expected(spec, data), got))
+    code = int(data["a"][fp6])
+    assert f"a=0x{code:02x}: 0x{code & 63:02x} (" in report and "fmt=2 (float6_e3m2fn)" in report
+
+
+def test_lane_reports_decode_each_element():
+    spec = make_spec("mul", formats="fp16,fp8e4m3", lanes=2)
+    data = _all(spec, [["random", {"count": 256}]], seed=5)
+    want = expected(spec, data)
+    got = {**want, "y": want["y"] ^ np.array([0, 1], np.uint32)}     # lane 1 off by one code
+    checker = _checked(spec, data, got)
+    assert checker.mismatches == len(data["a"])
+    assert set(checker.classes.record({})["classes"]) == \
+        {"fmt 0 (float16): value wrong", "fmt 1 (float8_e4m3fn): value wrong"}
+    assert any("y: 1 of 2 elements differ: [1] expected 0x" in line for line in checker.lines)

@@ -147,6 +147,9 @@ def build(spec: Spec):
     if not isinstance(spec, Spec):
         raise TypeError(f"spec must be a Spec ({', '.join(k.spec.__name__ for k in KINDS.values())}"
                         f"), not {spec!r}")
+    if isinstance(spec, MultiFormatSpec):
+        from .fp_units.multiformat import multi_format_unit
+        return multi_format_unit(kind(spec.unit).component_class(), spec)
     return kind(spec.unit).component_class()(spec)
 
 

@@ -42,6 +42,9 @@ class Operand:
     # False: a zero's sig is undefined (a flushed subnormal's fraction, a normalized zero), and
     # a consumer that adds sigs must gate it out by ``zero``.
     sig_cleared: bool = True
+    # A multi-format operand's member formats by fmt: operands decoded from different formats
+    # for one fmt are not on one grid, whatever their union ranges say.
+    members: tuple = ()
 
     @property
     def top_range(self) -> tuple[int, int]:
@@ -51,7 +54,7 @@ class Operand:
 
     def grid(self):
         """Operands on the same grid align without extra guard bits for leading zeros."""
-        return (self.off, self.width, self.exp_range, self.lz_max)
+        return (self.off, self.width, self.exp_range, self.lz_max, self.members)
 
 
 @dataclass

@@ -6,6 +6,7 @@ import argparse
 from dataclasses import replace
 
 from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.multiformat import MultiFormatSpec
 from fpforge.rtl.options import OptionError
 from fpforge.sim.check import NAN_POLICIES
 
@@ -189,6 +190,9 @@ def _verify(args) -> int:
             raise OptionError("--matrix runs the whole matrix of make verify; it takes "
                               "--formats, --sim, --jobs and --junit, not unit options")
         specs = full_matrix(verify_formats(args.formats))
+        multi = sum(isinstance(s, MultiFormatSpec) for s in specs)
+        print(f"make verify: {len(specs):,} cases ({len(specs) - multi:,} single-format, "
+              f"{multi} multi-format)")
         with executor_of(args, processes=True) as executor:
             verdicts = vf.verify_matrix(specs, sim=args.sim, jobs=args.jobs, seed=args.seed,
                                         junit=args.junit, executor=executor,

@@ -143,10 +143,13 @@ def kind(name: str) -> Kind:
 
 
 def build(spec: Spec):
-    """The Amaranth component of ``spec`` (imports Amaranth)."""
+    """The Amaranth component of ``spec`` (imports Amaranth); of a multi-lane spec, the lanes'
+    wrapper around a one-lane unit per lane (rtl/fp_units/lanes.py)."""
     if not isinstance(spec, Spec):
         raise TypeError(f"spec must be a Spec ({', '.join(k.spec.__name__ for k in KINDS.values())}"
                         f"), not {spec!r}")
+    if isinstance(spec, MultiFormatSpec) and spec.max_lanes > 1:
+        return _load("fpforge.rtl.fp_units.lanes:Lanes")(spec)    # a unit per lane
     if isinstance(spec, MultiFormatSpec):
         from .fp_units.multiformat import multi_format_unit
         return multi_format_unit(kind(spec.unit).component_class(), spec)

@@ -292,6 +292,14 @@ def _multi_input(fault: str, port: Callable[[Spec], str], expr: Callable[[Spec],
         expr(spec)                       # a unit it does not apply to: its own message
         return _wrapped(fault.replace("-", "_"), port(spec), expr)(spec)
     return make
+def _lanes_swapped(spec: Spec) -> str:
+    """y with its lanes 0 and 1 exchanged (member 0's lane width when packed)."""
+    if getattr(spec, "max_lanes", 1) < 2:
+        raise OptionError(f"the fault needs a unit of two or more lanes (--lanes, "
+                          f"--simd-width), not {spec.default_name}")
+    w, top = spec.element(0, "y", 1)[0], spec.port("y").width
+    swapped = f"y_unit[{w - 1}:0], y_unit[{2 * w - 1}:{w}]"
+    return "{" + (f"y_unit[{top - 1}:{2 * w}], " if top > 2 * w else "") + swapped + "}"
 
 
 FAULTS = {
@@ -348,6 +356,8 @@ FAULTS = {
                                "the selected member leaves unused",
                                _multi_input("reads-unused-bits", lambda spec: spec.operands[0],
                                             _reads_unused_bits)),
+    "lanes-swapped": Fault("the multi-lane unit with lanes 0 and 1 of y exchanged",
+                           _wrapped("lanes_swapped", "y", _lanes_swapped)),
 }
 
 

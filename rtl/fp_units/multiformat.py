@@ -21,7 +21,11 @@ from ..multiformat import FMT_PORT, MultiFormatSpec
 from ..options import Flag
 from .common import Operand, Raw, register, signed_for, unsigned_for
 from .decode import Decode
+from .multi_rounder import MultiRounder
 from .rounder import Rounder
+
+import os
+SHARED_ROUNDER = os.environ.get('MF_PER_MEMBER') is None
 from .unit import FpUnit
 
 __all__ = ["multi_format_unit", "common_operand"]
@@ -101,6 +105,12 @@ class MultiFormatUnit(FpUnit):
     def rounded(self, m: Module, raw: Raw, controls: dict) -> dict:
         spec = self._spec
         cut = "round" in spec.cut_points
+        outs = tuple(s.out_fmt for s in spec.members)
+        if SHARED_ROUNDER and MultiRounder.supports(outs):
+            rounder = MultiRounder(outs, spec.options, raw, controls["fmt"], rm=controls.get("rm"),
+                                   rbits=controls.get("rbits"), register=cut)
+            m.submodules[rounder.name] = rounder
+            return {"y": rounder.y, "flags": rounder.flags}
         y = Signal(spec.port("y").width, name="y_sel")
         flags = Signal(spec.port("flags").width, name="flags_sel")
         # The format the rounders' register holds with their data.

@@ -12,6 +12,7 @@ from fpforge.rtl.export import write_export
 from fpforge.rtl.formats import catalog_formats
 from fpforge.rtl.func import FuncSpec
 from fpforge.rtl.kinds import KINDS, make_spec
+from fpforge.rtl.multiformat import MultiFormatSpec
 from fpforge.rtl.noncomp import SIGN_ONLY
 from fpforge.rtl.options import Rounding
 from fpforge.rtl.scalar import CvtSpec, ScalarSpec
@@ -79,13 +80,37 @@ def unused_top_inputs(paths, specs) -> list[str]:
     # A port whose meaning says only its sign bit is read (sgnj's b) may leave the rest unused.
     inputs = {s.default_name: {p.name for p in s.ports() if p.is_input and
                                not p.meaning.endswith(SIGN_ONLY)} for s in specs}
+    by_name = {s.default_name: s for s in specs}
     found = []
     for m in re.finditer(r"%Warning-UNUSEDSIGNAL: [^\n]*?: (.*?'(\w+)'[^\n]*)\n\s*: \.\.\. note: "
                          r"In instance '([\w.]+)'", out):
         message, signal, instance = m.groups()
-        if instance in inputs and signal in inputs[instance]:
+        if instance in inputs and signal in inputs[instance] and \
+                not _reported_bits(message) <= _unread_bits(by_name[instance], signal):
             found.append(f"{instance}: {message}")
     return found
+
+
+def _reported_bits(message: str) -> set[int]:
+    """The bits a Verilator message names (``'a'[31:28,23:20]``); none: the whole signal."""
+    m = re.search(r"'\w+'\[([\d:,]+)\]", message)
+    if not m:
+        return {-1}
+    bits = set()
+    for part in m[1].split(","):
+        hi, _, lo = part.partition(":")
+        bits |= set(range(int(lo or hi), int(hi) + 1))
+    return bits
+
+
+def _unread_bits(spec: Spec, port: str) -> set[int]:
+    """Bits of an operand port outside every member's elements (a multi-format unit's packed
+    lanes that do not fill the width): ignored by contract (rtl/multiformat.py)."""
+    if not isinstance(spec, MultiFormatSpec) or port not in spec.operands:
+        return set()
+    used = {bit for i in range(len(spec.members)) for j in range(spec.member_lanes(i))
+            for bit in range(spec.element(i, port, j)[0], sum(spec.element(i, port, j)))}
+    return set(range(spec.port(port).width)) - used
 
 
 def check_batch(paths, specs):

@@ -81,3 +81,21 @@ def test_verify_exhaustive_holds_each_member(capsys):
     assert out.count("PASS, 4,096 vectors, 0 mismatches") == 2
     assert main([*args, "--fmt", "1"]) == 0
     assert "fmt held at 1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("lanes,simd", [(2, None), (None, 32)], ids=["lanes2", "simd32"])
+def test_lanes_of_every_member(lanes, simd):
+    """Each lane its own draws, a stochastic rounder's bits per lane; fp8 in fp16's slots
+    (--lanes) or packed four to a word (--simd-width)."""
+    spec = make_spec("mul", formats="fp16,fp8e4m3", lanes=lanes, simd_width=simd,
+                     rounding="stochastic")
+    result = BatchEngine().verify(Design.of(spec), _plan())
+    assert result["mismatches"] == 0 and result["vectors"] == 2 * 256, result["first_mismatches"]
+
+
+def test_unused_slot_bits_read_are_caught():
+    spec = make_spec("mul", formats="fp16,fp8e4m3", lanes=2)
+    result = BatchEngine().verify(faulty_design(spec, "reads-unused-bits"), _plan())
+    assert result["mismatches"] > 0 and \
+        all(name.startswith("fmt 1 (float8_e4m3fn): ") for name in result["classes"])
+    assert any("elements differ: [0] expected 0x" in line for line in result["first_mismatches"])

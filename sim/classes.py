@@ -113,7 +113,7 @@ class Classes:
                         for i in range(len(spec.members))} if self.multi else {}
         self.counts: Counter = Counter()       # (what, result class or -1[, fmt]) -> count
         self.by_operands: Counter = Counter()  # operand classes [(fmt, classes)] -> count
-        self.kept: dict[tuple, list] = {}      # (what, result[, fmt]) -> [vector index in the chunk]
+        self.kept: dict[tuple, list] = {}      # (what, result[, fmt]) -> [vector indices]
 
     def add(self, bad: np.ndarray, inputs: dict, want: dict, got: dict) -> dict:
         """Count the mismatches ``bad`` (indices into this chunk); returns {class key: indices of

@@ -124,6 +124,7 @@ help:
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
 	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N | FORCE=1]   every input pair"
+	@echo "  FORMATS=fp16,bf16 [FMT=i]: a multi-format unit, every member in turn (FMT: member i alone) with fmt held"
 	@echo "                    (more than 2^36 inputs only with LIMIT or FORCE)"
 	@echo "make verify-p3109   every unit kind on the P3109 formats x saturation modes x P3109 roundings, every input (about 25 min on 2 cores)"
 	@echo "make verify-equiv BASE=<commit> [VERIFY_FORMATS=...] [UNIT=mul,fma]   prove the matrix's Verilog equivalent to BASE's"
@@ -231,7 +232,7 @@ verify:
 verify-exhaustive:
 	$(FPFORGE) verify-exhaustive --unit $(or $(UNIT),mul) $(SPEC_ARGS) \
 	  $(if $(SHARD),--shard $(SHARD),--shards $(SHARDS)) $(call opt,--limit,$(LIMIT)) \
-	  $(if $(filter-out 0,$(FORCE)),--force) $(RUN_ARGS)
+	  $(if $(filter-out 0,$(FORCE)),--force) $(call opt,--fmt,$(FMT)) $(RUN_ARGS)
 
 verify-p3109:
 	$(PY) -m pytest -q -n $(JOBS) -m slow tests/sim/test_p3109_benches.py

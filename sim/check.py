@@ -11,7 +11,10 @@ name, the rounding mode, e.g.::
         expected y=0x3c02 (+1.001953, normal) flags=NX    got y=0x3c01 (+1.000977, normal) flags=NX
 
 Units with packed buses (the block kinds) get one line per differing output port instead,
-naming the elements that differ.
+naming the elements that differ. A multi-format unit's codes are decoded in the formats of the
+member its ``fmt`` selects, element by element (a port's bits outside them shown raw first)::
+
+    #17 a=0xc5: 0x05 (+0.3125, subnormal) b=0x22 (+0.5, normal) fmt=2 (float6_e3m2fn) rounding=rne
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from fractions import Fraction
 import numpy as np
 
 from fpforge.rtl.formats import FloatFormat
+from fpforge.rtl.multiformat import FMT_PORT, MultiFormatSpec
 from fpforge.rtl.options import Flag, rm_name
 from fpforge.rtl.ports import Port
 from fpforge.rtl.spec import Spec
@@ -155,6 +159,35 @@ def _row(port: Port, row) -> str:
     return "[" + " ".join(describe_code(None, c, port.lane_width) for c in row) + "]"
 
 
+def _member_code(spec: MultiFormatSpec, word: int, port: Port, lane: int, i: int) -> str:
+    """Member ``i``'s element ``lane`` of ``port`` in ``word`` (the port's lane ``lane``, or
+    its one packed word), decoded in the member's format."""
+    low, w = spec.element(i, port.name, lane)
+    shift = 0 if port.lanes > 1 else low
+    return describe_code(spec.members[i].formats()[port.name], (word >> shift) & ((1 << w) - 1))
+
+
+def _member_row(spec: MultiFormatSpec, i: int, port: Port, row) -> str:
+    """A port's codes in member ``i``'s formats: its elements; the raw bits first where the
+    port holds bits outside them."""
+    row = [int(c) for c in np.atleast_1d(row)]
+    if any(c == UNDEFINED for c in row):
+        return _row(port, row)
+    n = spec.member_lanes(i)
+    elems = [_member_code(spec, row[j] if port.lanes > 1 else row[0], port, j, i)
+             for j in range(n)]
+    used = 0
+    for j in range(n):
+        low, w = spec.element(i, port.name, j)
+        used |= ((1 << w) - 1) << (0 if port.lanes > 1 else low)
+    text = elems[0] if n == 1 else "[" + " ".join(elems) + "]"
+    if port.lanes == 1 and row[0] & ~used:
+        return f"{describe_code(None, row[0], port.lane_width)}: {text}"
+    if port.lanes > 1 and any(row[j] & ~used for j in range(n)) or any(row[n:]):
+        return f"{_row(port, row)}: {text}"
+    return text
+
+
 class Checker:
     """In-order comparison of ``outputs`` (the compared output ports) with an injected
     ``compare(want, got) -> mismatch mask``; ``inputs`` are the input ports (for reports)."""
@@ -198,16 +231,41 @@ class Checker:
         if self.dump is not None:
             self.dump.add(inputs, want, bad)
 
+    def _member(self, inputs, i: int) -> int | None:
+        """The member vector ``i`` of a multi-format unit selects (None: no member, or no
+        multi-format unit)."""
+        spec = self.spec
+        if not isinstance(spec, MultiFormatSpec):
+            return None
+        code = int(np.asarray(inputs[FMT_PORT])[i]) if spec.has_fmt else 0
+        return code if code < len(spec.members) else None
+
+    def _row(self, port: Port, row, member: int | None) -> str:
+        if port.name == FMT_PORT and isinstance(self.spec, MultiFormatSpec):
+            what = self.spec.members[member].out_fmt.name if member is not None else "no member"
+            return f"{int(np.atleast_1d(row)[0])} ({what})"
+        if member is not None and port.name in self.spec.members[member].formats():
+            return _member_row(self.spec, member, port, row)
+        return _row(port, row)
+
+    def _show(self, port: Port, code, lane: int, member: int | None) -> str:
+        """Element ``lane`` of a bus port."""
+        if member is not None and port.name in self.spec.members[member].formats() and \
+                int(code) != UNDEFINED and lane < self.spec.member_lanes(member):
+            return _member_code(self.spec, int(code), port, lane, member)
+        return _show(port, code)
+
     def _report(self, i: int, index0: int, inputs, want, got) -> list[str]:
-        parts = [f"#{index0 + i}"] + [f"{p.name}={_row(p, inputs[p.name][i])}"
+        member = self._member(inputs, i)
+        parts = [f"#{index0 + i}"] + [f"{p.name}={self._row(p, inputs[p.name][i], member)}"
                                       for p in self.inputs if p.name in inputs]
         rounding = getattr(self.spec, "rounding", None)
         if "rm" not in inputs and rounding is not None:
             parts.append(f"rounding={rounding.value}")
         lines = [" ".join(parts)]
         if all(p.lanes == 1 for p in self.outputs):
-            show = lambda d: " ".join(f"{p.name}={_row(p, d[p.name][i])}"  # noqa: E731
-                                      for p in self.outputs)
+            show = lambda d: " ".join(  # noqa: E731
+                f"{p.name}={self._row(p, d[p.name][i], member)}" for p in self.outputs)
             return lines + [f"    expected {show(want)}    got {show(got)}"]
         for p in self.outputs:
             w, g = np.atleast_1d(want[p.name][i]), np.atleast_1d(got[p.name][i])
@@ -217,7 +275,8 @@ class Checker:
             if p.lanes == 1:
                 lines.append(f"    {p.name}: expected {_show(p, w[0])}, got {_show(p, g[0])}")
                 continue
-            shown = "; ".join(f"[{j}] expected {_show(p, w[j])} got {_show(p, g[j])}"
+            shown = "; ".join(f"[{j}] expected {self._show(p, w[j], j, member)} got "
+                              f"{self._show(p, g[j], j, member)}"
                               for j in diff[:self.MAX_ELEMENTS])
             more = f"; +{diff.size - self.MAX_ELEMENTS} more" if \
                 diff.size > self.MAX_ELEMENTS else ""

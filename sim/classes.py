@@ -15,6 +15,11 @@ Every mismatch gets three labels:
 - **the operands' classes** (scalar kinds): each operand's zero, subnormal, normal, infinity or
   NaN (``a=normal b=subnormal``).
 
+A multi-format unit (rtl/multiformat.py) gets these per member: every class name starts with
+the ``fmt`` code of the operation and what it selects (``fmt 1 (float8_e5m2): value wrong,
+normal``; ``fmt 3 (no member): ...``), the result and operand classes read in that member's
+formats (one-lane units; a multi-lane unit's mismatches are classed by what differs alone).
+
 :class:`Classes` counts every mismatch of a run by (what differs, result class) and by operand
 classes, in numpy, chunk by chunk (an exhaustive run may have millions), and keeps the first
 few examples of each class as the checker's decoded lines. Its :meth:`Classes.record` goes into
@@ -29,7 +34,9 @@ from collections import Counter
 import numpy as np
 
 from fpforge.rtl.formats import FloatFormat, Specials
+from fpforge.rtl.multiformat import FMT_PORT, MultiFormatSpec
 from fpforge.rtl.options import Flag
+from fpforge.rtl.ports import Port
 from fpforge.rtl.scalar import ScalarSpec
 
 __all__ = ["CODE_CLASSES", "RESULT_CLASSES", "code_classes", "Classes", "merge",
@@ -100,9 +107,13 @@ class Classes:
         self.result_fmt = y.fmt if scalar and y is not None else None
         self.exact_cases = isinstance(spec, ScalarSpec)    # the golden model's rounding case
         self.operands = [p for p in inputs if scalar and p.fmt is not None]
-        self.counts: Counter = Counter()       # (what, result class or -1) -> count
-        self.by_operands: Counter = Counter()  # operand classes tuple -> count
-        self.kept: dict[tuple, list] = {}      # (what, result) -> [vector index in the chunk]
+        # A multi-format unit: each member's classes in its own formats (module docstring).
+        self.multi = isinstance(spec, MultiFormatSpec)
+        self.members = {i: _member_classes(spec, i, inputs, outputs, compare)
+                        for i in range(len(spec.members))} if self.multi else {}
+        self.counts: Counter = Counter()       # (what, result class or -1[, fmt]) -> count
+        self.by_operands: Counter = Counter()  # operand classes [(fmt, classes)] -> count
+        self.kept: dict[tuple, list] = {}      # (what, result[, fmt]) -> [vector indices]
 
     def add(self, bad: np.ndarray, inputs: dict, want: dict, got: dict) -> dict:
         """Count the mismatches ``bad`` (indices into this chunk); returns {class key: indices of
@@ -110,25 +121,55 @@ class Classes:
         if not bad.size:
             return {}
         what = self._what(bad, want, got)
-        result = self._result(bad, inputs, want, got)
-        key = what.astype(np.int64) * 16 + (result + 1)
+        if self.multi:
+            code, result, ops = self._by_member(bad, inputs, want, got)
+        else:
+            code = np.zeros(bad.size, np.int64)
+            result = self._result(bad, inputs, want, got)
+            ops = self._operand_classes(bad, inputs) if self.operands else None
+        key = (what.astype(np.int64) * 16 + (result + 1)) * 256 + code
         keys, first, counts = np.unique(key, return_index=True, return_counts=True)
         new = {}
         for k, i0, n in zip(keys.tolist(), first.tolist(), counts.tolist()):
-            name = (k // 16, k % 16 - 1)
+            name = (k // 256 // 16, k // 256 % 16 - 1) + ((k % 256,) if self.multi else ())
             self.counts[name] += n
             room = self.examples - len(self.kept.setdefault(name, []))
             if room > 0:
                 idx = bad[np.flatnonzero(key == k)[:room]] if room > 1 else bad[[i0]]
                 self.kept[name] += idx.tolist()
                 new[name] = idx.tolist()
-        if self.operands:
-            ops = np.zeros(bad.size, np.int64)
-            for p in self.operands:
-                ops = ops * len(CODE_CLASSES) + code_classes(p.fmt, inputs[p.name][bad])
-            for k, n in zip(*np.unique(ops, return_counts=True)):
-                self.by_operands[int(k)] += int(n)
+        if ops is not None:
+            ok = ops >= 0
+            span = len(CODE_CLASSES) ** 4        # operand classes of up to four operands
+            for k, n in zip(*np.unique(code[ok] * span + ops[ok], return_counts=True)):
+                k = int(k)
+                self.by_operands[divmod(k, span) if self.multi else k] += int(n)
         return new
+
+    def _operand_classes(self, bad, inputs) -> np.ndarray:
+        ops = np.zeros(bad.size, np.int64)
+        for p in self.operands:
+            ops = ops * len(CODE_CLASSES) + code_classes(p.fmt, inputs[p.name][bad])
+        return ops
+
+    def _by_member(self, bad, inputs, want, got):
+        """fmt code, result class and operand classes of each mismatch of a multi-format unit,
+        each in the formats of the member its fmt selects (-1: not classed)."""
+        spec = self.spec
+        code = np.asarray(inputs[FMT_PORT])[bad].astype(np.int64) if spec.has_fmt else \
+            np.zeros(bad.size, np.int64)
+        result = np.full(bad.size, -1, np.int64)
+        ops = np.full(bad.size, -1, np.int64)
+        for c in np.unique(code).tolist():
+            sub = self.members.get(c)
+            if sub is None:
+                continue
+            sel = code == c
+            views = [_elements(spec, c, d) for d in (inputs, want, got)]
+            result[sel] = sub._result(bad[sel], *views)
+            if sub.operands:
+                ops[sel] = sub._operand_classes(bad[sel], views[0])
+        return code, result, ops
 
     def _what(self, bad, want, got) -> np.ndarray:
         if not self.has_flags:
@@ -180,17 +221,30 @@ class Classes:
                for p in self.spec.operands}
         return np.asarray(rounding_cases(self.spec, ops))[:n]
 
-    @staticmethod
-    def name(key: tuple) -> str:
-        what, result = key
-        return _what_name(what) + ("" if result < 0 else f", {RESULT_CLASSES[result]}")
+    def name(self, key: tuple) -> str:
+        what, result = key[:2]
+        return self._member_prefix(key) + _what_name(what) + \
+            ("" if result < 0 else f", {RESULT_CLASSES[result]}")
 
-    def operand_name(self, key: int) -> str:
+    def _member_prefix(self, key: tuple) -> str:
+        if not self.multi:
+            return ""
+        code = key[-1]
+        if code >= len(self.spec.members):
+            return f"fmt {code} (no member): "
+        return f"fmt {code} ({self.spec.members[code].out_fmt.name}): "
+
+    def operand_name(self, key) -> str:
+        operands = self.operands
+        if self.multi:
+            code, key = key
+            operands = self.members[code].operands
         parts = []
-        for p in reversed(self.operands):
+        for p in reversed(operands):
             key, c = divmod(key, len(CODE_CLASSES))
             parts.append(f"{p.name}={CODE_CLASSES[c]}")
-        return " ".join(reversed(parts))
+        prefix = self._member_prefix((code,)) if self.multi else ""
+        return prefix + " ".join(reversed(parts))
 
     def record(self, examples: dict) -> dict:
         """The summary's part: ``classes`` {class: count}, ``operand_classes`` {operands:
@@ -201,6 +255,34 @@ class Classes:
                                     for k, n in self.by_operands.most_common()},
                 "class_examples": {self.name(k): [line for r in examples.get(k, []) for line in r]
                                    for k, _ in self.counts.most_common()}}
+
+
+def _member_classes(spec: MultiFormatSpec, i: int, inputs, outputs, compare):
+    """The classes of member ``i`` of a one-lane multi-format unit, its ports of its formats
+    (None with lanes: the elements are not one per port)."""
+    if spec.max_lanes > 1:
+        return None
+    fmts = spec.members[i].formats()
+
+    def own(ports):
+        return [Port(p.name, p.direction, p.lane_width, p.meaning, fmt=fmts.get(p.name))
+                for p in ports]
+    return Classes(spec.members[i], own(inputs), own(outputs), compare)
+
+
+def _elements(spec: MultiFormatSpec, i: int, data: dict) -> dict:
+    """Member ``i``'s codes of a one-lane unit's ports (its elements, in the low bits; an
+    undefined output stays undefined)."""
+    fmts = spec.members[i].formats()
+    out = dict(data)
+    for port, fmt in fmts.items():
+        if port in data:
+            v = np.asarray(data[port])
+            low, w = spec.element(i, port, 0)
+            undefined = v.astype(np.uint64) == np.uint64(0xFFFFFFFF)
+            own = (v.astype(np.uint64) >> np.uint64(low)) & np.uint64((1 << w) - 1)
+            out[port] = np.where(undefined, v.astype(np.uint64), own)
+    return out
 
 
 def merge(records: list[dict], examples: int = EXAMPLES) -> dict:

@@ -33,7 +33,8 @@ def _ports(spec: Spec):
 
 def _wrapped(suffix: str, port: str, expr: Callable[[Spec], str], needs: str = ""):
     """The real unit with one output ``port`` replaced by ``expr(spec)``, a Verilog expression of
-    the unit's own output (``<port>_unit``) and the inputs, as a wrapper around it."""
+    the unit's own output (``<port>_unit``) and the inputs, as a wrapper around it; or with one
+    input ``port`` driven by ``expr(spec)`` (``<port>_unit``, of the wrapper's inputs)."""
     def make(spec: Spec) -> Design:
         ports = _ports(spec)
         if needs and spec.unit != needs or not any(p.name == port for p in ports):
@@ -47,7 +48,8 @@ def _wrapped(suffix: str, port: str, expr: Callable[[Spec], str], needs: str = "
         wrapper = "\n".join([f"module {top}({', '.join(p.name for p in ports)});", *decl,
                              f"  wire [{spec.port(port).width - 1}:0] {port}_unit;",
                              f"  {unit} unit({conns});",
-                             f"  assign {port} = {expr(spec)};", "endmodule", ""])
+                             f"  assign {port if not spec.port(port).is_input else port + '_unit'}"
+                             f" = {expr(spec)};", "endmodule", ""])
         return Design.of(spec, name=top, text=emit.verilog(spec) + "\n" + wrapper, label=top)
     return make
 
@@ -246,6 +248,50 @@ def _faithful(spec: Spec) -> dict:
 
 
 
+def _other_member(spec: Spec) -> str:
+    """A multi-format unit's fmt with its lowest bit flipped: each operation computed in
+    another member's formats (or an unused code's)."""
+    if not spec.has_fmt:
+        raise OptionError(f"other-member needs a unit of several --formats, not "
+                          f"{spec.default_name}")
+    return f"fmt ^ {spec.fmt_width}'d1"
+
+
+def _reads_unused_bits(spec: Spec) -> str:
+    """A multi-format unit's first operand with, for each member whose elements leave bits of
+    it unused, its first element's lowest bit flipped by the highest unused bit: a unit that
+    reads bits the selected member does not own."""
+    op = spec.operands[0]
+    port = spec.port(op)
+    terms = []
+    for i in range(len(spec.members)):
+        used = 0
+        for j in range(spec.member_lanes(i)):
+            low, w = spec.element(i, op, j)
+            used |= ((1 << w) - 1) << low     # whole-port bits, slots and packed alike
+        unused = [b for b in range(port.width) if not used >> b & 1]
+        if not unused:
+            continue
+        select = f"fmt == {spec.fmt_width}'d{i}" if spec.has_fmt else "1'b1"
+        bit = 1 << spec.element(i, op, 0)[0]
+        terms.append(f"(({select}) && {op}[{unused[-1]}] ? {port.width}'d{bit} : "
+                     f"{port.width}'d0)")
+    if not terms:
+        raise OptionError(f"reads-unused-bits needs a multi-format unit with a member narrower "
+                          f"than its ports (bits it leaves unused), not {spec.default_name}")
+    return " ^ ".join([op, *terms])
+
+
+def _multi_input(fault: str, port: Callable[[Spec], str], expr: Callable[[Spec], str]):
+    """A multi-format unit (rtl/multiformat.py) with input ``port(spec)`` driven by
+    ``expr(spec)`` (a wrapper, :func:`_wrapped`)."""
+    def make(spec: Spec) -> Design:
+        if not hasattr(spec, "members"):
+            raise OptionError(f"{fault} needs a unit of --formats or --lanes, not "
+                              f"{spec.default_name}")
+        expr(spec)                       # a unit it does not apply to: its own message
+        return _wrapped(fault.replace("-", "_"), port(spec), expr)(spec)
+    return make
 def _lanes_swapped(spec: Spec) -> str:
     """y with its lanes 0 and 1 exchanged (member 0's lane width when packed)."""
     if getattr(spec, "max_lanes", 1) < 2:
@@ -303,6 +349,13 @@ FAULTS = {
                            "truncated)", _no_remainder_sticky("div")),
     "sqrt-no-sticky": Fault("the sqrt unit without the remainder's sticky bit (the root "
                             "truncated)", _no_remainder_sticky("sqrt")),
+    "other-member": Fault("the multi-format unit driven with another fmt code (fmt ^ 1): each "
+                          "operation in another member's formats",
+                          _multi_input("other-member", lambda spec: "fmt", _other_member)),
+    "reads-unused-bits": Fault("the multi-format unit reading a bit of its first operand that "
+                               "the selected member leaves unused",
+                               _multi_input("reads-unused-bits", lambda spec: spec.operands[0],
+                                            _reads_unused_bits)),
     "lanes-swapped": Fault("the multi-lane unit with lanes 0 and 1 of y exchanged",
                            _wrapped("lanes_swapped", "y", _lanes_swapped)),
 }

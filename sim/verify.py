@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from fpforge.rtl.multiformat import FMT_PORT
 from fpforge.rtl.options import OptionError
 from fpforge.rtl.spec import Spec
 
@@ -33,7 +34,7 @@ from .vectors import (FailingDump, file_disagreement, file_disagreement_lines, m
                       read_vectors)
 
 __all__ = ["Verdict", "plan_for", "verify", "verify_exhaustive", "verify_matrix", "write_junit",
-           "shard_range", "check_exhaustive_size", "EXHAUSTIVE_MAX", "NATIVE_RATE"]
+           "shard_range", "check_exhaustive_size", "held_fmt", "EXHAUSTIVE_MAX", "NATIVE_RATE"]
 
 EXHAUSTIVE_OUT = BUILD_ROOT / "exhaustive"
 # The native engine's rate, measured: ``make verify-exhaustive UNIT=mul FORMAT=fp16`` (2^32
@@ -140,10 +141,12 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} seconds"
 
 
-def check_exhaustive_size(spec: Spec, *, limit: int = 0, force: bool = False) -> int:
-    """The number of inputs an exhaustive run of ``spec`` covers; above EXHAUSTIVE_MAX without
-    ``limit`` or ``force``, an OptionError that states the count and the time it would take."""
-    total = space_size(spec)
+def check_exhaustive_size(spec: Spec, *, limit: int = 0, force: bool = False,
+                          fmt: int | None = None) -> int:
+    """The number of inputs an exhaustive run of ``spec`` covers (with ``fmt`` held: one
+    member's); above EXHAUSTIVE_MAX without ``limit`` or ``force``, an OptionError that states
+    the count and the time it would take."""
+    total = space_size(spec, held_fmt(spec, fmt))
     if limit:
         return min(total, limit)
     if total > EXHAUSTIVE_MAX and not force:
@@ -155,6 +158,22 @@ def check_exhaustive_size(spec: Spec, *, limit: int = 0, force: bool = False) ->
     return total
 
 
+def held_fmt(spec: Spec, fmt: int | None) -> dict:
+    """{fmt port: code} for an exhaustive run of one member of a multi-format unit (``--fmt``);
+    {} for none. A code that selects no member is an OptionError."""
+    if fmt is None:
+        return {}
+    members = getattr(spec, "members", ())
+    if len(members) < 2:
+        raise OptionError(f"--fmt holds the fmt input of a unit of several --formats; "
+                          f"{spec.default_name} has none")
+    if not isinstance(fmt, int) or not 0 <= fmt < len(members):
+        codes = "; ".join(f"{i}: {s.out_fmt.name}" for i, s in enumerate(members))
+        raise OptionError(f"--fmt {fmt} selects no member of {spec.default_name}; valid: "
+                          f"{codes}")
+    return {FMT_PORT: fmt}
+
+
 def _exhaustive_shard(design: Design, plan: Plan, exe: str, progress_path: str) -> dict:
     """One shard of an exhaustive run, on the built native model (an executor task)."""
     from .engines.native import NativeEngine
@@ -163,20 +182,28 @@ def _exhaustive_shard(design: Design, plan: Plan, exe: str, progress_path: str) 
 
 def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int] | None = None,
                       limit: int = 0, force: bool = False, seed: int = 1, progress: bool = True,
-                      log=print, executor=None, store=None, dump: str | None = None) -> Verdict:
+                      log=print, executor=None, store=None, dump: str | None = None,
+                      fmt: int | None = None) -> Verdict:
     """Every input of ``design`` (the first ``limit`` only, if given) on the native engine,
     cut into ``shards`` contiguous shards run in parallel (one simulator process each, one
     build), or only ``shard`` = (i, N). Writes the merged summary under build/sim/exhaustive/.
     More than EXHAUSTIVE_MAX inputs is refused before any work unless ``limit`` or ``force``.
     ``dump``: the failing vectors of every shard, in order, to that file (sim/vectors.py).
+    ``fmt``: a multi-format unit's member code, held on its fmt input (every input of that
+    member, and the bits its elements leave, docs/multiformat.md).
     """
     from .engines.native import LANES, NativeEngine
     spec = design.spec
-    total = check_exhaustive_size(spec, limit=limit, force=force)
+    held = held_fmt(spec, fmt)
+    total = check_exhaustive_size(spec, limit=limit, force=force, fmt=fmt)
+    # one member's run: its own summary and progress files, the one build of the unit
+    label = design.label + (f".fmt{fmt}" if held else "")
     nshards = shard[1] if shard else (shards or os.cpu_count() or 1)
     mine = [shard[0]] if shard else list(range(nshards))
     eng = NativeEngine()
-    log(f"exhaustive {design.label}: {spec.describe()}\n  {total:,} inputs, {nshards} "
+    log(f"exhaustive {label}: {spec.describe()}" +
+        (f"; fmt held at {fmt} ({spec.members[fmt].describe_formats()})" if held else "") +
+        f"\n  {total:,} inputs, {nshards} "
         f"shard(s), running {', '.join(map(str, mine))}; native engine (Verilator), {LANES} "
         f"lanes, seed {seed}")
     t_build = time.perf_counter()
@@ -186,9 +213,11 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
     plans, progress_paths = {}, {}
     for i in mine:
         lo, hi = shard_range(total, i, nshards)
-        plans[i] = Plan([["exhaustive", {"start": lo, "stop": hi}]], seed=seed, batch=1 << 20,
+        plans[i] = Plan([["exhaustive", {"start": lo, "stop": hi, **({"held": held} if held
+                                                                     else {})}]],
+                        seed=seed, batch=1 << 20,
                         max_report=20, dump=f"{Path(dump).resolve()}.shard{i}" if dump else "")
-        progress_paths[i] = EXHAUSTIVE_OUT / f"{design.label}.shard{i}of{nshards}.progress.json"
+        progress_paths[i] = EXHAUSTIVE_OUT / f"{label}.shard{i}of{nshards}.progress.json"
         progress_paths[i].unlink(missing_ok=True)
     want = sum(shard_range(total, i, nshards)[1] - shard_range(total, i, nshards)[0]
                for i in mine)
@@ -200,7 +229,7 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
     tasks = [Task(digest("exhaustive", model, plans[i].to_dict(), seed),
                   "fpforge.sim.verify:_exhaustive_shard",
                   (design, plans[i], str(exe), str(progress_paths[i])),
-                  f"{design.label} shard {i}/{nshards}") for i in mine]
+                  f"{label} shard {i}/{nshards}") for i in mine]
     own = executor is None
     executor = executor or LocalExecutor(len(mine))
     with ThreadPoolExecutor(1) as waiter:
@@ -224,7 +253,7 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
             f"{r['mismatches']} mismatches, {r['vectors_per_s']:,.0f} vectors/s (golden model "
             f"{r['golden_s']:.0f} s)")
     first = [line for r in results.values() for line in r.get("first_mismatches", [])]
-    merged = {"spec": design.label, "describe": spec.describe(), "inputs": total,
+    merged = {"spec": label, "describe": spec.describe(), "inputs": total,
               "shards": nshards, "ran": mine, "vectors": vectors, "mismatches": mismatches,
               "complete": vectors == want, "wall_s": wall, "vectors_per_s": vectors / wall,
               "engine": "native", "sim": "verilator", "lanes": LANES, "seed": seed,
@@ -238,17 +267,17 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
                             for i, r in results.items()},
               **merge_classes(list(results.values()))}
     if dump:
-        merged["dump"] = merge_dumps(Path(dump).resolve(), FailingDump(dump, spec, design.label),
+        merged["dump"] = merge_dumps(Path(dump).resolve(), FailingDump(dump, spec, label),
                                      [(r["dump"]["path"], r["dump"]["failing"])
                                       for r in results.values()])
-    name = design.label + (f".shard{mine[0]}of{nshards}" if shard else "")
+    name = label + (f".shard{mine[0]}of{nshards}" if shard else "")
     out = EXHAUSTIVE_OUT / f"{name}.json"
     out.write_text(json.dumps(merged, indent=1))
-    log(f"{design.label}: {vectors:,} of {want:,} vectors, {mismatches} mismatches, {wall:.1f} s, "
+    log(f"{label}: {vectors:,} of {want:,} vectors, {mismatches} mismatches, {wall:.1f} s, "
         f"{vectors / wall:,.0f} vectors/s ({cpu:.1f} CPU s: "
         f"{vectors / max(cpu, 1e-9) / 1e6:.2f} M vectors per CPU second), load average "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} -> {out}")
-    return Verdict(design.label, merged)
+    return Verdict(label, merged)
 
 
 def _cpu_seconds() -> float:

@@ -6,6 +6,7 @@ import argparse
 from dataclasses import replace
 
 from fpforge.rtl.kinds import make_spec
+from fpforge.rtl.multiformat import MultiFormatSpec
 from fpforge.rtl.options import OptionError
 from fpforge.sim.check import NAN_POLICIES
 
@@ -86,6 +87,10 @@ def add_verify(sub):
         r.add_argument("--shard", type=_shard, metavar="i/N", help="--exhaustive: shard i of N")
         r.add_argument("--limit", type=positive(int), default=0, metavar="N",
                        help="--exhaustive: only the first N inputs")
+        r.add_argument("--fmt", type=_code, metavar="N",
+                       help="--exhaustive, a unit of several --formats: hold its fmt input at "
+                            "N and run every other input (that member's space; default: every "
+                            "member in turn)")
         r.add_argument("--force", action="store_true",
                        help="--exhaustive: run every input even beyond 2^36 (which would take "
                             "more than half an hour)")
@@ -116,7 +121,8 @@ def add_verify(sub):
                            help="check a deliberately wrong unit instead (self-test): "
                                 "force-inexact, force-invalid, rtz-instead, rna-instead, "
                                 "stochastic-a-instead, satfinite-instead, "
-                                "other-element-format")
+                                "other-element-format; a unit of several --formats: "
+                                "other-member, reads-unused-bits")
             r.add_argument("--vectors", metavar="FILE",
                            help="use the vectors of FILE instead of the tiers: lines of hex "
                                 "operands, optionally the expected result and flags "
@@ -151,6 +157,16 @@ def _shard(text: str) -> tuple[int, int]:
     return i, n
 
 
+def _code(text: str) -> int:
+    try:
+        n = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}")
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text!r}")
+    return n
+
+
 def _probability(text: str) -> float:
     try:
         p = float(text)
@@ -174,6 +190,9 @@ def _verify(args) -> int:
             raise OptionError("--matrix runs the whole matrix of make verify; it takes "
                               "--formats, --sim, --jobs and --junit, not unit options")
         specs = full_matrix(verify_formats(args.formats))
+        multi = sum(isinstance(s, MultiFormatSpec) for s in specs)
+        print(f"make verify: {len(specs):,} cases ({len(specs) - multi:,} single-format, "
+              f"{multi} multi-format)")
         with executor_of(args, processes=True) as executor:
             verdicts = vf.verify_matrix(specs, sim=args.sim, jobs=args.jobs, seed=args.seed,
                                         junit=args.junit, executor=executor,
@@ -190,7 +209,13 @@ def _verify(args) -> int:
         if args.vectors:
             raise OptionError("--vectors is the stimulus of a run of fpforge verify; "
                               "--exhaustive runs every input")
-        vf.check_exhaustive_size(spec, limit=args.limit, force=args.force)
+        members = [args.fmt] if args.fmt is not None or len(getattr(spec, "members", ())) < 2 \
+            else list(range(len(spec.members)))
+        for code in members:
+            vf.check_exhaustive_size(spec, limit=args.limit, force=args.force, fmt=code)
+    elif args.fmt is not None:
+        raise OptionError("--fmt holds a member for an exhaustive run: it goes with "
+                          "--exhaustive (fpforge verify draws fmt per vector)")
     design = _design(args, spec)
     if args.fault:
         if _sources_given(args):
@@ -201,12 +226,21 @@ def _verify(args) -> int:
         if args.stalls or args.bubbles:
             raise OptionError("--stalls and --bubbles go with the cocotb engine; --exhaustive "
                               "offers an operation every cycle and takes every result")
+        # A unit of several formats: every member in turn, each with fmt held (--fmt: one).
         with executor_of(args) as executor:
-            verdict = vf.verify_exhaustive(design, shards=args.shards, shard=args.shard,
-                                           limit=args.limit, force=args.force, seed=args.seed,
-                                           executor=executor,
-                                           store=result_store(args, "exhaustive"),
-                                           dump=args.dump_failing)
+            verdicts = [vf.verify_exhaustive(design, shards=args.shards, shard=args.shard,
+                                             limit=args.limit, force=args.force, seed=args.seed,
+                                             executor=executor,
+                                             store=result_store(args, "exhaustive"),
+                                             dump=_member_path(args.dump_failing, code,
+                                                               len(members)),
+                                             fmt=code)
+                        for code in members]
+        for verdict in verdicts:
+            print(verdict.explain())
+        if args.junit:
+            vf.write_junit(args.junit, verdicts)
+        return 0 if all(v.ok for v in verdicts) else 1
     else:
         if args.shards or args.shard or args.limit or args.force:
             raise OptionError("--shards, --shard, --limit and --force go with --exhaustive")
@@ -223,9 +257,14 @@ def _verify(args) -> int:
     return 0 if verdict.ok else 1
 
 
+def _member_path(path, code, members: int):
+    """--dump-failing's file of one member's run when several run in turn."""
+    return path if path is None or members == 1 else f"{path}.fmt{code}"
+
+
 def _verify_exhaustive(args) -> int:
     args.exhaustive = True
-    args.matrix, args.formats, args.fault, args.engine = False, None, None, None
+    args.matrix, args.fault, args.engine = False, None, None
     args.bubbles = args.stalls = 0
     args.vectors = None
     return _verify(args)

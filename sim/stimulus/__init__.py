@@ -10,7 +10,8 @@ repeated exactly by it.
 Parts (``PARTS``):
 
 - every kind: ``exhaustive`` (``start``/``stop``: a range of the whole input space; every data
-  input but rm and rbits, the last port's last element in the low bits of the index), ``file``
+  input but rm and rbits, the last port's last element in the low bits of the index; ``held``:
+  {port: value} held constant, a multi-format unit's fmt), ``file``
   (``path``: the vectors of a vector file, sim/vectors.py);
 - scalar kinds (mul, add, sub, fma, cvt): ``corners`` (:class:`Corner` codes crossed over all
   operands), ``relations`` (operands aimed at exponent differences 0/1/large, massive
@@ -30,10 +31,13 @@ Parts (``PARTS``):
 - mxdq: ``pairs``: every element code under each of ``scales`` (all 256 by default);
 - dot: ``random`` (:func:`cancelling_rows`), ``specials`` (:func:`special_rows`), ``pairs``
   (:func:`pair_rows`: every (a_0, b_0) code pair);
-- amax: ``corners`` and ``random`` (``count`` blocks of n codes; sim/stimulus/amax.py).
+- amax: ``corners`` and ``random`` (``count`` blocks of n codes; sim/stimulus/amax.py);
+- a multi-format or multi-lane unit (rtl/multiformat.py): ``corners``, ``relations`` and
+  ``random`` of every member, in its elements and every lane, fmt its code, the other bits
+  random; ``unused`` (``count`` vectors of fmt codes with no member; sim/stimulus/multiformat.py).
 
 By shape, one module each: base (every kind: the input space, the mode inputs, code values),
-scalar, mx (quantizer and dequantizer) and dot; this package puts their parts together.
+scalar, mx (quantizer and dequantizer), dot and multiformat; this package puts their parts together.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import numpy as np
 from fpforge.rtl.amax import AmaxSpec
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.intconv import F2iSpec, I2fSpec
+from fpforge.rtl.multiformat import MultiFormatSpec
 from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
 from fpforge.rtl.noncomp import NoncompSpec
 from fpforge.rtl.scalar import ScalarSpec
@@ -52,6 +57,7 @@ from .amax import AMAX_PARTS, amax_part
 from .base import exhaustive, mode_inputs, space_size, unknown_part
 from .dot import DOT_PARTS, dot_part
 from .intconv import INTCONV_PARTS, intconv_part
+from .multiformat import MULTI_PARTS, multi_part
 from .mx import DEQUANTIZER_PARTS, QUANTIZER_PARTS, dequantizer_part, quantizer_part
 from .scalar import NONCOMP_PARTS, SCALAR_PARTS, noncomp_part, scalar_part
 
@@ -70,6 +76,7 @@ _PARTS = {
     AmaxSpec: (AMAX_PARTS, amax_part),
     I2fSpec: (INTCONV_PARTS, intconv_part),
     F2iSpec: (INTCONV_PARTS, intconv_part),
+    MultiFormatSpec: (MULTI_PARTS, multi_part),
 }
 PARTS = ("exhaustive", "file") + tuple(dict.fromkeys(p for parts, _ in _PARTS.values() for p in parts))
 
@@ -102,15 +109,21 @@ def _shaped(spec: Spec, arrays: dict) -> dict:
     return out
 
 
+def _dtype(port):
+    """Codes of up to 32 bits as uint32 (the engines' own), a wider packed word as uint64."""
+    return np.uint64 if port.lane_width > 32 else np.uint32
+
+
 def generate(spec: Spec, parts: list, rng: np.random.Generator, chunk: int, rm_values=None):
     """Yield dicts of input arrays (``spec.inputs()``) of at most ``chunk`` vectors, for every
     part of ``parts`` in order; ``rm``, where drawn, from ``rm_values`` only if given."""
     for name, params in parts:
         if name == "exhaustive":
+            held = {p: int(v) for p, v in params.get("held", {}).items()}
             start = int(params.get("start", 0))
-            stop = int(params.get("stop", space_size(spec)))
+            stop = int(params.get("stop", space_size(spec, held)))
             for s in range(start, stop, chunk):
-                piece = exhaustive(spec, s, min(stop, s + chunk))
+                piece = exhaustive(spec, s, min(stop, s + chunk), held)
                 yield piece | mode_inputs(spec, rng, min(stop, s + chunk) - s, rm_values)
             continue
         if name == "file":              # a vector file (sim/vectors.py): --vectors FILE
@@ -126,7 +139,8 @@ def generate(spec: Spec, parts: list, rng: np.random.Generator, chunk: int, rm_v
         full = _shaped(spec, make(spec, name, params, rng))
         n = len(next(iter(full.values())))
         for s in range(0, n, chunk):
-            piece = {p: np.asarray(v[s:s + chunk]).astype(np.uint32) for p, v in full.items()}
+            piece = {p: np.asarray(v[s:s + chunk]).astype(_dtype(spec.port(p)))
+                     for p, v in full.items()}
             m = len(next(iter(piece.values())))
             yield piece | {p: v for p, v in mode_inputs(spec, rng, m, rm_values).items()
                            if p not in piece}

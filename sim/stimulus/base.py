@@ -14,29 +14,33 @@ __all__ = ["space_size", "exhaustive", "MODE_PORTS", "mode_inputs", "value_table
            "unknown_part"]
 
 
-def _fields(spec: Spec) -> list[tuple[str, int, int]]:
+def _fields(spec: Spec, held=()) -> list[tuple[str, int, int]]:
     """(port, lanes, lane width) of the inputs the exhaustive space spans (rm and rbits are
-    drawn per vector instead)."""
-    return [(p.name, p.lanes, p.lane_width) for p in spec.inputs() if p.name not in MODE_PORTS]
+    drawn per vector instead; ``held`` ports are constant)."""
+    return [(p.name, p.lanes, p.lane_width) for p in spec.inputs()
+            if p.name not in MODE_PORTS and p.name not in held]
 
 
-def space_size(spec: Spec) -> int:
-    """Number of distinct input tuples (rm and rbits not counted)."""
-    return 1 << sum(lanes * w for _, lanes, w in _fields(spec))
+def space_size(spec: Spec, held=()) -> int:
+    """Number of distinct input tuples (rm and rbits not counted), with the ports ``held``
+    constant (a multi-format unit's fmt: one member's space)."""
+    return 1 << sum(lanes * w for _, lanes, w in _fields(spec, held))
 
 
-def exhaustive(spec: Spec, start: int, stop: int) -> dict[str, np.ndarray]:
+def exhaustive(spec: Spec, start: int, stop: int, held=None) -> dict[str, np.ndarray]:
     """Input tuples number ``start`` .. ``stop - 1`` of the whole input space: the last port's
-    last element in the low bits of the index."""
+    last element in the low bits of the index; ``held``: {port: value} held constant."""
+    held = held or {}
     idx = np.arange(start, stop, dtype=np.uint64)
     out, shift = {}, 0
-    for port, lanes, w in reversed(_fields(spec)):
+    for port, lanes, w in reversed(_fields(spec, held)):
         cols = []
         for _ in range(lanes):
             cols.append(((idx >> np.uint64(shift)) & np.uint64((1 << w) - 1)).astype(np.uint32))
             shift += w
         out[port] = cols[0] if lanes == 1 else np.stack(cols[::-1], axis=1)
-    return {port: out[port] for port, _, _ in _fields(spec)}
+    out |= {port: np.full(len(idx), value, np.uint32) for port, value in held.items()}
+    return {port: out[port] for port, _, _ in _fields(spec) if port in out}
 
 
 MODE_PORTS = ("rm", "rbits")

@@ -24,7 +24,7 @@ from amaranth.utils import bits_for
 
 from ..formats import FloatFormat, Specials
 from ..options import FLAGS_WIDTH, Flag, Tininess, UnitOptions
-from .common import Mode, Raw, lzc, register, signed_for, unsigned_for
+from .common import Mode, Raw, by_fmt, lzc, register, signed_for
 from .rounder import Encoder, signed_zero, stochastic_carry
 
 __all__ = ["MultiRounder"]
@@ -56,19 +56,6 @@ class MultiRounder(Elaboratable):
     def name(self) -> str:
         return "round_" + "_or_".join(dict.fromkeys(f.ident for f in self.formats)) + \
             f"_{self.options.rounding.value}"
-
-    def _by_fmt(self, m: Module, fmt, values: list[int], name: str):
-        """The constant ``values[fmt]`` (0 for a code without a member), as a signal; a
-        Python int when every member has the same."""
-        if len(set(values)) == 1:
-            return values[0]
-        lo, hi = min(values + [0]), max(values + [0])
-        sig = Signal(signed_for(lo, hi) if lo < 0 else unsigned_for(hi), name=name)
-        with m.Switch(fmt):
-            for v in dict.fromkeys(values):
-                with m.Case(*[i for i, x in enumerate(values) if x == v]):
-                    m.d.comb += sig.eq(v)
-        return sig
 
     def _window(self, m, lz, right, extra_max, L):
         """The top L bits of sig shifted left by ``lz``, then right by ``right``, and the
@@ -146,7 +133,7 @@ class MultiRounder(Elaboratable):
         mode = Mode(self.options, self.rm)
         sig = raw.sig
         Z = min(raw.lz_max + 1, W)
-        extra = self._by_fmt(m, fmt, [P - 1 - M for M in Ms], "precision_shift")
+        extra = by_fmt(m, fmt, [P - 1 - M for M in Ms], "precision_shift")
         extra_max = P - 1 - min(Ms)
 
         # ---- 1. Normalize: left by the leading zeros, clamped at the member's emin --------------
@@ -156,7 +143,7 @@ class MultiRounder(Elaboratable):
             t_hi = raw.exp_range[1] + top - min(f.emin for f in fmts)
             one = int(raw.lz_max <= 1)       # the one-shift path reads t - 1
             t = Signal(signed_for(t_lo - one, t_hi - one), name="t_minus_1" if one else "t")
-            m.d.comb += t.eq(raw.exp + self._by_fmt(m, fmt, [top - f.emin - one for f in fmts],
+            m.d.comb += t.eq(raw.exp + by_fmt(m, fmt, [top - f.emin - one for f in fmts],
                                                     "top_above_emin"))
             if raw.lz_max <= 1:
                 # A product of normalized operands: the Rounder's one right shift (by the top
@@ -189,7 +176,7 @@ class MultiRounder(Elaboratable):
             field_lo = E_lo + min(f.bias for f in fmts) - 1
             field_hi = E_hi + max(f.bias for f in fmts) - 1
             exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
-            m.d.comb += exp_field0.eq(raw.exp + self._by_fmt(m, fmt, consts, "field_offset")
+            m.d.comb += exp_field0.eq(raw.exp + by_fmt(m, fmt, consts, "field_offset")
                                       - lz)
         is_zero, zero_sign = signed_zero(raw, mode)
 
@@ -221,7 +208,7 @@ class MultiRounder(Elaboratable):
         # Parity is the code's LSB: the fraction's, or with M_i = 0 the field's plus the hidden.
         parity = win[G]
         if 0 in Ms:
-            no_frac = self._by_fmt(m, fmt, [int(M == 0) for M in Ms], "no_fraction")
+            no_frac = by_fmt(m, fmt, [int(M == 0) for M in Ms], "no_fraction")
             parity = win[G] ^ (e0[0] & no_frac)
         inc = mode.increment(sign, parity, rnd, below, sr_carry)
         field = Signal(signed_for(min(field_lo << M for M in Ms),
@@ -261,12 +248,12 @@ class MultiRounder(Elaboratable):
             elif self.before:
                 m.d.comb += tiny.eq(e0 < 0)              # E < emin: the field below 1
             else:
-                m.d.comb += tiny.eq(code < self._by_fmt(m, fmt, [f.min_normal_code
+                m.d.comb += tiny.eq(code < by_fmt(m, fmt, [f.min_normal_code
                                                                  for f in fmts], "min_normal"))
         ovf = Const(0, 1)
         if can_ovf:
             ovf = Signal(name="ovf")
-            m.d.comb += ovf.eq(code > self._by_fmt(m, fmt, [f.max_finite_code for f in fmts],
+            m.d.comb += ovf.eq(code > by_fmt(m, fmt, [f.max_finite_code for f in fmts],
                                                    "max_finite"))
 
         # ---- 5. Each member's code, sign and flags, selected by fmt ----------------------------

@@ -159,6 +159,8 @@ class MultiFormatUnit(FpUnit):
         spec = self._spec
         cut = "round" in spec.cut_points
         outs = tuple(s.out_fmt for s in spec.members)
+        if not spec.FMT_REGISTERED:
+            controls = {**controls, "fmt": self._fmt}
         if MultiRounder.supports(outs):
             rounder = MultiRounder(outs, spec.options, raw, controls["fmt"], rm=controls.get("rm"),
                                    rbits=controls.get("rbits"), register=cut)

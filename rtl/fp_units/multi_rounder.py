@@ -82,14 +82,14 @@ class MultiRounder(Elaboratable):
 
     def _one_shift(self, m, t1, t_lo, t_hi, extra, extra_max, L):
         """The window of a sig with at most one leading zero (the Rounder's one-shift path) and
-        the exponent field minus one, max(t - 1 + lead, 0); ``t1`` is t - 1, t the top bit's
-        weight above emin."""
+        the exponent field, hidden bit included, max(t + lead, 0); ``t1`` is t - 1, t the top
+        bit's weight above emin."""
         raw, sig, W = self.raw, self.raw.sig, self.raw.width
         lead = sig[W - 1] if raw.lz_max else Const(1, 1)
-        e1 = Signal(signed_for(t_lo - 1, t_hi), name="exp_lead")
-        field_hi = max(t_hi, 0)
-        exp_field0 = Signal(bits_for(field_hi), name="exp_field0")
-        m.d.comb += [e1.eq(t1 + lead), exp_field0.eq(Mux(e1 < 0, 0, e1))]
+        e1 = Signal(signed_for(t_lo, t_hi + 1), name="exp_lead")
+        field_hi = max(t_hi + 1, 0)
+        exp_field = Signal(bits_for(field_hi), name="exp_field")
+        m.d.comb += [e1.eq(t1 + 1 + lead), exp_field.eq(Mux(e1 < 0, 0, e1))]
         at_floor = t1[-1]
         A = L + 1                                       # a shift of A or more: every bit below
         pad = max(1, L - W + 1)
@@ -114,7 +114,7 @@ class MultiRounder(Elaboratable):
         cut = A + Wv - 1 - L
         win2, st2 = Signal(L, name="window"), Signal(name="sticky")
         m.d.comb += [win2.eq(ext[cut:cut + L]), st2.eq(raw.sticky | (ext[:cut] != 0))]
-        return win2, st2, exp_field0, field_hi
+        return win2, st2, exp_field, field_hi
 
     def elaborate(self, platform):
         m = Module()
@@ -130,6 +130,7 @@ class MultiRounder(Elaboratable):
         can_tiny = any(E_lo < f.emin for f in fmts)
         can_ovf = any(E_hi >= f.emax for f in fmts)
         clamp = sub and can_tiny
+        one_shift = clamp and raw.lz_max <= 1
         mode = Mode(self.options, self.rm)
         sig = raw.sig
         Z = min(raw.lz_max + 1, W)
@@ -209,17 +210,20 @@ class MultiRounder(Elaboratable):
         parity = win[G]
         if 0 in Ms:
             no_frac = by_fmt(m, fmt, [int(M == 0) for M in Ms], "no_fraction")
-            parity = win[G] ^ (e0[0] & no_frac)
+            parity = win[G] ^ (e0[0] & no_frac) if not one_shift else \
+                Mux(no_frac, e0[0], win[G])
         inc = mode.increment(sign, parity, rnd, below, sr_carry)
-        field = Signal(signed_for(min(field_lo << M for M in Ms),
-                                  max(field_hi << M for M in Ms)), name="field_shifted")
+        code_lo = min(field_lo << M for M in Ms)
+        code = Signal(signed_for(code_lo, max((field_hi + 3) << M for M in Ms)), name="code")
+        code0 = Signal(code.shape(), name="code_truncated")
+        # Measured (mul e4m3/e5m2): the one-shift path's concatenation 432 -> 402 GE.
         with m.Switch(fmt):
             for M in dict.fromkeys(Ms):
                 with m.Case(*[i for i, x in enumerate(Ms) if x == M]):
-                    m.d.comb += field.eq(e0 << M)
-        code = Signal(signed_for(min(field_lo << M for M in Ms),
-                                 max((field_hi + 3) << M for M in Ms)), name="code")
-        m.d.comb += code.eq(field + win[G:G + P] + inc)
+                    # One-shift: the field has its hidden bit, the code is a concatenation.
+                    m.d.comb += code0.eq(Cat(win[G:G + M], e0) if one_shift else
+                                         (e0 << M) + win[G:G + P])
+        m.d.comb += code.eq(code0 + inc)
         hidden = Signal(name="hidden")
         with m.Switch(fmt):
             for M in dict.fromkeys(Ms):
@@ -253,8 +257,10 @@ class MultiRounder(Elaboratable):
         ovf = Const(0, 1)
         if can_ovf:
             ovf = Signal(name="ovf")
+            # The Rounder's early test (before the increment) measured larger here: mul
+            # e4m3/e5m2 402 -> 437 GE (1509 -> 1362 ps).
             m.d.comb += ovf.eq(code > by_fmt(m, fmt, [f.max_finite_code for f in fmts],
-                                                   "max_finite"))
+                                             "max_finite"))
 
         # ---- 5. Each member's code, sign and flags, selected by fmt ----------------------------
         encoders = {f: Encoder(f, self.options, Signal(f.width, name=f"y_{f.ident}"),

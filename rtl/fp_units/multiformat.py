@@ -17,6 +17,7 @@ width.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 from amaranth.hdl import Cat, Const, Module, Signal
@@ -190,5 +191,8 @@ def _unit_class(base: type) -> type:
 
 def multi_format_unit(base: type, spec: MultiFormatSpec) -> FpUnit:
     """The component of one lane of ``spec``: the kind's unit class ``base`` (FpMul, ...) with
-    the multi-format decoders and rounders."""
+    the multi-format decoders and rounders; with one member (no fmt), the member's own unit
+    with the spec's pipeline (its ports are the same, its Verilog the single-format unit's)."""
+    if not spec.has_fmt and spec.max_lanes == 1:
+        return base(replace(spec.members[0], pipeline=spec.pipeline))
     return _unit_class(base)(spec)

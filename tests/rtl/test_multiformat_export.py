@@ -52,3 +52,10 @@ def test_header_and_sidecar_list_the_fmt_codes():
     for i, name in enumerate(("float8_e4m3fn", "float8_e5m2", "float6_e3m2fn")):
         assert any(line.startswith(f"// fmt {i}") and name in line for line in header)
     assert [m["fmt"] for m in out.sidecar["options"]["members"]] == [0, 1, 2]
+
+
+def test_one_member_is_the_single_format_unit():
+    """No fmt, the same ports: the member's own unit and pipeline, byte for byte."""
+    one = make_spec("add", formats="fp8e5m2", rounding="dynamic", stages=2)
+    assert emit.verilog(one) == emit.verilog(make_spec("add", format="fp8e5m2",
+                                                       rounding="dynamic", stages=2))

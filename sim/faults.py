@@ -109,13 +109,17 @@ def _no_remainder_sticky(unit: str):
             raise OptionError(f"the fault {unit}-no-sticky needs a {unit} unit, not "
                               f"{spec.default_name}")
 
-        class NoSticky(type(spec)):
-            REMAINDER_STICKY = False
-
-        other = NoSticky(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
-        name = f"{spec.default_name}_no_sticky"
-        return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+        return _subclassed(spec, "no_sticky", REMAINDER_STICKY=False)
     return make
+
+
+def _subclassed(spec: Spec, suffix: str, **attributes) -> Design:
+    """The unit of ``spec`` built from a subclass of its spec class with class ``attributes``
+    changed (a hook the component reads)."""
+    cls = type(f"{type(spec).__name__}_{suffix}", (type(spec),), attributes)
+    other = cls(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
+    name = f"{spec.default_name}_{suffix}"
+    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
 
 
 def _variant(fault: str, describe: Callable[[Spec], dict]):
@@ -244,13 +248,7 @@ def _fmt_unregistered(spec: Spec) -> Design:
     if not getattr(spec, "has_fmt", False) or not spec.stages:
         raise OptionError(f"the fault fmt-unregistered needs a pipelined unit of several "
                           f"--formats, not {spec.default_name}")
-
-    class Unregistered(type(spec)):
-        FMT_REGISTERED = False
-
-    other = Unregistered(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
-    name = f"{spec.default_name}_fmt_unregistered"
-    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+    return _subclassed(spec, "fmt_unregistered", FMT_REGISTERED=False)
 
 
 def _faithful(spec: Spec) -> dict:

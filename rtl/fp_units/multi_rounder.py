@@ -24,8 +24,9 @@ from amaranth.utils import bits_for
 
 from ..formats import FloatFormat, Specials
 from ..options import FLAGS_WIDTH, Flag, Tininess, UnitOptions
-from .common import Mode, Raw, by_fmt, lzc, register, signed_for
-from .rounder import Encoder, signed_zero, stochastic_carry
+from .common import Mode, Raw, by_fmt, lzc, signed_for
+from .rounder import (Encoder, one_shift_window, reaches_normal, registered_window,
+                      signed_zero, stochastic_carry, top_window)
 
 __all__ = ["MultiRounder"]
 
@@ -60,15 +61,7 @@ class MultiRounder(Elaboratable):
     def _window(self, m, lz, right, extra_max, L):
         """The top L bits of sig shifted left by ``lz``, then right by ``right``, and the
         sticky of the bits below them."""
-        raw, sig, W = self.raw, self.raw.sig, self.raw.width
-        norm = Signal(W, name="norm")
-        m.d.comb += norm.eq((sig << lz)[:W] if raw.lz_max else sig)
-        if W >= L:
-            win = norm[W - L:]
-            sticky = raw.sticky | (norm[:W - L] != 0) if W > L else raw.sticky
-        else:
-            win = Cat(Const(0, L - W), norm)
-            sticky = raw.sticky
+        win, sticky = top_window(m, self.raw, lz, L)
         R = L + extra_max                               # the largest right shift
         win2, st2 = Signal(L, name="window"), Signal(name="sticky")
         if isinstance(right, int) and right == 0:
@@ -90,30 +83,8 @@ class MultiRounder(Elaboratable):
         field_hi = max(t_hi + 1, 0)
         exp_field = Signal(bits_for(field_hi), name="exp_field")
         m.d.comb += [e1.eq(t1 + 1 + lead), exp_field.eq(Mux(e1 < 0, 0, e1))]
-        at_floor = t1[-1]
-        A = L + 1                                       # a shift of A or more: every bit below
-        pad = max(1, L - W + 1)
-        shift = [lead | at_floor]
-        if t_lo < 0:
-            minus_t = ~t1[:-1]
-            k = bits_for(A)
-            over = minus_t[k:].any() if len(minus_t) > k else Const(0, 1)
-            depth = Signal(k, name="denorm_shift")           # min(-t, 2^k - 1) at the floor
-            m.d.comb += depth.eq(Mux(at_floor, minus_t[:k] | over.replicate(k), 0))
-            shift.append(depth)
-            pad = max(pad, (1 << k) - A)
-        if not isinstance(extra, int) or extra:
-            shift.append(extra)
-            pad += extra_max
-        Wv = W + pad
-        ext = Signal(A + Wv, name="rshifted")
-        shifted = Cat(Const(0, A + pad), sig)
-        for amount in shift:
-            shifted = shifted >> amount
-        m.d.comb += ext.eq(shifted)
-        cut = A + Wv - 1 - L
         win2, st2 = Signal(L, name="window"), Signal(name="sticky")
-        m.d.comb += [win2.eq(ext[cut:cut + L]), st2.eq(raw.sticky | (ext[:cut] != 0))]
+        one_shift_window(m, raw, t1, t_lo, lead, L, win2, st2, extra=extra, extra_max=extra_max)
         return win2, st2, exp_field, field_hi
 
     def elaborate(self, platform):
@@ -185,15 +156,9 @@ class MultiRounder(Elaboratable):
         if not (clamp and raw.lz_max <= 1):
             win2, st2 = self._window(m, lz, right, extra_max, L)
 
-        stage = dict(sign=raw.sign, zero=is_zero, zero_sign=zero_sign, inf=raw.inf, nan=raw.nan,
-                     invalid=raw.invalid, exp_field0=exp_field0, win=win2, sticky=st2, fmt=fmt)
-        if self.rm is not None:
-            stage["rm"] = self.rm
-        if self.rbits is not None:
-            stage["rbits"] = self.rbits
-        if raw.divzero is not None:
-            stage["divzero"] = raw.divzero
-        p = register(m, self.cut, "r1", stage)
+        p = registered_window(m, self.cut, raw, rm=self.rm, rbits=self.rbits, zero=is_zero,
+                              zero_sign=zero_sign, exp_field0=exp_field0, win=win2, sticky=st2,
+                              fmt=fmt)
         if self.rm is not None:
             mode = Mode(self.options, p["rm"])
         fmt = p["fmt"]
@@ -239,15 +204,11 @@ class MultiRounder(Elaboratable):
             elif clamp:
                 # Rounding to M_i+1 bits with the exponent unbounded reaches 2^emin only from
                 # 2^(emin-1) with M_i+1 ones and an increment (the Rounder's test, per member).
-                rnd_u = win[G - 2]
-                below_u = st | (win[:G - 2] != 0) if G > 2 else st
                 reaches = Signal(name="reaches")
                 with m.Switch(fmt):
                     for M in dict.fromkeys(Ms):
                         with m.Case(*[i for i, x in enumerate(Ms) if x == M]):
-                            m.d.comb += reaches.eq(
-                                (win[G - 1:G + M] == (1 << (M + 1)) - 1) &
-                                mode.increment(sign, Const(int(M > 0), 1), rnd_u, below_u))
+                            m.d.comb += reaches.eq(reaches_normal(mode, sign, win, st, G, M))
                 m.d.comb += tiny.eq(~hidden & ~reaches)
             elif self.before:
                 m.d.comb += tiny.eq(e0 < 0)              # E < emin: the field below 1

@@ -10,11 +10,14 @@ classify, encode the result) with what depends on the format chosen at run time:
   hidden bit at bit G + M_i.
 - emin, the bias, the largest finite code and the smallest normal code are constants selected
   by ``fmt``; the code is ``(exponent field << M_i) + kept bits + increment`` with the shift
-  selected by ``fmt`` (the hidden bit's carry walks into the field, as in the Rounder).
+  selected by ``fmt`` (the hidden bit's carry walks into the field, as in the Rounder), or,
+  after the one-shift path (products), the concatenation of the fraction and the field.
 - The result's code, sign and flags (step 5) are each member's own (``Encoder``: its
   special codes, saturation and conventions), selected by ``fmt``: small next to the window.
 
-Every member's result format must have a zero and a hidden bit in its code layout (not fnu, E8M0): ``supports`` says so; a unit with such a member rounds with one Rounder per member.
+Every member's result format must have a zero and a hidden bit in its code layout (not fnu,
+E8M0), and all must keep or all flush subnormals: ``supports`` says so; a unit with another set
+rounds with one Rounder per result format.
 """
 
 from __future__ import annotations
@@ -113,35 +116,32 @@ class MultiRounder(Elaboratable):
         if clamp:
             t_lo = raw.exp_range[0] + top - max(f.emin for f in fmts)
             t_hi = raw.exp_range[1] + top - min(f.emin for f in fmts)
-            one = int(raw.lz_max <= 1)       # the one-shift path reads t - 1
+            one = int(one_shift)             # the one-shift path reads t - 1
             t = Signal(signed_for(t_lo - one, t_hi - one), name="t_minus_1" if one else "t")
             m.d.comb += t.eq(raw.exp + by_fmt(m, fmt, [top - f.emin - one for f in fmts],
                                                     "top_above_emin"))
-            if raw.lz_max <= 1:
+            if one_shift:
                 # A product of normalized operands: the Rounder's one right shift (by the top
                 # bit's complement, or 1 - t at the floor), and the precision's after it.
                 win2, st2, exp_field0, field_hi = self._one_shift(m, t, t_lo, t_hi, extra,
                                                                   extra_max, L)
                 field_lo = 0
-            elif raw.lz_max > 0:
+            else:
                 # The Rounder's floor marker: the count of (sig | marker) is min(lz, t).
                 t_sat = Signal(bits_for(Z), name="t_sat")
                 marker = Signal(Z, name="floor_marker")
                 m.d.comb += [t_sat.eq(Mux(t < 0, 0, Mux(t > Z, Z, t))),
                              marker.eq(Const(1 << (Z - 1), Z + 1) >> t_sat)]
                 lz, _ = lzc(m, sig[W - Z:] | marker, "lzc")
-            else:
-                lz = Const(0, 1)
-            if raw.lz_max > 1:
                 rel = Signal(bits_for(max(t_hi, 0)), name="exp_rel")
                 m.d.comb += rel.eq(Mux(t < 0, 0, t - lz))
                 # emin + bias - 1 is 0 in every format with a zero: the field is rel.
                 field_lo, field_hi = 0, max(t_hi, 0)
                 exp_field0 = rel
-            if t_lo < 0 and raw.lz_max > 1:
-                below = Signal(bits_for(L), name="floor_shift")
-                m.d.comb += below.eq(Mux(t < -L, L, Mux(t < 0, -t, 0)))
-                right = below + extra
+                if t_lo < 0:
+                    below = Signal(bits_for(L), name="floor_shift")
+                    m.d.comb += below.eq(Mux(t < -L, L, Mux(t < 0, -t, 0)))
+                    right = below + extra
         else:
             lz = lzc(m, sig[W - Z:], "lzc")[0] if raw.lz_max > 0 else Const(0, 1)
             consts = [top + f.bias - 1 for f in fmts]
@@ -153,7 +153,7 @@ class MultiRounder(Elaboratable):
         is_zero, zero_sign = signed_zero(raw, mode)
 
         # ---- 2. Window: the top L bits, shifted right by the floor and the precision -----------
-        if not (clamp and raw.lz_max <= 1):
+        if not one_shift:
             win2, st2 = self._window(m, lz, right, extra_max, L)
 
         p = registered_window(m, self.cut, raw, rm=self.rm, rbits=self.rbits, zero=is_zero,

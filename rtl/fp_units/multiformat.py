@@ -35,9 +35,10 @@ __all__ = ["multi_format_unit", "common_operand"]
 
 # One shared decode of the selected fields (one subnormal normalization) where the widest
 # member has at least this many fraction bits, else each member's decoder and a select.
-# Measured (mul, rne, own cells): fp16/bf16 1878 -> 1819 GE, fp32/fp16/bf16/e4m3/e5m2 7513 ->
-# 7529 GE but 6323 -> 5536 ps; with 3 fraction bits it maps larger (e4m3/e5m2 432 -> 437,
-# the f8f6f4 set 627 -> 633, add e4m3/e5m2 585 -> 601).
+# Measured (rne, own cells; per-member -> shared): mul fp16/bf16 1878 -> 1819 GE, mul
+# fp32/fp16/bf16/e4m3/e5m2 7513 -> 7529 GE but 6323 -> 5536 ps; with 3 fraction bits mul
+# e4m3/e5m2 402 -> 442, the f8f6f4 set 637 -> 627 and add e4m3/e5m2 610 -> 570 (585 -> 601
+# with an earlier rounder): larger or within the mapper's noise.
 SHARED_DECODE_MIN_FRACTION = 7
 
 
@@ -89,7 +90,7 @@ def _shared_fields(m: Module, name: str, fmt, code, decs, P: int, deltas: list[i
     every member. The exponent is the selected decoder's plus its ``deltas`` entry, added to
     the member's own field (a constant add on a few bits) before the selection."""
     d0, M = decs[0][1], P - 1
-    lo = min(dl for dl in deltas)
+    lo = min(deltas)
     hi = max((1 << d.fmt.exp_bits) - 1 + dl for (_, d), dl in zip(decs, deltas))
     e = Signal(signed_for(lo, hi) if lo < 0 else unsigned_for(hi), name=f"{name}_exp_field")
     f = Signal(M, name=f"{name}_frac_field")

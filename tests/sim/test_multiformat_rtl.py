@@ -78,6 +78,10 @@ SAMPLED_SLOW = [
     ("fms", dict(formats="fp8e4m3,fp8e5m2,fp6e3m2")),
     ("cvt", dict(formats="fp16,fp16", in_formats="fp32,bf16", saturation="finite")),
     ("add", dict(formats="fp16,bf16")),
+    # Members without fraction bits (P3109 p = 1), signed and unsigned.
+    ("mul", dict(formats="fp8e4m3,binary8p1se", rounding="dynamic")),
+    ("cvt", dict(formats="binary8p1se,binary8p1uf,fp4e2m1", in_formats="fp16",
+                 rounding="dynamic")),
 ]
 
 

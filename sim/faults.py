@@ -111,13 +111,17 @@ def _no_remainder_sticky(unit: str):
             raise OptionError(f"the fault {unit}-no-sticky needs a {unit} unit, not "
                               f"{spec.default_name}")
 
-        class NoSticky(type(spec)):
-            REMAINDER_STICKY = False
-
-        other = NoSticky(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
-        name = f"{spec.default_name}_no_sticky"
-        return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+        return _subclassed(spec, "no_sticky", REMAINDER_STICKY=False)
     return make
+
+
+def _subclassed(spec: Spec, suffix: str, **attributes) -> Design:
+    """The unit of ``spec`` built from a subclass of its spec class with class ``attributes``
+    changed (a hook the component reads)."""
+    cls = type(f"{type(spec).__name__}_{suffix}", (type(spec),), attributes)
+    other = cls(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
+    name = f"{spec.default_name}_{suffix}"
+    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
 
 
 def _variant(fault: str, describe: Callable[[Spec], dict]):
@@ -240,6 +244,15 @@ def _other_element(spec: Spec) -> dict:
     return {key: SAME_WIDTH[elem]}
 
 
+def _fmt_unregistered(spec: Spec) -> Design:
+    """The multi-format unit whose rounder reads the fmt input of the current cycle instead of
+    the one registered with the data: only a pipelined unit switching formats shows it."""
+    if not getattr(spec, "has_fmt", False) or not spec.stages:
+        raise OptionError(f"the fault fmt-unregistered needs a pipelined unit of several "
+                          f"--formats, not {spec.default_name}")
+    return _subclassed(spec, "fmt_unregistered", FMT_REGISTERED=False)
+
+
 def _faithful(spec: Spec) -> dict:
     if spec.option_values().get("accuracy") != "correct":
         raise OptionError(f"func-faithful-as-correct needs a recip, rsqrt or exp2 unit of "
@@ -358,6 +371,9 @@ FAULTS = {
                                             _reads_unused_bits)),
     "lanes-swapped": Fault("the multi-lane unit with lanes 0 and 1 of y exchanged",
                            _wrapped("lanes_swapped", "y", _lanes_swapped)),
+    "fmt-unregistered": Fault("the pipelined multi-format unit rounding by the fmt input of "
+                              "the current cycle, not the one registered with its data",
+                              _fmt_unregistered),
 }
 
 

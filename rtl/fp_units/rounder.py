@@ -45,7 +45,9 @@ from ..formats import FloatFormat, Specials
 from ..options import FLAGS_WIDTH, Rounding, Saturation, Tininess, UnitOptions
 from .common import Mode, Raw, lzc, register, signed_for
 
-__all__ = ["Rounder", "Encoder", "stochastic_carry", "signed_zero"]
+__all__ = ["Rounder", "Encoder", "stochastic_carry", "signed_zero", "registered_window",
+           "top_window", "one_shift_window",
+           "reaches_normal"]
 
 
 def stochastic_carry(options: UnitOptions, win, st, rbits):
@@ -74,6 +76,74 @@ def signed_zero(raw: Raw, mode: Mode):
     # An exact zero sum of opposite signs is +0, or -0 when rounding down (IEEE 6.3).
     rdn = Const(int(mode.rdn), 1) if isinstance(mode.rdn, bool) else mode.rdn
     return raw.zero | vanished, Mux(raw.zero, raw.sign, rdn)
+
+
+def one_shift_window(m: Module, raw: Raw, t1, t_lo: int, lead, L: int, win, sticky, *,
+                     extra=0, extra_max: int = 0) -> None:
+    """Step 2 of a sig with at most one leading zero (the one-shift path): ``win`` and
+    ``sticky`` from sig (with zeros below it) shifted right by the top bit's complement above
+    the floor, by 1 - t at or below it (``t1`` = t - 1, t the top bit's weight above emin; its
+    range from ``t_lo``), and by ``extra`` (up to ``extra_max``: the multi-format rounder's
+    precision shift)."""
+    W, sig = raw.width, raw.sig
+    pad = max(1, L - W + 1)
+    A = L + 1                                    # a shift of A or more: every bit below
+    at_floor = t1[-1]
+    shift = [lead | at_floor]
+    if t_lo < 0:
+        minus_t = ~t1[:-1]
+        k = bits_for(A)
+        over = minus_t[k:].any() if len(minus_t) > k else Const(0, 1)
+        depth = Signal(k, name="denorm_shift")       # min(-t, 2^k - 1) at the floor
+        m.d.comb += depth.eq(Mux(at_floor, minus_t[:k] | over.replicate(k), 0))
+        shift.append(depth)
+        pad = max(pad, (1 << k) - A)     # a shift of up to 2^k loses no nonzero bit
+    if not isinstance(extra, int) or extra:
+        shift.append(extra)
+        pad += extra_max
+    Wv = W + pad                                 # sig with zeros below it
+    ext = Signal(A + Wv, name="rshifted")
+    shifted = Cat(Const(0, A + pad), sig)
+    for amount in shift:
+        shifted = shifted >> amount
+    m.d.comb += ext.eq(shifted)
+    cut = A + Wv - 1 - L
+    m.d.comb += [win.eq(ext[cut:cut + L]), sticky.eq(raw.sticky | (ext[:cut] != 0))]
+
+
+def reaches_normal(mode: Mode, sign, win, st, G: int, M: int):
+    """Whether a value at 2^(emin-1) (the window's hidden bit 0) rounds up to 2^emin with M+1
+    bits and the exponent unbounded: M+1 ones above an increment (tininess after rounding)."""
+    kept_u = win[G - 1:G + M]
+    rnd_u = win[G - 2]
+    below_u = st | (win[:G - 2] != 0) if G > 2 else st
+    return (kept_u == (1 << (M + 1)) - 1) & \
+        mode.increment(sign, Const(int(M > 0), 1), rnd_u, below_u)
+
+
+def top_window(m: Module, raw: Raw, lz, L: int):
+    """The top ``L`` bits of the raw sig shifted left by ``lz`` (step 2's window), and the
+    sticky of the bits below them."""
+    W, sig = raw.width, raw.sig
+    norm = Signal(W, name="norm")
+    m.d.comb += norm.eq((sig << lz)[:W] if raw.lz_max else sig)
+    if W >= L:
+        return norm[W - L:], raw.sticky | (norm[:W - L] != 0) if W > L else raw.sticky
+    return Cat(Const(0, L - W), norm), raw.sticky
+
+
+def registered_window(m: Module, cut: bool, raw: Raw, *, rm, rbits, zero, **values) -> dict:
+    """Steps 1-2's results, the raw special-case bits and the rounding controls through the
+    rounder's register (``cut``) between normalization and the increment."""
+    stage = dict(sign=raw.sign, zero=zero, zero_sign=values.pop("zero_sign"), inf=raw.inf,
+                 nan=raw.nan, invalid=raw.invalid, **values)
+    if rm is not None:
+        stage["rm"] = rm
+    if rbits is not None:
+        stage["rbits"] = rbits
+    if raw.divzero is not None:
+        stage["divzero"] = raw.divzero
+    return register(m, cut, "r1", stage)
 
 
 class Rounder(Elaboratable):
@@ -165,8 +235,6 @@ class Rounder(Elaboratable):
             exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
             m.d.comb += [e1.eq(t + lead),
                          exp_field0.eq(Mux(e1 < 0, 0, e1) + (emin + bias - 1))]
-            pad = max(1, L - W + 1)
-            A = L + 1                                    # a shift of A or more: every bit below
             # The sign of t - 1 says the top bit is at or below emin (t <= 0): the sig shifts
             # by one there, else by the top bit's complement. Below emin the complement of
             # t - 1 is -t, the further shift, saturated by ORing its high bits: no subtract and
@@ -176,24 +244,7 @@ class Rounder(Elaboratable):
             # (+2.8 %), fp16 (+1.0 %) and bf16 (+1.4 %) map larger.
             t1 = Signal(signed_for(t_lo - 1, t_hi - 1), name="t_minus_1")
             m.d.comb += t1.eq(raw.exp + (top - emin - 1))
-            at_floor = t1[-1]
-            shift = [lead | at_floor]
-            if t_lo < 0:
-                minus_t = ~t1[:-1]
-                k = bits_for(A)
-                over = minus_t[k:].any() if len(minus_t) > k else Const(0, 1)
-                depth = Signal(k, name="denorm_shift")       # min(-t, 2^k - 1) at the floor
-                m.d.comb += depth.eq(Mux(at_floor, minus_t[:k] | over.replicate(k), 0))
-                shift.append(depth)
-                pad = max(pad, (1 << k) - A)     # a shift of up to 2^k loses no nonzero bit
-            Wv = W + pad                                 # sig with zeros below it
-            ext = Signal(A + Wv, name="rshifted")
-            shifted = Cat(Const(0, A + pad), sig)
-            for amount in shift:
-                shifted = shifted >> amount
-            m.d.comb += ext.eq(shifted)
-            cut = A + Wv - 1 - L
-            m.d.comb += [win2.eq(ext[cut:cut + L]), st2.eq(raw.sticky | (ext[:cut] != 0))]
+            one_shift_window(m, raw, t1, t_lo, lead, L, win2, st2)
         else:
             right = Const(0, 1)
             s = lz
@@ -212,16 +263,8 @@ class Rounder(Elaboratable):
                 exp_field0 = Signal(signed_for(field_lo, field_hi), name="exp_field0")
                 m.d.comb += exp_field0.eq(raw.exp + (top + bias - 1) - s)
 
-            norm = Signal(W, name="norm")
-            m.d.comb += norm.eq((sig << s)[:W] if raw.lz_max else sig)
-
             # ---- 2. Window (section 3) ------------------------------------------------------
-            if W >= L:
-                win = norm[W - L:]
-                sticky = raw.sticky | (norm[:W - L] != 0) if W > L else raw.sticky
-            else:
-                win = Cat(Const(0, L - W), norm)
-                sticky = raw.sticky
+            win, sticky = top_window(m, raw, s, L)
             if isinstance(right, Signal):
                 ext = Signal(2 * L, name="rshifted")
                 m.d.comb += ext.eq(Cat(Const(0, L), win) >> right)
@@ -229,15 +272,8 @@ class Rounder(Elaboratable):
             else:
                 m.d.comb += [win2.eq(win), st2.eq(sticky)]
 
-        stage = dict(sign=raw.sign, zero=is_zero, zero_sign=zero_sign, inf=raw.inf, nan=raw.nan,
-                     invalid=raw.invalid, exp_field0=exp_field0, win=win2, sticky=st2)
-        if self.rm is not None:
-            stage["rm"] = self.rm
-        if self.rbits is not None:
-            stage["rbits"] = self.rbits
-        if raw.divzero is not None:
-            stage["divzero"] = raw.divzero
-        p = register(m, self.cut, "r1", stage)
+        p = registered_window(m, self.cut, raw, rm=self.rm, rbits=self.rbits, zero=is_zero,
+                              zero_sign=zero_sign, exp_field0=exp_field0, win=win2, sticky=st2)
         if self.rm is not None:
             mode = Mode(self.options, p["rm"])
 
@@ -290,12 +326,7 @@ class Rounder(Elaboratable):
             elif clamp:
                 # Tiny unless rounding to M+1 bits, exponent unbounded, reaches 2^emin: only a
                 # value at 2^(emin-1) with M+1 ones followed by a rounding increment does.
-                kept_u = win[G - 1:L - 1]
-                rnd_u = win[G - 2]
-                below_u = st | (win[:G - 2] != 0) if G > 2 else st
-                reaches = (kept_u == (1 << (M + 1)) - 1) & \
-                    mode.increment(sign, Const(int(M > 0), 1), rnd_u, below_u)
-                m.d.comb += tiny.eq(~hidden & ~reaches)
+                m.d.comb += tiny.eq(~hidden & ~reaches_normal(mode, sign, win, st, G, M))
             elif self.before:
                 m.d.comb += tiny.eq(exp_field < emin + bias)     # E < emin
             else:

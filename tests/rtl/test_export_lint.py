@@ -91,25 +91,49 @@ def test_full_option_matrix(pair, tmp_path):
     _check([spec(*pair, **options) for options in OPTIONS], tmp_path)
 
 
-def test_every_cut_placement_is_lint_clean_and_deterministic(tmp_path):
-    """The placements --clock-ps chooses among (every cut point fma has: all of rtl/scalar.py
-    CUT_POINTS), with the rounding mode and random bits travelling through them: lint-clean, and
-    the same bytes when exported again."""
+def _cut_specs(every_rounding: bool) -> list:
+    """fma at every cut placement --clock-ps chooses among (every subset of rtl/scalar.py
+    CUT_POINTS), with the rounding mode or the random bits travelling through the registers:
+    each placement under each of rne, dynamic and stochastic, or (``every_rounding`` False)
+    each placement under one of them in turn and every cut under all three. The rotation still
+    meets every cut point, every pair of adjacent cut points and every number of cuts with each
+    of the three roundings (asserted); it is a third of the Verilator runs."""
     from itertools import combinations
 
     from fpforge.rtl.scalar import CUT_POINTS, FmaSpec
     assert FmaSpec.CUT_POINTS == CUT_POINTS
-    cuts = [",".join(c) for k in range(1, len(CUT_POINTS) + 1)
-            for c in combinations(CUT_POINTS, k)]
-    specs = [spec("fma", "fp8e4m3", rounding=r, cuts=c) for c in cuts
-             for r in ("rne", "dynamic", "stochastic")]
+    cuts = [c for k in range(1, len(CUT_POINTS) + 1) for c in combinations(CUT_POINTS, k)]
+    roundings = ("rne", "dynamic", "stochastic")
+    if every_rounding:
+        chosen = [(c, r) for c in cuts for r in roundings]
+    else:
+        chosen = [(c, roundings[i % 3]) for i, c in enumerate(cuts)]
+        chosen += [(cuts[-1], r) for r in roundings if (cuts[-1], r) not in chosen]
+        adjacent = list(zip(CUT_POINTS, CUT_POINTS[1:]))
+        for r in roundings:
+            met = [c for c, cr in chosen if cr == r]
+            assert all(any(p in c for c in met) for p in CUT_POINTS)
+            assert all(any(a in c and b in c for c in met) for a, b in adjacent)
+            assert {len(c) for c in met} == set(range(1, len(CUT_POINTS) + 1))
+    return [spec("fma", "fp8e4m3", rounding=r, cuts=",".join(c)) for c, r in chosen]
+
+
+@pytest.mark.parametrize("every_rounding", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["rotated", "every_rounding"])
+def test_every_cut_placement_is_lint_clean_and_deterministic(every_rounding, tmp_path):
+    """The cut placements of _cut_specs, and cuts in other kinds: lint-clean, and the same
+    bytes when exported again."""
+    specs = _cut_specs(every_rounding)
     specs += [spec("cvt", "fp8e4m3", "bf16", cuts="decode", stages=3),
               spec("sub", "bf16", cuts="align,round", rounding="dynamic"),
               spec("mul", "fp16", cuts="product")]
-    first = [p.read_bytes() for p in export_all(specs, tmp_path / "a")]
-    _check(specs, tmp_path / "b")
-    again = [p.read_bytes() for p in export_all(specs, tmp_path / "c")]
+    assert unique(specs) == specs
+    paths = export_all(specs, tmp_path / "a")
+    first = [p.read_bytes() for p in paths]
+    again = [p.read_bytes() for p in export_all(specs, tmp_path / "b")]
     assert first == again and len(set(first)) == len(specs)
+    # The tools read the first export (the second is the same bytes).
+    check_batch(paths, specs)
 
 
 def test_lanes_lint_clean_and_deterministic(tmp_path):

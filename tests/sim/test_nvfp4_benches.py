@@ -8,6 +8,7 @@ class, each with tensor amaxes from 2^-4 to 2^12 times the block's and the corne
 the smallest subnormal, FLT_MAX, inf, NaN) and dequantizer (every E4M3 scale code under every
 element code) on the batch engine (Icarus), stochastic rounding with TE's recipe, a pipelined
 quantizer, and the deliberately wrong clamp of each recipe, which must be reported. Slow tier:
+each quantizer again on 96 random and 16 non-finite blocks (the quick tier's 12 and 10), and
 the cocotb engine on both simulators.
 """
 
@@ -33,8 +34,14 @@ MXQ = [["random", {"count": 96}], ["nonfinite", {"count": 16}], ["adversarial", 
 MXDQ = [["pairs", {}]]
 # A fault needs only to show: the corner classes catch each one here (wrong-clamp nvfp4_te: 18
 # of their 58 vectors mismatch; rtz-instead p3109_maxabs: 49) at a fraction of the CPU of MXQ,
-# whose 96 random blocks cost Icarus about 0.25 s each. The unfaulted units get all of MXQ.
+# whose 96 random blocks cost Icarus about 0.25 s each.
 MXQ_CORNERS = MXQ[1:]
+# The unfaulted quantizers in make test: every adversarial class, every NaN pattern, every
+# corner tensor amax (one every 7 rows of the adversarial blocks) and a few random blocks; all
+# of MXQ in the slow tier.
+MXQ_QUICK = [["random", {"count": 12}], ["nonfinite", {"count": 10}], MXQ[2]]
+TIERS = [pytest.param(MXQ_QUICK, id="quick"),
+         pytest.param(MXQ, id="full", marks=pytest.mark.slow)]
 
 
 def run(spec, stimulus, engine, *, fault=None, seed=3):
@@ -51,9 +58,10 @@ def check(spec, stimulus, engine, **kw):
     assert result["mismatches"] == 0 and result["vectors"] == vectors > 0, explain
 
 
+@pytest.mark.parametrize("stimulus", TIERS)
 @pytest.mark.parametrize("rule", NVFP4)
-def test_quantizer(rule):
-    check(make_spec("mxq", scale_rule=rule), MXQ, BatchEngine())
+def test_quantizer(rule, stimulus):
+    check(make_spec("mxq", scale_rule=rule), stimulus, BatchEngine())
 
 
 @pytest.mark.parametrize("rule", TENSOR_SCALED)
@@ -61,13 +69,16 @@ def test_dequantizer_every_scale_and_code(rule):
     check(make_spec("mxdq", scale_rule=rule), MXDQ, BatchEngine())
 
 
-def test_stochastic_quantizer():
-    check(make_spec("mxq", scale_rule="nvfp4_te", rounding="stochastic", sr_bits=6), MXQ,
+@pytest.mark.parametrize("stimulus", TIERS)
+def test_stochastic_quantizer(stimulus):
+    check(make_spec("mxq", scale_rule="nvfp4_te", rounding="stochastic", sr_bits=6), stimulus,
           BatchEngine())
 
 
-def test_pipelined_quantizer():
-    check(make_spec("mxq", scale_rule="nvfp4_torchao", block=8, stages=2), MXQ, BatchEngine())
+@pytest.mark.parametrize("stimulus", TIERS)
+def test_pipelined_quantizer(stimulus):
+    check(make_spec("mxq", scale_rule="nvfp4_torchao", block=8, stages=2), stimulus,
+          BatchEngine())
 
 
 # One recipe's fault in make test; the others' (about 20 s each) in the slow tier.
@@ -82,8 +93,9 @@ def test_wrong_clamp_is_caught(rule):
 
 # 4over6 quantizes every block twice and sums each candidate's error in float32: about 6x the
 # logic of TE's quantizer, so its quick case is two-element blocks.
-def test_four_over_six_quantizer():
-    check(make_spec("mxq", scale_rule="nvfp4_4over6", block=2), MXQ, BatchEngine())
+@pytest.mark.parametrize("stimulus", TIERS)
+def test_four_over_six_quantizer(stimulus):
+    check(make_spec("mxq", scale_rule="nvfp4_4over6", block=2), stimulus, BatchEngine())
 
 
 @pytest.mark.slow
@@ -99,8 +111,9 @@ def test_four_over_six_wrong_clamp_is_caught():
          sr_bits=6, stages=1),
     dict(scale_rule="p3109_maxabs", format="fp8e4m3", block=4, rounding="rtz"),
 ], ids=lambda v: make_spec("mxq", **v).default_name)
-def test_p3109_maxabs_quantizer(values):
-    check(make_spec("mxq", **values), MXQ, BatchEngine())
+@pytest.mark.parametrize("stimulus", TIERS)
+def test_p3109_maxabs_quantizer(values, stimulus):
+    check(make_spec("mxq", **values), stimulus, BatchEngine())
 
 
 def test_p3109_maxabs_dequantizer_and_a_wrong_element_rounding():

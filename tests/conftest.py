@@ -1,5 +1,4 @@
-"""What every test shares: ``--cpu-durations=N``, the N tests of most CPU seconds and the total;
-and the golden model's compiled kernels, kept on disk.
+"""What every test shares: ``--cpu-durations=N``, the N tests of most CPU seconds and the total.
 
 Wall time says little on a shared or loaded machine (a test waits for a core); CPU seconds do.
 A test's CPU is its process's plus that of the children it waited for (simulators, Yosys, worker
@@ -8,26 +7,11 @@ the controller prints (the figure travels as the teardown report's ``cpu_s`` pro
 
 from __future__ import annotations
 
-import os
 import resource
-from pathlib import Path
 
 import pytest
 
 _START = pytest.StashKey[float]()
-
-# Most of a golden test's CPU is XLA compiling a kernel per spec and shape (0.1-0.3 s each;
-# tests/golden/test_golden_digest.py compiles 493). The pytest workers, and the bench processes
-# they start (they inherit this environment), keep them in the cache the cocotb benches already
-# use, for the next run (the digest test: about 100 CPU-seconds cold, 26 warm) and for the other
-# worker. The key is the compiled program and the compiler's version and flags, so a hit is the
-# same executable. A size limit turns on JAX's file lock, which keeps one process from reading
-# an entry another is still writing.
-for _name, _value in (("JAX_COMPILATION_CACHE_DIR",
-                       str(Path(__file__).resolve().parents[1] / "build" / "jax-cache")),
-                      ("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0"),
-                      ("JAX_COMPILATION_CACHE_MAX_SIZE", str(2 << 30))):
-    os.environ.setdefault(_name, _value)
 
 
 def pytest_addoption(parser):

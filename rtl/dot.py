@@ -195,6 +195,10 @@ class MxDotSpec(Spec):
         return f"[a: {self.n} x {self.elem_a.name}, b: {self.n} x {self.elem_b.name}] -> y: " \
             f"{self.out_fmt.name}"
 
+    def member_elements(self, role: str) -> tuple[ElementFormat, ...]:
+        """The element format of vector ``role`` (``a`` or ``b``) of each member: one here."""
+        return (getattr(self, f"elem_{role}"),)
+
     @property
     def element_man_bits(self) -> tuple[int, int]:
         """Fraction bits of the decoded a and b elements (the fixed accumulator's Ma, Mb; of a

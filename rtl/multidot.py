@@ -88,7 +88,7 @@ class MultiDotSpec(MultiFormatSpec):
                               "members' element formats of a and b)")
         lists = {key: format_list(v, ELEMENT_LISTS[key], element_format)
                  for key, v in given.items()}
-        k = max(len(v) for v in lists.values())
+        k = len(lists["formats"]) if "formats" in lists else max(len(v) for v in lists.values())
         for key, v in lists.items():
             if len(v) not in (1, k):
                 raise OptionError(f"{ELEMENT_LISTS[key]} lists {len(v)} formats: give one per "

@@ -245,6 +245,20 @@ def _faithful(spec: Spec) -> dict:
     return {"accuracy": "faithful"}
 
 
+def _member_bias(spec: Spec) -> Design:
+    """The multi-format dot whose decoder reads member 1's elements with member 0's exponent
+    bias (rtl/multidot.py ``BIAS_FROM``)."""
+    members = getattr(spec, "members", ())
+    if spec.unit != "dot" or len(members) < 2:
+        raise OptionError(f"the fault dot-member-bias needs a dot unit of two or more --formats, "
+                          f"not {spec.default_name}")
+
+    class MemberBias(type(spec)):
+        BIAS_FROM = {1: 0}
+    other = MemberBias(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
+    name = f"{spec.default_name}_member_bias"
+    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+
 
 FAULTS = {
     "force-inexact": Fault("the unit with the inexact flag forced high", _forced_flag(Flag.NX)),
@@ -293,6 +307,8 @@ FAULTS = {
                            "truncated)", _no_remainder_sticky("div")),
     "sqrt-no-sticky": Fault("the sqrt unit without the remainder's sticky bit (the root "
                             "truncated)", _no_remainder_sticky("sqrt")),
+    "dot-member-bias": Fault("the multi-format dot decoding member 1's elements with member "
+                             "0's exponent bias", _member_bias),
 }
 
 

@@ -3,14 +3,15 @@ batch engine: the f8f6f4 set and OCP FP8 at n = 4 and n = 32, every fmt code (th
 give y = 0 and invalid), scales on and off, --accum exact and fixed, a member pair of different
 a and b formats, a pipelined unit; each member's rows are the dot's own stimulus
 (sim/stimulus/dot.py) with junk in the slot bits above a narrower member's code. And the
-deliberately broken decoder (sim/faults.py dot-member-bias), which must be reported."""
+deliberately broken decoder (sim/faults.py dot-member-bias), which must be reported. The spec,
+its errors and its Verilog: tests/rtl/test_multidot.py."""
 
 import numpy as np
 import pytest
 
 from fpforge import golden
 from fpforge.rtl.kinds import make_spec
-from fpforge.rtl.options import Flag, OptionError
+from fpforge.rtl.options import Flag
 from fpforge.sim.design import Design
 from fpforge.sim.engines.batch import BatchEngine
 from fpforge.sim.faults import faulty_design
@@ -28,6 +29,7 @@ CASES = {
                                    scale_format="float8_e4m3fn"),
     "pairs_pipelined": dict(a_formats="fp8e4m3,fp4e2m1,fp8e5m2", b_formats="fp8e4m3,fp6e2m3,"
                             "fp4e2m1", n=4, accum="fixed", c_format="bf16", stages=2),
+    "integers_fixed": dict(formats="fp8e4m3,mxint8,int4", n=4, accum="fixed", frac_bits=8),
 }
 
 
@@ -74,17 +76,3 @@ def test_every_member_and_unused_code_against_golden(case):
 def test_decoder_with_another_members_bias_is_caught():
     spec = make_spec("dot", **CASES["fp8_n4_fixed_noscales"])
     assert mismatches(faulty_design(spec, "dot-member-bias"), spec, stimulus(spec, 24)) > 0
-
-
-@pytest.mark.parametrize("values, message", [
-    (dict(formats=OCP_FP8, lanes=2), "--lanes applies to units"),
-    (dict(formats=OCP_FP8, in_format="fp8e4m3"), "--in-format names one element format"),
-    (dict(a_formats=OCP_FP8), "--a-formats and --b-formats need each other or --formats"),
-    (dict(formats=OCP_FP8, b_formats="fp4e2m1,fp4e2m1,fp4e2m1"), "--b-formats lists 3"),
-    (dict(formats="fp8e4m3,float8_e4m3fn"), "is given twice"),
-    (dict(formats="fp8e4m3,fp16"), "MX element format must be one of"),
-])
-def test_bad_sets_are_one_line_errors(values, message):
-    with pytest.raises(OptionError) as err:
-        make_spec("dot", n=4, **values)
-    assert message in str(err.value) and "\n" not in str(err.value)

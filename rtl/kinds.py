@@ -148,6 +148,11 @@ def build(spec: Spec):
     if not isinstance(spec, Spec):
         raise TypeError(f"spec must be a Spec ({', '.join(k.spec.__name__ for k in KINDS.values())}"
                         f"), not {spec!r}")
+    # A multi-format scalar unit is the kind's class with shared multi-format decoders and
+    # rounder; the dot's own class takes its members (MxDot).
+    if isinstance(spec, MultiFormatSpec) and not isinstance(spec, MultiDotSpec):
+        from .fp_units.multiformat import multi_format_unit
+        return multi_format_unit(kind(spec.unit).component_class(), spec)
     return kind(spec.unit).component_class()(spec)
 
 

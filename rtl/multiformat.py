@@ -71,6 +71,9 @@ class MultiFormatSpec(Spec):
     simd_width: int | None = None
     pipeline: Pipeline = Pipeline()
 
+    # False only in sim/faults.py's fmt-unregistered: the rounder reads the fmt input of the
+    # current cycle, not the one registered with the data.
+    FMT_REGISTERED: ClassVar[bool] = True
     SHAPE: ClassVar[str] = "scalar"
     PARAMETERS_KEY: ClassVar[str] = "options"
     HEADER_WIDTH_COLUMN: ClassVar[int] = 3

@@ -238,6 +238,21 @@ def _other_element(spec: Spec) -> dict:
     return {key: SAME_WIDTH[elem]}
 
 
+def _fmt_unregistered(spec: Spec) -> Design:
+    """The multi-format unit whose rounder reads the fmt input of the current cycle instead of
+    the one registered with the data: only a pipelined unit switching formats shows it."""
+    if not getattr(spec, "has_fmt", False) or not spec.stages:
+        raise OptionError(f"the fault fmt-unregistered needs a pipelined unit of several "
+                          f"--formats, not {spec.default_name}")
+
+    class Unregistered(type(spec)):
+        FMT_REGISTERED = False
+
+    other = Unregistered(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
+    name = f"{spec.default_name}_fmt_unregistered"
+    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+
+
 def _faithful(spec: Spec) -> dict:
     if spec.option_values().get("accuracy") != "correct":
         raise OptionError(f"func-faithful-as-correct needs a recip, rsqrt or exp2 unit of "
@@ -307,6 +322,9 @@ FAULTS = {
                            "truncated)", _no_remainder_sticky("div")),
     "sqrt-no-sticky": Fault("the sqrt unit without the remainder's sticky bit (the root "
                             "truncated)", _no_remainder_sticky("sqrt")),
+    "fmt-unregistered": Fault("the pipelined multi-format unit rounding by the fmt input of "
+                              "the current cycle, not the one registered with its data",
+                              _fmt_unregistered),
     "dot-member-bias": Fault("the multi-format dot decoding member 1's elements with member "
                              "0's exponent bias", _member_bias),
 }

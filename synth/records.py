@@ -42,8 +42,9 @@ CORE_UNITS = ("mul", "fma")     # the kinds whose integer product core synth/cor
 
 
 def core_formats(spec: Spec):
-    """The two product operands whose integer core is the reference of a mul or FMA, else None."""
-    if spec.unit not in CORE_UNITS:
+    """The two product operands whose integer core is the reference of a mul or FMA, else None
+    (also for a multi-format unit: no one member's core is its reference)."""
+    if spec.unit not in CORE_UNITS or not hasattr(spec, "in_fmts"):
         return None
     return spec.in_fmts[0], spec.in_fmts[1]
 

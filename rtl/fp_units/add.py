@@ -123,7 +123,7 @@ class FpAdd(FpUnit):
 
     def core(self, m, ops):
         a, b = ops
-        return aligned_sum(m, a, b, self.spec.out_fmt, self.spec.options,
+        return aligned_sum(m, a, b, self.frame_format, self.spec.options,
                            stage=self.stager(m, "align"))
 
 

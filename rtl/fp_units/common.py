@@ -10,7 +10,8 @@ from amaranth.utils import ceil_log2
 
 from ..options import RM_CODES, RM_MAX, Rounding, UnitOptions
 
-__all__ = ["Raw", "Operand", "lzc", "max_tree", "register", "valid_chain", "Mode", "signed_for",
+__all__ = ["Raw", "Operand", "by_fmt", "lzc", "max_tree", "register", "valid_chain", "Mode",
+           "signed_for",
            "unsigned_for"]
 
 
@@ -42,6 +43,9 @@ class Operand:
     # False: a zero's sig is undefined (a flushed subnormal's fraction, a normalized zero), and
     # a consumer that adds sigs must gate it out by ``zero``.
     sig_cleared: bool = True
+    # A multi-format operand's member formats by fmt: operands decoded from different formats
+    # for one fmt are not on one grid, whatever their union ranges say.
+    members: tuple = ()
 
     @property
     def top_range(self) -> tuple[int, int]:
@@ -51,7 +55,7 @@ class Operand:
 
     def grid(self):
         """Operands on the same grid align without extra guard bits for leading zeros."""
-        return (self.off, self.width, self.exp_range, self.lz_max)
+        return (self.off, self.width, self.exp_range, self.lz_max, self.members)
 
 
 @dataclass
@@ -84,6 +88,20 @@ class Raw:
         return dict(sign=self.sign, exp=self.exp, sig=self.sig, sticky=self.sticky,
                     zero=self.zero, inf=self.inf, nan=self.nan, invalid=self.invalid) | \
             ({} if self.divzero is None else {"divzero": self.divzero})
+
+
+def by_fmt(m: Module, fmt: Value, values: list[int], name: str):
+    """The constant ``values[fmt]`` (0 for a code past the list) as a signal, or a Python int
+    when every value is the same (multi-format units: a member's constant by its code)."""
+    if len(set(values)) == 1:
+        return values[0]
+    lo, hi = min(values + [0]), max(values + [0])
+    sig = Signal(signed_for(lo, hi) if lo < 0 else unsigned_for(hi), name=name)
+    with m.Switch(fmt):
+        for v in dict.fromkeys(values):
+            with m.Case(*[i for i, x in enumerate(values) if x == v]):
+                m.d.comb += sig.eq(v)
+    return sig
 
 
 def lzc(m: Module, value: Value, name: str):

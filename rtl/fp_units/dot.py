@@ -148,8 +148,9 @@ class MxDot(DotAccumulation, Unit):
         m.d.comb += flags.eq(rnd.flags | Mux(late["lost"], int(Flag.NX), 0))
         y = rnd.y
         if unused:                    # a fmt code without a member: y = 0, flags = invalid
-            y, flags = Mux(late["unused_fmt"], 0, y), \
-                Mux(late["unused_fmt"], int(Flag.NV), flags)
+            now = late["unused_fmt"] if spec.FMT_REGISTERED else \
+                self.fmt >= len(spec.members)          # sim/faults.py fmt-unregistered
+            y, flags = Mux(now, 0, y), Mux(now, int(Flag.NV), flags)
 
         self.outputs(m, {"y": y, "flags": flags})
         return m

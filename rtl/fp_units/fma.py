@@ -23,7 +23,7 @@ class FpFma(FpUnit):
         stage = self.stager(m, "product")
         if stage is not None:
             c = registered(m, "cp_c", c)      # the addend waits with the partial products
-        return aligned_sum(m, product(m, a, b, stage=stage), c, self.spec.out_fmt,
+        return aligned_sum(m, product(m, a, b, stage=stage), c, self.frame_format,
                            self.spec.options, stage=self.stager(m, "align"))
 
 

@@ -45,7 +45,7 @@ from ..formats import FloatFormat, Specials
 from ..options import FLAGS_WIDTH, Rounding, Saturation, Tininess, UnitOptions
 from .common import Mode, Raw, lzc, register, signed_for
 
-__all__ = ["Rounder", "stochastic_carry"]
+__all__ = ["Rounder", "Encoder", "stochastic_carry", "signed_zero"]
 
 
 def stochastic_carry(options: UnitOptions, win, st, rbits):
@@ -63,6 +63,17 @@ def stochastic_carry(options: UnitOptions, win, st, rbits):
     q, half = win[1:R + 1], win[0]
     q_rne = q + (half & (st | q[0]))
     return (q_rne + r)[R:].any()
+
+
+def signed_zero(raw: Raw, mode: Mode):
+    """Whether the result is an exact zero, and its sign (section 6): a sum that cancels
+    (``raw.cancels``: sig and sticky 0) is one too."""
+    if not raw.cancels:
+        return raw.zero, raw.sign
+    vanished = (raw.sig == 0) & ~raw.sticky
+    # An exact zero sum of opposite signs is +0, or -0 when rounding down (IEEE 6.3).
+    rdn = Const(int(mode.rdn), 1) if isinstance(mode.rdn, bool) else mode.rdn
+    return raw.zero | vanished, Mux(raw.zero, raw.sign, rdn)
 
 
 class Rounder(Elaboratable):
@@ -135,14 +146,7 @@ class Rounder(Elaboratable):
             lz, _ = lzc(m, sig[W - Z:], "lzc")
         else:
             lz = Const(0, 1)
-        if raw.cancels:
-            vanished = (sig == 0) & ~raw.sticky
-            is_zero = raw.zero | vanished
-            # An exact zero sum of opposite signs is +0, or -0 when rounding down (IEEE 6.3).
-            rdn = Const(int(mode.rdn), 1) if isinstance(mode.rdn, bool) else mode.rdn
-            zero_sign = Mux(raw.zero, raw.sign, rdn)
-        else:
-            is_zero, zero_sign = raw.zero, raw.sign
+        is_zero, zero_sign = signed_zero(raw, mode)
 
         # exp_field0 + field_add (or + the window's top bit, with the floor clamped late) is the
         # exponent field of the window's top bit, biased, minus one: the hidden bit adds it back,
@@ -312,7 +316,8 @@ class Rounder(Elaboratable):
                 m.d.comb += ovf.eq(code > fmt.max_finite_code)
 
         # ---- 5. The result's code, its sign and the flags (sections 6, 7) -------------------
-        self._encode(m, mode, p, code, inexact, tiny, ovf)
+        Encoder(self.fmt, self.options, self.y, self.flags).encode(m, mode, p, code, inexact, tiny,
+                                                                   ovf)
         return m
 
     def _overflow_leaves_finite(self) -> bool:
@@ -321,7 +326,15 @@ class Rounder(Elaboratable):
         return opts.saturation_for(self.fmt) is None and not opts.saturate and \
             self.fmt.specials is not Specials.FINITE
 
-    def _encode(self, m, mode, p, code, inexact, tiny, ovf):
+class Encoder:
+    """Step 5 for one result format: ``y`` and ``flags`` (signals the caller owns) from the
+    rounded code, the classification and the special-case bits; the Rounder's, and each
+    member's in the multi-format rounder."""
+
+    def __init__(self, fmt: FloatFormat, options: UnitOptions, y, flags):
+        self.fmt, self.options, self.y, self.flags = fmt, options, y, flags
+
+    def encode(self, m, mode, p, code, inexact, tiny, ovf):
         fmt, opts = self.fmt, self.options
         mag_w = fmt.exp_bits + fmt.man_bits
         mag = Signal(mag_w, name="mag")

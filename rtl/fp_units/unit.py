@@ -148,11 +148,7 @@ class FpUnit(Unit):
         m = Module()
         spec = self._spec
         cuts = spec.cut_points
-        controls = {}
-        if spec.has_rm:
-            controls["rm"] = self.rm
-        if spec.has_rbits:
-            controls["rbits"] = self.rbits
+        controls = self.controls()
         ops = self.decoded_operands(m)
 
         # Cut "decode": the decoded operands (and the rounding controls with them).
@@ -169,15 +165,33 @@ class FpUnit(Unit):
         p = self.cut(m, "core", {**raw.values(), **controls})
         staged = Raw(**{**raw.__dict__, **{k: p[k] for k in raw.values()}})
 
-        rounder = Rounder(spec.out_fmt, spec.options, staged, rm=p.get("rm"),
-                          rbits=p.get("rbits"), register="round" in cuts,
+        self.outputs(m, self.rounded(m, staged, p))
+        return m
+
+    def controls(self) -> dict:
+        """The control inputs that travel with the data through every cut (rm, rbits)."""
+        controls = {}
+        if self._spec.has_rm:
+            controls["rm"] = self.rm
+        if self._spec.has_rbits:
+            controls["rbits"] = self.rbits
+        return controls
+
+    @property
+    def frame_format(self):
+        """The result format the cores size their frames for (aligned_sum's guard bits)."""
+        return self._spec.out_fmt
+
+    def rounded(self, m: Module, raw: Raw, controls: dict) -> dict:
+        """Steps 3-4: the raw result through the rounder, as the output ports' values."""
+        rounder = Rounder(self._spec.out_fmt, self._spec.options, raw, rm=controls.get("rm"),
+                          rbits=controls.get("rbits"), register="round" in self._spec.cut_points,
                           # A register inside the rounder splits what the early test shortens:
                           # measured larger and slower there (fp16 mul, 2 stages).
-                          early_overflow=self.early_overflow and "round" not in cuts)
+                          early_overflow=self.early_overflow and
+                          "round" not in self._spec.cut_points)
         m.submodules[rounder.name] = rounder
-
-        self.outputs(m, {"y": rounder.y, "flags": rounder.flags})
-        return m
+        return {"y": rounder.y, "flags": rounder.flags}
 
 
 def registered(m: Module, prefix: str, op: Operand) -> Operand:

@@ -65,6 +65,6 @@ def test_unknown_fault_is_rejected():
                                          "sgnj-copy-only, classify-no-subnormal, "
                                          "cmp-zeros-ordered, amax-signed, i2f-other-signedness, "
                                          "f2i-wraps, func-faithful-as-correct, "
-                                         "div-no-sticky, sqrt-no-sticky, "
+                                         "div-no-sticky, sqrt-no-sticky, fmt-unregistered, "
                                          "dot-member-bias$"):
         faulty_design(make_spec("mul", format="fp8e4m3"), "nope")

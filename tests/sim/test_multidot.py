@@ -76,3 +76,10 @@ def test_every_member_and_unused_code_against_golden(case):
 def test_decoder_with_another_members_bias_is_caught():
     spec = make_spec("dot", **CASES["fp8_n4_fixed_noscales"])
     assert mismatches(faulty_design(spec, "dot-member-bias"), spec, stimulus(spec, 24)) > 0
+
+
+def test_unused_code_of_the_current_cycle_is_caught():
+    """A pipelined unit forcing its unused-code result by the fmt of the current cycle rather
+    than the one registered with the data (sim/faults.py fmt-unregistered)."""
+    spec = make_spec("dot", **CASES["pairs_pipelined"])
+    assert mismatches(faulty_design(spec, "fmt-unregistered"), spec, stimulus(spec, 24)) > 0

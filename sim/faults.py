@@ -101,6 +101,15 @@ def _zeros_ordered(spec: Spec) -> str:
     return f"({zeros}) ? {{1'b0, a[{w - 1}], a[{w - 1}], 1'b0}} : y_unit"
 
 
+def _subclassed(spec: Spec, suffix: str, **attributes) -> Design:
+    """The unit of ``spec`` built by a subclass of its spec class with ``attributes`` changed
+    (a generator's hook, such as ``REMAINDER_STICKY``), as module ``<name>_<suffix>``."""
+    other = type(type(spec).__name__ + "Fault", (type(spec),), attributes)(
+        **{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
+    name = f"{spec.default_name}_{suffix}"
+    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+
+
 def _no_remainder_sticky(unit: str):
     """The div or sqrt unit with the remainder's sticky bit dropped: the quotient or root
     truncated, as if the bits the recurrence did not form were zero."""
@@ -108,13 +117,7 @@ def _no_remainder_sticky(unit: str):
         if spec.unit != unit:
             raise OptionError(f"the fault {unit}-no-sticky needs a {unit} unit, not "
                               f"{spec.default_name}")
-
-        class NoSticky(type(spec)):
-            REMAINDER_STICKY = False
-
-        other = NoSticky(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
-        name = f"{spec.default_name}_no_sticky"
-        return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+        return _subclassed(spec, "no_sticky", REMAINDER_STICKY=False)
     return make
 
 
@@ -212,12 +215,7 @@ def _amax_signed(spec: Spec) -> Design:
     """The amax tree built to order the codes as signed values (min/max's order)."""
     if spec.unit != "amax":
         raise OptionError(f"the fault amax-signed needs an amax unit, not {spec.default_name}")
-
-    class Signed(type(spec)):
-        ORDER = "signed"
-    other = Signed(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
-    name = f"{spec.default_name}_amax_signed"
-    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+    return _subclassed(spec, "amax_signed", ORDER="signed")
 
 
 # Element formats of the same width: a unit built for the other one has the same ports.
@@ -267,12 +265,7 @@ def _member_bias(spec: Spec) -> Design:
     if spec.unit != "dot" or len(members) < 2:
         raise OptionError(f"the fault dot-member-bias needs a dot unit of two or more --formats, "
                           f"not {spec.default_name}")
-
-    class MemberBias(type(spec)):
-        BIAS_FROM = {1: 0}
-    other = MemberBias(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
-    name = f"{spec.default_name}_member_bias"
-    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+    return _subclassed(spec, "member_bias", BIAS_FROM={1: 0})
 
 
 FAULTS = {

@@ -4,7 +4,7 @@ give y = 0 and invalid), scales on and off, --accum exact and fixed, a member pa
 a and b formats, a pipelined unit; each member's rows are the dot's own stimulus
 (sim/stimulus/dot.py) with junk in the slot bits above a narrower member's code. And the
 deliberately broken decoder (sim/faults.py dot-member-bias), which must be reported. The spec,
-its errors and its Verilog: tests/rtl/test_multidot.py."""
+its errors and its Verilog: tests/rtl/test_multidot_spec.py."""
 
 import numpy as np
 import pytest

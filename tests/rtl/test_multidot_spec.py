@@ -1,6 +1,6 @@
 """The multi-format dot spec (rtl/multidot.py): its members, ports, names, round trip and errors;
 its Verilog read clean by Verilator -Wall, Icarus and Yosys. Its hardware against the golden
-model: tests/sim/test_multidot.py."""
+model: tests/sim/test_multidot_rtl.py."""
 
 import pytest
 

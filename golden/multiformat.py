@@ -32,7 +32,18 @@ def _lanes_of(spec: MultiFormatSpec, port: str, value, i: int):
     return (x[..., None] >> shifts) & jnp.asarray((1 << w[0]) - 1, U64)
 
 
+def _member_ports(spec: MultiFormatSpec, inputs: dict, i: int) -> dict:
+    """Member ``i``'s inputs on the ports as they are (not ``LANE_AXIS``: a dot's lanes are its
+    vector's elements): each lane cut to the member's element width."""
+    member = spec.members[i]
+    return {p: jnp.asarray(v).astype(U64) & jnp.asarray((1 << member.port(p).lane_width) - 1,
+                                                          U64)
+            for p, v in inputs.items() if p != FMT_PORT}
+
+
 def _member_inputs(spec: MultiFormatSpec, inputs: dict, i: int) -> dict:
+    if not spec.LANE_AXIS:
+        return _member_ports(spec, inputs, i)
     out = {p: _lanes_of(spec, p, inputs[p], i) for p in spec.operands}
     if spec.has_rm:
         out["rm"] = jnp.asarray(inputs["rm"])[..., None]
@@ -47,6 +58,8 @@ def _packed(spec: MultiFormatSpec, i: int, y, flags):
     """Member ``i``'s lane results on the unit's output ports (unused bits and lanes 0)."""
     y = jnp.asarray(y).astype(U64)
     n, L = spec.member_lanes(i), spec.max_lanes
+    if not spec.LANE_AXIS:
+        return y, flags
     if spec.packed:
         low = jnp.asarray([spec.element(i, "y", j)[0] for j in range(n)], U64)
         y = jnp.bitwise_or.reduce(y << low, axis=-1)

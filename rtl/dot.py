@@ -50,7 +50,7 @@ class MxDotSpec(Spec):
     OPERATION = "y = X_A * X_B * sum_i a_i * b_i, rounded once (OCP MX Dot)"
     OPTIONS = ("format", "in_format", "a_format", "b_format", "c_format", "n", "accum",
                "frac_bits", "sum_group", "frac_bits2", "scales", "scale_format", "rounding",
-               "tininess", "stages", "cuts")
+               "tininess", "stages", "cuts", "formats", "a_formats", "b_formats")
     # After the element decoders; after the exact products; after the accumulator, the
     # specials and the scales (the raw result); inside the rounder.
     CUT_POINTS = ("decode", "product", "sum", "round")
@@ -185,38 +185,66 @@ class MxDotSpec(Spec):
         return UnitOptions(rounding=self.rounding, tininess=self.tininess)
 
     @property
-    def default_name(self) -> str:
-        """e.g. ``mxdot_fp8e4m3_n32_exact_e8m23_rne`` (``_ns``: no scale ports)."""
-        el = self.elem_a.name if self.elem_a == self.elem_b else \
+    def member_ident(self) -> str:
+        """The element formats' words of the module name: ``fp8e4m3``, ``fp8e4m3_fp4e2m1``."""
+        return self.elem_a.name if self.elem_a == self.elem_b else \
             f"{self.elem_a.name}_{self.elem_b.name}"
-        parts = ["mxdot", el, f"n{self.n}", self.accum.ident, self.out_fmt.ident,
-                 self.rounding.value]
+
+    def describe_formats(self) -> str:
+        """``[a: 32 x fp8e4m3, b: 32 x fp8e4m3] -> y: float32``."""
+        return f"[a: {self.n} x {self.elem_a.name}, b: {self.n} x {self.elem_b.name}] -> y: " \
+            f"{self.out_fmt.name}"
+
+    def member_elements(self, role: str) -> tuple[ElementFormat, ...]:
+        """The element format of vector ``role`` (``a`` or ``b``) of each member: one here."""
+        return (getattr(self, f"elem_{role}"),)
+
+    @property
+    def element_man_bits(self) -> tuple[int, int]:
+        """Fraction bits of the decoded a and b elements (the fixed accumulator's Ma, Mb; of a
+        multi-format dot, its widest member's: rtl/multidot.py)."""
+        return self.elem_a.grid.man_bits, self.elem_b.grid.man_bits
+
+    def name_parts(self) -> list[str]:
+        """The module name's words after the element formats (a multi-format dot's too)."""
+        parts = [f"n{self.n}", self.accum.ident, self.out_fmt.ident, self.rounding.value]
         if not self.scaled:
             parts.append("ns")
         if self.value_scales:
             parts.append(f"sc{self.scale_fmt.ident}")
         if self.c_fmt is not None:
             parts.append(f"c{self.c_fmt.ident}")
-        return "_".join(parts + self.options.tininess_name_parts() + self.pipeline.name_parts())
+        return parts + self.options.tininess_name_parts()
+
+    @property
+    def default_name(self) -> str:
+        """e.g. ``mxdot_fp8e4m3_n32_exact_e8m23_rne`` (``_ns``: no scale ports)."""
+        return "_".join(["mxdot", self.member_ident, *self.name_parts(),
+                         *self.pipeline.name_parts()])
 
     def describe(self) -> str:
+        return f"dot {self.describe_formats()} {self.describe_sum()}"
+
+    def describe_sum(self) -> str:
+        """What ``describe`` says after the formats (a multi-format dot's too)."""
         g = self.accum.group
         sc = f"scale_a * scale_b ({self._scale_name}) * " if self.scaled else ""
         if g is not None:
             sc = f"per group of {g}: scale_a * scale_b ({self._scale_name}) * "
         c = "" if self.c_fmt is None else f" + c ({self.c_fmt.name}, {self.accum.c_rule})"
-        return (f"dot [a: {self.n} x {self.elem_a.name}, b: {self.n} x {self.elem_b.name}] -> y: "
-                f"{self.out_fmt.name} = {sc}sum a_i b_i{c}; accumulator "
-                f"{self.accum.describe()}; rounding {self.rounding.value}; latency {self.latency}")
+        return (f"= {sc}sum a_i b_i{c}; accumulator {self.accum.describe()}; rounding "
+                f"{self.rounding.value}; latency {self.latency}")
 
     def ports(self) -> list[Port]:
+        inputs = self.input_ports()
+        v_in, v_out = valid_ports(self.stages, [p.name for p in inputs])
+        return clock_ports(self.stages) + inputs + v_in + result_ports(self.out_fmt) + v_out
+
+    def input_ports(self) -> list[Port]:
+        """The data inputs: the vectors, their scales and c."""
         n = self.n
-        out = clock_ports(self.stages)
-        names = []
-        for port, elem in (("a", self.elem_a), ("b", self.elem_b)):
-            out.append(elem_port(port, "input", n, elem,
-                                  f"vector {port}: {n} {elem.name} element codes"))
-            names.append(port)
+        out = [elem_port(port, "input", n, elem, f"vector {port}: {n} {elem.name} element codes")
+               for port, elem in (("a", self.elem_a), ("b", self.elem_b))]
         g = self.groups
         per = "" if self.accum.group is None else \
             f", one per group of {self.accum.group} lanes (group j at [j*w +: w])"
@@ -225,20 +253,15 @@ class MxDotSpec(Spec):
                 out.append(Port(port, "input", self.scale_fmt.width,
                                 f"{self._scale_name} block scale of vector {port[-1]}{per}",
                                 g, fmt=self.scale_fmt))
-                names.append(port)
         elif self.scaled:
             for port in ("scale_a", "scale_b"):
                 out.append(Port(port, "input", 8, f"E8M0 block scale of vector {port[-1]}: "
                                                   f"2^({port} - {E8M0_BIAS}); 0xFF is NaN{per}",
                                 g, fmt=E8M0))
-                names.append(port)
         if self.c_fmt is not None:
             out.append(Port("c", "input", self.c_fmt.width, f"accumulator input, "
                             f"{self.c_fmt.name} code: y = the products' sum + c", fmt=self.c_fmt))
-            names.append("c")
-        v_in, v_out = valid_ports(self.stages, names)
-        out += v_in
-        return out + result_ports(self.out_fmt) + v_out
+        return out
 
     @property
     def _scale_name(self) -> str:
@@ -263,10 +286,13 @@ class MxDotSpec(Spec):
         return v | acc | self.options.tininess_option() | self.pipeline_parameters()
 
     def header_lines(self) -> list[str]:
-        g = self.accum.group
         return [f"a element   {self.elem_a.describe()}",
-                f"b element   {self.elem_b.describe()}",
-                f"n           {self.n}; block scales "
+                f"b element   {self.elem_b.describe()}", *self.sum_lines()]
+
+    def sum_lines(self) -> list[str]:
+        """The header's lines after the element formats (a multi-format dot's too)."""
+        g = self.accum.group
+        return [f"n           {self.n}; block scales "
                 f"{'on scale_a, scale_b' if self.scaled else 'none'}"
                 f"{f', one per {g} lanes' if g else ''}"
                 f"{f' ({self._scale_name})' if self.value_scales else ''}",

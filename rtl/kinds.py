@@ -30,6 +30,7 @@ from .intconv import INT_OVERFLOW, F2iSpec, I2fSpec
 from .func import ACCURACY, Exp2Spec, RecipSpec, RsqrtSpec
 from .noncomp import MINMAX, ClassifySpec, CmpSpec, MaxSpec, MinSpec, NoncompSpec, SgnjSpec
 from .multiformat import MULTI_OPTIONS, MultiFormatSpec
+from .multidot import MultiDotSpec
 from .mx import SCALE_RULES, VALUE_RULES, MxDequantSpec, MxQuantSpec
 from .options import OptionError, Rounding, Saturation, Tininess
 from .scalar import AddSpec, CvtSpec, FmaSpec, FmsSpec, MulSpec, SubSpec
@@ -150,7 +151,9 @@ def build(spec: Spec):
                         f"), not {spec!r}")
     if isinstance(spec, MultiFormatSpec) and spec.max_lanes > 1:
         return _load("fpforge.rtl.fp_units.lanes:Lanes")(spec)    # a unit per lane
-    if isinstance(spec, MultiFormatSpec):
+    # A multi-format scalar unit is the kind's class with shared multi-format decoders and
+    # rounder; the dot's own class takes its members (MxDot).
+    if isinstance(spec, MultiFormatSpec) and not isinstance(spec, MultiDotSpec):
         from .fp_units.multiformat import multi_format_unit
         return multi_format_unit(kind(spec.unit).component_class(), spec)
     return kind(spec.unit).component_class()(spec)
@@ -274,12 +277,15 @@ SPEC_OPTIONS: tuple[SpecOption, ...] = (
     SpecOption("formats", "--formats", "mul, add, sub, fma, fms, cvt: run-time formats, F1,F2,...: "
                "one unit whose fmt input selects member i (results in Fi; operands too unless "
                "--in-formats / --a-formats ... say otherwise), one datapath shared by the members "
-               "(docs/multiformat.md); verify --matrix: only these formats' cases",
+               "(docs/multiformat.md); dot: the members' element formats of a and b (the result "
+               "stays --format); verify --matrix: only these formats' cases",
                metavar="F1,F2,...", make="FORMATS"),
     SpecOption("in_formats", "--in-formats", "with --formats: the operands' formats, one per member "
                "or one for all (cvt: the sources, default float32)", metavar="F1,F2,...",
                make="IN_FORMATS"),
-    SpecOption("a_formats", "--a-formats", "with --formats: operand a's format per member",
+    SpecOption("a_formats", "--a-formats", "with --formats: operand a's format per member (dot: "
+               "vector a's element format; --a-formats with --b-formats lists the members as "
+               "pairs)",
                metavar="F1,F2,...", make="A_FORMATS"),
     SpecOption("b_formats", "--b-formats", "with --formats: operand b's format per member",
                metavar="F1,F2,...", make="B_FORMATS"),
@@ -330,7 +336,8 @@ def make_spec(unit: str, **values) -> Spec:
     taken = {k: v for k, v in given.items() if k in cls.OPTIONS}
     try:
         if any(k in MULTI_OPTIONS for k in taken):      # run-time formats or lanes
-            return MultiFormatSpec.from_options(cls, **taken)
+            multi = MultiDotSpec if cls is MxDotSpec else MultiFormatSpec
+            return multi.from_options(cls, **taken)
         return cls.from_options(**taken)
     except FormatError:
         raise

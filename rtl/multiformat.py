@@ -44,9 +44,10 @@ MAX_LANES = 64
 MAX_SIMD_WIDTH = 32       # a bench lane carries at most 32 bits (sim/packing.py)
 
 
-def format_list(value, flag: str) -> tuple[FloatFormat, ...]:
-    """``"F1,F2,..."`` (or a sequence of names or formats) as formats, in order; an empty list
-    is an error naming ``flag`` (a member given twice is the spec's)."""
+def format_list(value, flag: str, parse=resolve) -> tuple:
+    """``"F1,F2,..."`` (or a sequence of names or formats) as formats (``parse``: each name's
+    object), in order; an empty list is an error naming ``flag`` (a member given twice is the
+    spec's)."""
     if isinstance(value, str):
         names = [v.strip() for v in value.split(",")]
     elif isinstance(value, (list, tuple)):
@@ -56,7 +57,7 @@ def format_list(value, flag: str) -> tuple[FloatFormat, ...]:
     if not names or any(n == "" for n in names):
         raise OptionError(f"{flag} takes a comma-separated list of one or more formats, "
                           f"not {value!r}")
-    return tuple(resolve(n) for n in names)
+    return tuple(parse(n) for n in names)
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,20 @@ class MultiFormatSpec(Spec):
     SHAPE: ClassVar[str] = "scalar"
     PARAMETERS_KEY: ClassVar[str] = "options"
     HEADER_WIDTH_COLUMN: ClassVar[int] = 3
+    # The golden model calls each member per lane, on a lane axis it adds (False: on the ports
+    # as they are, a dot's lanes being its vector's elements; rtl/multidot.py).
+    LANE_AXIS: ClassVar[bool] = True
 
     def __post_init__(self):
+        self._check_members()
+        if self.lanes is not None:
+            check_int("--lanes", self.lanes, 1, MAX_LANES)
+        if self.simd_width is not None:
+            check_int("--simd-width", self.simd_width, 2, MAX_SIMD_WIDTH)
+            self._check_simd()
+        self.place_pipeline()
+
+    def _check_members(self):
         members = self.members
         if not isinstance(members, tuple) or not members or \
                 not all(isinstance(s, ScalarSpec) for s in members):
@@ -93,16 +106,14 @@ class MultiFormatSpec(Spec):
             if s.pipeline != Pipeline():
                 raise OptionError("members carry no pipeline: the multi-format spec's pipeline "
                                   "is the unit's")
+        self._check_once()
+
+    def _check_once(self):
+        members = self.members
         for i, s in enumerate(members):
             if s in members[:i]:
                 raise OptionError(f"the member {s.describe_formats()} is given twice (fmt "
                                   f"{members.index(s)} and {i}); each member once")
-        if self.lanes is not None:
-            check_int("--lanes", self.lanes, 1, MAX_LANES)
-        if self.simd_width is not None:
-            check_int("--simd-width", self.simd_width, 2, MAX_SIMD_WIDTH)
-            self._check_simd()
-        self.place_pipeline()
 
     def _check_simd(self):
         W, L = self.simd_width, self.lanes
@@ -338,16 +349,18 @@ class MultiFormatSpec(Spec):
     def fmt_codes(self) -> dict[int, str]:
         return {i: s.describe_formats() for i, s in enumerate(self.members)}
 
+    def fmt_port(self) -> Port:
+        codes = "; ".join(f"{i}: {d}" for i, d in self.fmt_codes().items())
+        return Port(FMT_PORT, "input", self.fmt_width, f"the member format of this operation "
+                    f"({codes}; other codes: y = 0, flags = invalid)")
+
     def ports(self) -> list[Port]:
         out = clock_ports(self.stages)
         roles = dict(self.kind.OPERANDS)
         out += [self._data_port(p, "input", f"operand {p} ({roles[p]})") for p in self.operands]
         controls = []
         if self.has_fmt:
-            codes = "; ".join(f"{i}: {d}" for i, d in self.fmt_codes().items())
-            controls.append(Port(FMT_PORT, "input", self.fmt_width,
-                                 f"the member format of this operation ({codes}; other codes: "
-                                 f"y = 0, flags = invalid)"))
+            controls.append(self.fmt_port())
         if self.has_rm:
             controls.append(rm_port())
         if self.has_rbits:
@@ -375,9 +388,13 @@ class MultiFormatSpec(Spec):
             {"members": members, "fmt_width": self.fmt_width if self.has_fmt else 0,
              "lanes": self.lanes, "simd_width": self.simd_width} | self.pipeline_parameters()
 
-    def header_lines(self) -> list[str]:
-        lines = [f"{'fmt ' + str(i):<12}{d}" for i, d in self.fmt_codes().items()] \
+    def fmt_lines(self) -> list[str]:
+        """The header's lines of the members, one per fmt code."""
+        return [f"{'fmt ' + str(i):<12}{d}" for i, d in self.fmt_codes().items()] \
             if self.has_fmt else [f"{'formats':<12}{self.members[0].describe_formats()}"]
+
+    def header_lines(self) -> list[str]:
+        lines = self.fmt_lines()
         if self.max_lanes > 1:
             lines.append(f"{'lanes':<12}{self.lanes_phrase()}")
         return lines + rounder_lines(self.options, self.members[0].out_fmt, self.subnormals) + \

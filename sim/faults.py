@@ -103,6 +103,15 @@ def _zeros_ordered(spec: Spec) -> str:
     return f"({zeros}) ? {{1'b0, a[{w - 1}], a[{w - 1}], 1'b0}} : y_unit"
 
 
+def _subclassed(spec: Spec, suffix: str, **attributes) -> Design:
+    """The unit of ``spec`` built by a subclass of its spec class with ``attributes`` changed
+    (a generator's hook, such as ``REMAINDER_STICKY``), as module ``<name>_<suffix>``."""
+    other = type(type(spec).__name__ + "Fault", (type(spec),), attributes)(
+        **{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
+    name = f"{spec.default_name}_{suffix}"
+    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+
+
 def _no_remainder_sticky(unit: str):
     """The div or sqrt unit with the remainder's sticky bit dropped: the quotient or root
     truncated, as if the bits the recurrence did not form were zero."""
@@ -110,18 +119,8 @@ def _no_remainder_sticky(unit: str):
         if spec.unit != unit:
             raise OptionError(f"the fault {unit}-no-sticky needs a {unit} unit, not "
                               f"{spec.default_name}")
-
         return _subclassed(spec, "no_sticky", REMAINDER_STICKY=False)
     return make
-
-
-def _subclassed(spec: Spec, suffix: str, **attributes) -> Design:
-    """The unit of ``spec`` built from a subclass of its spec class with class ``attributes``
-    changed (a hook the component reads)."""
-    cls = type(f"{type(spec).__name__}_{suffix}", (type(spec),), attributes)
-    other = cls(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
-    name = f"{spec.default_name}_{suffix}"
-    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
 
 
 def _variant(fault: str, describe: Callable[[Spec], dict]):
@@ -218,12 +217,7 @@ def _amax_signed(spec: Spec) -> Design:
     """The amax tree built to order the codes as signed values (min/max's order)."""
     if spec.unit != "amax":
         raise OptionError(f"the fault amax-signed needs an amax unit, not {spec.default_name}")
-
-    class Signed(type(spec)):
-        ORDER = "signed"
-    other = Signed(**{f.name: getattr(spec, f.name) for f in fields(spec) if f.init})
-    name = f"{spec.default_name}_amax_signed"
-    return Design.of(spec, name=name, text=emit.verilog(other, name), label=name)
+    return _subclassed(spec, "amax_signed", ORDER="signed")
 
 
 # Element formats of the same width: a unit built for the other one has the same ports.
@@ -259,6 +253,15 @@ def _faithful(spec: Spec) -> dict:
                           f"--accuracy correct, not {spec.default_name}")
     return {"accuracy": "faithful"}
 
+
+def _member_bias(spec: Spec) -> Design:
+    """The multi-format dot whose decoder reads member 1's elements with member 0's exponent
+    bias (rtl/multidot.py ``BIAS_FROM``)."""
+    members = getattr(spec, "members", ())
+    if spec.unit != "dot" or len(members) < 2:
+        raise OptionError(f"the fault dot-member-bias needs a dot unit of two or more --formats, "
+                          f"not {spec.default_name}")
+    return _subclassed(spec, "member_bias", BIAS_FROM={1: 0})
 
 
 def _other_member(spec: Spec) -> str:
@@ -305,6 +308,8 @@ def _multi_input(fault: str, port: Callable[[Spec], str], expr: Callable[[Spec],
         expr(spec)                       # a unit it does not apply to: its own message
         return _wrapped(fault.replace("-", "_"), port(spec), expr)(spec)
     return make
+
+
 def _lanes_swapped(spec: Spec) -> str:
     """y with its lanes 0 and 1 exchanged (member 0's lane width when packed)."""
     if getattr(spec, "max_lanes", 1) < 2:
@@ -374,6 +379,8 @@ FAULTS = {
     "fmt-unregistered": Fault("the pipelined multi-format unit rounding by the fmt input of "
                               "the current cycle, not the one registered with its data",
                               _fmt_unregistered),
+    "dot-member-bias": Fault("the multi-format dot decoding member 1's elements with member "
+                             "0's exponent bias", _member_bias),
 }
 
 

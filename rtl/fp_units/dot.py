@@ -37,7 +37,7 @@ from .common import Raw
 from .decode import Decode
 from .dot_accum import DotAccumulation, any_of
 from .mul import product
-from .mx_unit import decode_element, decode_operand
+from .mx_unit import decode_element, decode_element_by_fmt, decode_operand
 from .rounder import Rounder
 from .unit import Unit
 
@@ -55,19 +55,20 @@ class MxDot(DotAccumulation, Unit):
         if type(acc) not in self.ACCUMULATE:
             raise TypeError(f"MxDot.ACCUMULATE has no method for {type(acc).__name__}")
         m = Module()
-        n, ea, eb = spec.n, spec.elem_a, spec.elem_b
-        wa, wb = ea.width, eb.width
+        n = spec.n
+        wa, wb = spec.port("a").lane_width, spec.port("b").lane_width
 
         # The scale inputs, read by the accumulator and the specials, arrive with the data.
         self._scales = self.delayed(m, {port: getattr(self, port) for port in
                                         ("scale_a", "scale_b") if spec.scaled}, until="sum")
+        unused = self._unused_fmt(m)
 
         # 1. Decode and multiply exactly (the mul unit's product: one integer multiply and one
         #    exponent-field add per element pair).
         prods = []
         for i in range(n):
-            pa = decode_element(m, self.a[i * wa:(i + 1) * wa], ea, f"dec_a{i}")
-            pb = decode_element(m, self.b[i * wb:(i + 1) * wb], eb, f"dec_b{i}")
+            pa = self._decode(m, "a", self.a[i * wa:(i + 1) * wa], f"dec_a{i}")
+            pb = self._decode(m, "b", self.b[i * wb:(i + 1) * wb], f"dec_b{i}")
             pa = self.cut_operand(m, "decode", f"a{i}", pa)
             pb = self.cut_operand(m, "decode", f"b{i}", pb)
             prods.append(self.cut_operand(m, "product", f"p{i}", product(m, pa, pb)))
@@ -133,7 +134,7 @@ class MxDot(DotAccumulation, Unit):
                             else sum_sign)
 
         cut1 = {"sign": sign, "exp": exp, "sig": mag, "zero": all_zero, "inf": is_inf,
-                "nan": is_nan, "invalid": invalid, "lost": lost}
+                "nan": is_nan, "invalid": invalid, "lost": lost, **unused}
         p = self.cut(m, "sum", cut1)
         raw = Raw(sign=p["sign"], exp=p["exp"], off=off, sig=p["sig"], width=sum_w,
                   exp_range=(exp_lo, exp_hi), lz_max=sum_w - 1, sticky=Const(0, 1),
@@ -141,12 +142,38 @@ class MxDot(DotAccumulation, Unit):
                   cancels=True)
         rnd = Rounder(spec.out_fmt, spec.options, raw, register="round" in spec.cut_points)
         m.submodules[rnd.name] = rnd
-        late = self.cut(m, "round", {"lost": p["lost"] & ~p["nan"] & ~p["inf"]})
+        late = self.cut(m, "round", {"lost": p["lost"] & ~p["nan"] & ~p["inf"],
+                                     **{k: p[k] for k in unused}})
         flags = Signal(FLAGS_WIDTH, name="flags_all")
         m.d.comb += flags.eq(rnd.flags | Mux(late["lost"], int(Flag.NX), 0))
+        y = rnd.y
+        if unused:                    # a fmt code without a member: y = 0, flags = invalid
+            now = late["unused_fmt"] if spec.FMT_REGISTERED else \
+                self.fmt >= len(spec.members)          # sim/faults.py fmt-unregistered
+            y, flags = Mux(now, 0, y), Mux(now, int(Flag.NV), flags)
 
-        self.outputs(m, {"y": rnd.y, "flags": flags})
+        self.outputs(m, {"y": y, "flags": flags})
         return m
+
+    def _decode(self, m, role: str, code, name: str):
+        """Element ``code`` of vector ``role``: of its one format, or of the member ``fmt``
+        selects (a multi-format dot, rtl/multidot.py), decoded into one common operand."""
+        spec = self._spec
+        elems = spec.member_elements(role)
+        if len(set(elems)) == 1:
+            return decode_element(m, code[:elems[0].width], elems[0], name)
+        return decode_element_by_fmt(m, code, elems, spec.element_man_bits["ab".index(role)],
+                                     self.fmt, name, spec.BIAS_FROM)
+
+    def _unused_fmt(self, m) -> dict:
+        """``{"unused_fmt": whether fmt names no member}`` as it arrives at the sum; {} when
+        every code names one."""
+        spec = self._spec
+        if not getattr(spec, "has_fmt", False) or len(spec.members) == 1 << spec.fmt_width:
+            return {}
+        unused = Signal(name="unused_fmt")
+        m.d.comb += unused.eq(self.fmt >= len(spec.members))
+        return self.delayed(m, {"unused_fmt": unused}, until="sum")
 
     def _value_scales(self, m, mag, exp, off, width, exp_range):
         """Value scales (E4M3...): their significands multiply the exact sum, their exponent

@@ -123,7 +123,7 @@ class DotAccumulation:
         spec = self._spec
         p0 = prods[0]
         f_lo, f_hi = p0.exp_range
-        Mab = spec.elem_a.grid.man_bits + spec.elem_b.grid.man_bits
+        Mab = sum(spec.element_man_bits)
         fmax = self._fmax(m, prods, nonzero, prefix)
         K0 = Mab - F + max(0, F - Mab)          # >= 0
         terms, lost = self._truncated(m, prods, [Mab] * len(prods), nonzero,
@@ -147,7 +147,7 @@ class DotAccumulation:
         spec = self._spec
         p0 = prods[0]
         f_lo, f_hi = p0.exp_range
-        Mab = spec.elem_a.grid.man_bits + spec.elem_b.grid.man_bits
+        Mab = sum(spec.element_man_bits)
         Mc = spec.c_fmt.man_bits
         bias2 = 2 * E8M0_BIAS if spec.scaled else 0
         D = (p0.off + Mab - bias2) - (c.off + Mc)

@@ -55,7 +55,7 @@ def test_bad_sets_are_one_line_errors(values, message):
 
 
 def test_kinds_without_a_shared_datapath_refuse_formats():
-    with pytest.raises(OptionError, match="applies to units mul, add, sub, fma, fms and cvt"):
+    with pytest.raises(OptionError, match="applies to units mul, add, sub, fma, fms, cvt and dot"):
         make_spec("div", formats="fp16,bf16")
 
 

@@ -66,5 +66,6 @@ def test_unknown_fault_is_rejected():
                                          "cmp-zeros-ordered, amax-signed, i2f-other-signedness, "
                                          "f2i-wraps, func-faithful-as-correct, "
                                          "div-no-sticky, sqrt-no-sticky, other-member, "
-                                         "reads-unused-bits, lanes-swapped, fmt-unregistered$"):
+                                         "reads-unused-bits, lanes-swapped, fmt-unregistered, "
+                                         "dot-member-bias$"):
         faulty_design(make_spec("mul", format="fp8e4m3"), "nope")

@@ -39,6 +39,8 @@ from fpforge.rtl.options import Flag
 from fpforge.rtl.ports import Port
 from fpforge.rtl.scalar import ScalarSpec
 
+from .packing import UNDEFINED
+
 __all__ = ["CODE_CLASSES", "RESULT_CLASSES", "code_classes", "Classes", "merge",
            "summary_lines", "EXAMPLES"]
 
@@ -259,8 +261,8 @@ class Classes:
 
 def _member_classes(spec: MultiFormatSpec, i: int, inputs, outputs, compare):
     """The classes of member ``i`` of a one-lane multi-format unit, its ports of its formats
-    (None with lanes: the elements are not one per port)."""
-    if spec.max_lanes > 1:
+    (None with lanes, and for a dot: the elements are not one per port)."""
+    if spec.max_lanes > 1 or not spec.LANE_AXIS:     # lanes, or a dot's vector elements
         return None
     fmts = spec.members[i].formats()
 
@@ -279,7 +281,7 @@ def _elements(spec: MultiFormatSpec, i: int, data: dict) -> dict:
         if port in data:
             v = np.asarray(data[port])
             low, w = spec.element(i, port, 0)
-            undefined = v.astype(np.uint64) == np.uint64(0xFFFFFFFF)
+            undefined = v.astype(np.uint64) == UNDEFINED
             own = (v.astype(np.uint64) >> np.uint64(low)) & np.uint64((1 << w) - 1)
             out[port] = np.where(undefined, v.astype(np.uint64), own)
     return out

@@ -1,5 +1,6 @@
 """Stimulus of a multi-format or multi-lane unit (rtl/multiformat.py): every member's own scalar
-stimulus, placed into its elements, with the format drawn per vector.
+stimulus, placed into its elements, with the format drawn per vector (a multi-format dot,
+rtl/multidot.py: every member's dot parts, each element in the low bits of its slot).
 
 Each part of SCALAR_PARTS (``corners``, ``relations``, ``random``) is drawn for every member on
 the member's own spec (sim/stimulus/scalar.py), lane by lane (each lane a different ordering of
@@ -20,11 +21,12 @@ import numpy as np
 from fpforge.rtl.multiformat import FMT_PORT, MultiFormatSpec
 
 from .base import unknown_part
+from .dot import DOT_PARTS, dot_part
 from .scalar import SCALAR_PARTS, scalar_part
 
 __all__ = ["MULTI_PARTS", "multi_part", "unused_codes", "place"]
 
-MULTI_PARTS = SCALAR_PARTS + ("unused",)
+MULTI_PARTS = SCALAR_PARTS + DOT_PARTS + ("unused",)
 
 
 def unused_codes(spec: MultiFormatSpec) -> list[int]:
@@ -71,11 +73,30 @@ def _member_vectors(spec: MultiFormatSpec, i: int, name: str, params: dict, rng)
     return out
 
 
+def _member_block(spec: MultiFormatSpec, i: int, name: str, params: dict, rng) -> dict:
+    """Member ``i``'s dot part ``name`` (sim/stimulus/dot.py) on the unit's ports: each vector
+    element's code in the low bits of its slot, random bits above it; scales and c as drawn."""
+    member = spec.members[i]
+    drawn = dot_part(member, name, params, rng)
+    n = len(drawn["a"])
+    out = {}
+    for p, v in drawn.items():
+        v = np.asarray(v).astype(np.uint64).reshape(n, -1)
+        port = spec.port(p)
+        if p in ("a", "b") and port.lane_width > member.port(p).lane_width:
+            keep = np.uint64((1 << member.port(p).lane_width) - 1)
+            v = (_uniform(rng, n, port.lanes, port.lane_width) & ~keep) | v
+        out[p] = v
+    if spec.has_fmt:
+        out[FMT_PORT] = np.full((n, 1), i, np.uint64)
+    return out
+
+
 def _unused_vectors(spec: MultiFormatSpec, count: int, rng) -> dict:
     codes = unused_codes(spec)
     n = count if codes else 0
-    out = {op: _uniform(rng, n, spec.port(op).lanes, spec.port(op).lane_width)
-           for op in spec.operands}
+    out = {p.name: _uniform(rng, n, p.lanes, p.lane_width) for p in spec.inputs()
+           if p.name not in (FMT_PORT, "rm", "rbits")}
     if spec.has_fmt:
         out[FMT_PORT] = rng.choice(np.asarray(codes or [0], np.uint64), (n, 1))
     return out
@@ -85,10 +106,12 @@ def multi_part(spec: MultiFormatSpec, name: str, params: dict, rng) -> dict:
     """Part ``name`` of a multi-format spec (module docstring): {port: (N, lanes) uint64}."""
     if name == "unused":
         pieces = [_unused_vectors(spec, int(params.get("count", 256)), rng)]
-    elif name in SCALAR_PARTS:
+    elif not spec.LANE_AXIS and name in DOT_PARTS:     # a multi-format dot (rtl/multidot.py)
+        pieces = [_member_block(spec, i, name, params, rng) for i in range(len(spec.members))]
+    elif spec.LANE_AXIS and name in SCALAR_PARTS:
         pieces = [_member_vectors(spec, i, name, params, rng) for i in range(len(spec.members))]
     else:
         raise unknown_part(spec, name, MULTI_PARTS)
     out = {p: np.concatenate([piece[p] for piece in pieces]) for p in pieces[0]}
-    perm = rng.permutation(len(out[spec.operands[0]]))
+    perm = rng.permutation(len(next(iter(out.values()))))
     return {p: v[perm] for p, v in out.items()}

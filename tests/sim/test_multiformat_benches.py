@@ -12,6 +12,7 @@ from fpforge.sim.engines.batch import BatchEngine
 from fpforge.sim.engines.cocotb import CocotbEngine
 from fpforge.sim.faults import faulty_design
 from fpforge.sim.stream import Plan
+from fpforge.sim.tiers import stimulus_for
 
 TRIPLE = "fp8e4m3,fp8e5m2,fp6e3m2"
 F8F6F4 = "fp8e4m3,fp8e5m2,fp6e3m2,fp6e2m3,fp4e2m1"
@@ -99,3 +100,17 @@ def test_unused_slot_bits_read_are_caught():
     assert result["mismatches"] > 0 and \
         all(name.startswith("fmt 1 (float8_e4m3fn): ") for name in result["classes"])
     assert any("elements differ: [0] expected 0x" in line for line in result["first_mismatches"])
+
+
+def test_multi_format_dot_members_and_faults():
+    """A multi-format dot's stimulus is every member's dot parts (each element in the low bits
+    of its slot, random bits above it) and unused fmt codes (the tier's parts, sim/tiers.py,
+    with fewer rows); its faults are caught."""
+    spec = make_spec("dot", formats="fp8e4m3,fp6e3m2,fp4e2m1", n=4)    # fmt 3: no member
+    assert [name for name, _ in stimulus_for(spec)] == ["specials", "pairs", "random", "unused"]
+    plan = Plan([["specials", {"count": 64}], ["random", {"count": 256}],
+                 ["unused", {"count": 64}]], seed=3, max_report=5)
+    result = BatchEngine().verify(Design.of(spec), plan)
+    assert result["mismatches"] == 0 and result["vectors"] == 3 * (64 + 256) + 64
+    for fault in ("dot-member-bias", "other-member"):
+        assert BatchEngine().verify(faulty_design(spec, fault), plan)["mismatches"] > 0

@@ -18,11 +18,16 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from fpforge.synth.sweep import MX_N
+
 __all__ = ["FlexSet", "SETS", "FlexCase", "FlexRow", "cases", "measure", "markdown", "plot",
            "REPORT_FILES", "run_flexibility"]
 
 REPORT_FILES = ("flexibility.csv", "flexibility.json", "flexibility.md", "flexibility.png")
-DOT_N = 32          # the dot rows' vector length (a tensor core's k for 8-bit operands)
+# The dot rows' vector length: the sweep's for the MX units (synth/sweep.py MX_N), so the study
+# stays short; each element's decode and product is the same at a tensor core's n = 32, the sum
+# tree grows with n (an n = 32 exact dot takes Yosys tens of minutes).
+DOT_N = MX_N
 
 
 @dataclass(frozen=True)

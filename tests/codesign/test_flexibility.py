@@ -5,7 +5,8 @@ import csv
 
 import pytest
 
-from fpforge.codesign.flexibility import REPORT_FILES, SETS, FlexSet, cases, run_flexibility
+from fpforge.codesign.flexibility import (DOT_N, REPORT_FILES, SETS, FlexSet, cases,
+                                         run_flexibility)
 
 
 def test_the_sets_and_their_rows():
@@ -16,7 +17,7 @@ def test_the_sets_and_their_rows():
     assert [(f, n) for f, n, _ in simd.members] == \
         [("fp32", 1), ("fp16", 2), ("bf16", 2), ("fp8e4m3", 4), ("fp8e5m2", 4)]
     nvfp4 = rows[("E4M3 + NVFP4", "dot", "one lane")]
-    assert ("scale_format", "float8_e4m3fn") in nvfp4.multi and ("n", 32) in nvfp4.multi
+    assert ("scale_format", "float8_e4m3fn") in nvfp4.multi and ("n", DOT_N) in nvfp4.multi
 
 
 @pytest.fixture(scope="module")

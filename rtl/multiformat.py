@@ -29,11 +29,11 @@ from typing import ClassVar
 
 from .format_names import resolve
 from .formats import FloatFormat
-from .options import FLAGS_WIDTH, OptionError, Rounding, UnitOptions
+from .options import FLAGS_WIDTH, OptionError, UnitOptions
 from .pipeline import Pipeline
 from .ports import Port, clock_ports, flags_port, rbits_port, rm_port, valid_ports
-from .scalar import (MULTI_OPTIONS, ScalarSpec, rounder_lines, rounder_name_parts, rounder_parameters,
-                     rounder_values)
+from .scalar import (MULTI_OPTIONS, RoundsByOptions, ScalarSpec, rounder_lines,
+                     rounder_name_parts, rounder_parameters, rounder_values)
 from .spec import Spec, check_int
 
 __all__ = ["MultiFormatSpec", "MULTI_OPTIONS", "FMT_PORT", "MAX_LANES", "MAX_SIMD_WIDTH",
@@ -61,7 +61,7 @@ def format_list(value, flag: str, parse=resolve) -> tuple:
 
 
 @dataclass(frozen=True)
-class MultiFormatSpec(Spec):
+class MultiFormatSpec(RoundsByOptions, Spec):
     """One scalar kind over ``members`` (single-format specs of one kind, one UnitOptions, no
     pipeline of their own), selected at run time by ``fmt``, in ``lanes`` lanes or packed into
     ``simd_width`` bits (module docstring)."""
@@ -245,18 +245,6 @@ class MultiFormatSpec(Spec):
     @property
     def subnormals(self) -> bool:
         return self.members[0].subnormals
-
-    @property
-    def rounding(self) -> Rounding:
-        return self.options.rounding
-
-    @property
-    def has_rm(self) -> bool:
-        return self.rounding is Rounding.DYNAMIC
-
-    @property
-    def has_rbits(self) -> bool:
-        return self.rounding.stochastic
 
     @property
     def has_fmt(self) -> bool:

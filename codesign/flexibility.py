@@ -109,6 +109,7 @@ class FlexRow:
     sum_ge: float | None = None
     vs_largest: float | None = None      # ge / largest_ge
     vs_sum: float | None = None          # ge / sum_ge
+    vs_first: float | None = None        # ge / the first member alone: what the others add
     members: dict = field(default_factory=dict)     # format -> (copies, GE, ps)
 
 
@@ -147,6 +148,8 @@ def measure(flex: list[FlexCase], out: Path, jobs: int) -> tuple[list[FlexRow], 
             if row.ge is not None:
                 row.vs_largest = round(row.ge / row.largest_ge, 3)
                 row.vs_sum = round(row.ge / row.sum_ge, 3)
+                n0, ge0, _ = next(iter(row.members.values()))
+                row.vs_first = round(row.ge / (n0 * ge0), 3)
         rows.append(row)
     return rows, meta
 
@@ -161,18 +164,21 @@ def markdown(rows: list[FlexRow], meta: dict) -> str:
         "cost), OpenSTA load-aware delay, combinational. A multi-format unit is one datapath "
         "whose `fmt` input picks the member per operation (docs/multiformat.md). *largest*: the "
         "member alone of most area (a packed-SIMD row counts each member's lanes: W / width "
-        "copies); *sum*: every member alone, added: what separate units would cost.",
+        "copies); *sum*: every member alone, added: what separate units would cost; *vs "
+        "first*: against the set's first member alone (its base format: what serving the "
+        "others adds, e.g. FP4 on an FP8 dot unit).",
         f"- **dot rows**: n = {DOT_N}, exact accumulation into float32, scales as the set says.",
         "", "![flexibility](flexibility.png)", "",
         "| set | unit | layout | multi-format GE | ps | largest member | GE | ps | sum GE | "
-        "vs largest | vs sum |",
-        "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+        "vs largest | vs sum | vs first |",
+        "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         def f(v, d=1):
             return "" if v is None else f"{v:.{d}f}"
         lines.append(f"| {r.set} | {r.unit} | {r.layout} | {f(r.ge)} | {f(r.delay_ps, 0)} | "
                      f"{r.largest} | {f(r.largest_ge)} | {f(r.largest_delay_ps, 0)} | "
-                     f"{f(r.sum_ge)} | {f(r.vs_largest, 2)}x | {f(r.vs_sum, 2)}x |")
+                     f"{f(r.sum_ge)} | {f(r.vs_largest, 2)}x | {f(r.vs_sum, 2)}x | "
+                     f"{f(r.vs_first, 2)}x |")
     lines += ["", "Members alone (GE, ps; copies in a packed-SIMD row):", ""]
     for r in rows:
         parts = [f"{k} {'%dx ' % n if n > 1 else ''}{ge} GE {ps:.0f} ps"

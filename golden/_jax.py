@@ -22,7 +22,7 @@ jax.config.update("jax_enable_x64", True)
 U16, U32, U64, I32, I64 = jnp.uint16, jnp.uint32, jnp.uint64, jnp.int32, jnp.int64
 
 __all__ = ["jax", "jnp", "lax", "U16", "U32", "U64", "I32", "I64", "shr", "shl", "low_mask", "msb",
-           "width", "any_below"]
+           "width", "any_below", "uint_dtype"]
 
 
 def shr(x, amount):
@@ -33,6 +33,11 @@ def shr(x, amount):
 def shl(x, amount):
     """Left shift by per-element amounts; amounts outside [0, width) give 0."""
     return lax.shift_left(x, jnp.asarray(amount).astype(x.dtype))
+
+
+def uint_dtype(bits: int):
+    """The narrowest unsigned dtype that holds ``bits``-bit codes (a port's, a format's)."""
+    return next(getattr(jnp, f"uint{n}") for n in (8, 16, 32, 64) if bits <= n)
 
 
 def width(x) -> int:

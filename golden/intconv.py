@@ -17,15 +17,13 @@ import functools
 from fpforge.rtl.intconv import F2iSpec, I2fSpec
 from fpforge.rtl.options import Flag
 
-from ._jax import I32, U32, U64, any_below, jax, jnp, msb, shl, shr
+from ._jax import I32, U32, U64, any_below, jax, jnp, msb, shl, shr, uint_dtype
 from .decode import decode
 from .rounding import Mode, Raw, round_raw, stochastic_carry
 
-__all__ = ["i2f_unit", "f2i_unit", "int_dtype"]
+__all__ = ["i2f_unit", "f2i_unit"]
 
 
-def int_dtype(width: int):
-    return jnp.uint8 if width <= 8 else jnp.uint16 if width <= 16 else jnp.uint32
 
 
 def _unit(kernel):
@@ -98,4 +96,4 @@ def f2i_unit(spec: F2iSpec, a, rm, rbits):
     inexact = (rb | below) & ~invalid
     flags = jnp.where(invalid, jnp.uint8(int(Flag.NV)), jnp.uint8(0)) | \
         jnp.where(inexact, jnp.uint8(int(Flag.NX)), jnp.uint8(0))
-    return code.astype(int_dtype(n)), flags
+    return code.astype(uint_dtype(n)), flags

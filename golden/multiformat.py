@@ -12,13 +12,9 @@ from fpforge.rtl.kinds import golden_function
 from fpforge.rtl.multiformat import FMT_PORT, MultiFormatSpec
 from fpforge.rtl.options import Flag
 
-from ._jax import U64, jnp
+from ._jax import U64, jnp, uint_dtype
 
 __all__ = ["multi_unit"]
-
-
-def _dtype(bits: int):
-    return next(jnp.dtype(f"uint{n}") for n in (8, 16, 32, 64) if bits <= n)
 
 
 def _lanes_of(spec: MultiFormatSpec, port: str, value, i: int):
@@ -95,5 +91,5 @@ def multi_unit(spec: MultiFormatSpec, inputs: dict, want=("y", "flags")) -> dict
         y = jnp.where(chosen[..., None] if y_port.lanes > 1 else chosen, yi, y)
         if with_flags:
             flags = jnp.where(chosen[..., None] if L > 1 else chosen, fi, flags)
-    outs = {"y": y.astype(_dtype(y_port.lane_width)), "flags": flags}
+    outs = {"y": y.astype(uint_dtype(y_port.lane_width)), "flags": flags}
     return {p: outs[p] for p in want}

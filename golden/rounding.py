@@ -21,7 +21,7 @@ from fpforge.rtl.formats import FloatFormat, Specials
 from fpforge.rtl.options import (RM_CODES, RM_MAX, Flag, Rounding, Saturation, Tininess,
                                   UnitOptions)
 
-from ._jax import I32, I64, U32, U64, jax, jnp, msb, shl, shr, width
+from ._jax import I32, I64, U32, U64, jax, jnp, msb, shl, shr, uint_dtype, width
 from .decode import decode
 
 
@@ -401,7 +401,7 @@ def _saturate(fmt, sat, mode, sign, code, nonzero, inf_in, inexact, tiny, nan_ou
 
 def code_dtype(fmt: FloatFormat):
     """The narrowest unsigned dtype that holds a code of ``fmt``."""
-    return jnp.uint8 if fmt.width <= 8 else jnp.uint16 if fmt.width <= 16 else jnp.uint32
+    return uint_dtype(fmt.width)
 
 
 def _flag(cond, flag: Flag):

@@ -140,9 +140,12 @@ class Case:
 
     @property
     def members(self) -> tuple[str, ...]:
-        """A multi-format case's member formats (catalog names), in fmt order; else ()."""
+        """A multi-format scalar case's member formats (catalog names), in fmt order; else ()
+        (a dot's members are element formats: its row is filed as an MX unit's)."""
         formats = dict(self.values).get("formats")
-        return tuple(resolve(f).name for f in split_names(formats)) if formats else ()
+        if not formats or self.mx:
+            return ()
+        return tuple(resolve(f).name for f in split_names(formats))
 
     @property
     def label(self) -> str:

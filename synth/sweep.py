@@ -10,7 +10,9 @@ saturating, dynamic rounding (``rm`` input), stochastic rounding (``rbits`` inpu
 formats; and the block-scaled (OCP MX) units per element format -- the quantizer under each scale
 rule, the dequantizer, the dot product under each accumulator -- at a small block and vector length
 (``mx_block``, ``mx_n``; default 8) so the sweep stays short: the scale rule costs the same logic
-per block whatever k is, and the element logic grows with k. Every case is a unit, a variant label
+per block whatever k is, and the element logic grows with k; and the multi-format units
+(docs/multiformat.md) mul and add over each set of synth/format_sets.py whose members are all
+among the swept formats, whose rows the report sets beside the members' own. Every case is a unit, a variant label
 and the option values that build its spec (rtl.kinds.make_spec). A combination the generator
 rejects is skipped and listed with its reason. Verilog is generated in worker processes and every Yosys run is
 its own process (``jobs`` of each at once); the FPGA runs are off unless ``fpga``. A run directory
@@ -36,11 +38,13 @@ from fpforge.rtl.options import OptionError
 from fpforge.rtl.spec import Spec
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, new_run_dir, run_designs
+from .format_sets import SETS, FlexSet
 from .records import core_design, core_formats, design_for
 
 __all__ = ["Case", "Row", "SCALAR_UNITS", "MX_UNITS", "SWEEP_UNITS", "EXTRA_UNITS", "UNIT_GROUPS",
-           "VARIANTS", "KIND_VARIANTS", "MX_VARIANTS", "case", "mx_case", "cases", "mx_cases",
-           "mx_variants", "plan", "selection", "sweep", "split_names"]
+           "VARIANTS", "KIND_VARIANTS", "MX_VARIANTS", "MULTI_UNITS", "MULTI", "case", "mx_case",
+           "multi_case", "cases", "mx_cases", "multi_cases", "mx_variants", "plan", "selection",
+           "sweep", "split_names"]
 
 CVT_FROM = "float32"
 # The report's two tables: scalar units get a row per format, the block-scaled (OCP MX) units a
@@ -98,6 +102,11 @@ VARIANT_ELEMENTS = {"e4m3": ("fp4e2m1",),
                     **{v: ("fp4e2m1",) for v in (*NVFP4_RULES, "floor_deep")}}
 # Variants synthesised by the deep job although their design is not deep (a renamed module).
 DEEP_FLOW_VARIANTS = ("floor_deep",)
+# The multi-format rows: these units over each set of format_sets.SETS made for a scalar unit
+# (the dot-only sets are the flexibility report's, codesign/flexibility.py) whose members are all
+# among the swept formats, so that each row has its members' single-format rows beside it.
+MULTI_UNITS = ("mul", "add")
+MULTI = "multi-format"          # their variant; their format is the set's name
 
 
 def mx_variants(unit: str) -> dict:
@@ -130,14 +139,27 @@ class Case:
         return self.unit in MX_UNITS
 
     @property
+    def members(self) -> tuple[str, ...]:
+        """A multi-format scalar case's member formats (catalog names), in fmt order; else ()
+        (a dot's members are element formats: its row is filed as an MX unit's)."""
+        formats = dict(self.values).get("formats")
+        if not formats or self.mx:
+            return ()
+        return tuple(resolve(f).name for f in split_names(formats))
+
+    @property
     def label(self) -> str:
         return f"{self.fmt} {self.unit} {self.variant}"
 
     @property
     def row_format(self) -> tuple[str, str, int]:
-        """(format, short name, bits) of the case's row."""
+        """(format, short name, bits) of the case's row; a multi-format case's: the set's name,
+        its members' short names, the widest member's bits."""
         if self.mx:
             return self.fmt, self.fmt, element_format(self.fmt).width
+        if self.members:
+            fmts = [resolve(f) for f in self.members]
+            return self.fmt, "+".join(map(_short, fmts)), max(f.width for f in fmts)
         fmt = resolve(self.fmt)
         return fmt.name, _short(fmt), fmt.width
 
@@ -167,6 +189,21 @@ def mx_cases(elems=tuple(ELEMENT_FORMATS), units=MX_UNITS, block=MX_BLOCK,
     """Every element format x MX unit x its variants."""
     return [mx_case(e, u, v, block, n) for e in elems for u in units for v in mx_variants(u)
             if element_format(e).name in VARIANT_ELEMENTS.get(v, (element_format(e).name,))]
+
+
+def multi_case(s: FlexSet, unit: str) -> Case:
+    """``unit`` over the set ``s``, one lane, the default options: its row is filed under the
+    set's name."""
+    return Case(s.name, unit, MULTI, (("formats", ",".join(resolve(f).name for f in s.formats)),))
+
+
+def multi_cases(formats, units=MULTI_UNITS, sets=SETS) -> list[Case]:
+    """Each of ``units`` in MULTI_UNITS over each set made for a scalar unit whose members are
+    all among ``formats``."""
+    have = {resolve(f).name for f in formats}
+    return [multi_case(s, u) for s in sets if any(u in SCALAR_UNITS for u in s.units)
+            and all(resolve(f).name in have for f in s.formats)
+            for u in units if u in MULTI_UNITS]
 
 
 def cases(formats, units=SWEEP_UNITS, variant_formats=VARIANT_FORMATS,
@@ -231,6 +268,8 @@ class Row:
     # Yosys's technology-free estimate (stat -tech cmos on the generic gates): how much logic
     # the generator emits, free of ABC's non-monotonic area mapping.
     transistors: int | None = None
+    # A multi-format row's members (their rows' format names, comma-separated, in fmt order).
+    members: str = ""
     # With ``power`` (PowerRun): the record's power object (synth/power.py), energy per
     # operation on ``power_data``'s operands at ``clock_ps``.
     power_data: str = ""
@@ -290,7 +329,8 @@ def sweep(cases_: list[Case], *, out_dir=DEFAULT_OUT_DIR, jobs=DEFAULT_JOBS, fpg
     rows = []
     for c, design, reason in built:
         row = Row(*c.row_format, c.unit, c.variant,
-                  design.name if design else "", "ok" if design else "skipped", reason or "")
+                  design.name if design else "", "ok" if design else "skipped", reason or "",
+                  members=",".join(c.members))
         if design is not None:
             r = by_name[design.name]
             core = by_name.get(r.core) if r.core else None
@@ -359,8 +399,8 @@ def expand_units(names) -> list[str]:
 
 def selection(formats=None, units=None) -> dict:
     """plan()'s arguments for a ``--formats`` / ``--unit`` choice: with either given, the option
-    variants, the kinds' own variants and the MX units follow it (only the named units, only in
-    the named formats) instead of adding make sweep's whole set of them."""
+    variants, the kinds' own variants, the MX units and the multi-format rows follow it (only the
+    named units, only in the named formats) instead of adding make sweep's whole set of them."""
     kw = {"formats": formats, "units": units}
     if units is not None:
         names = expand_units(units)
@@ -377,7 +417,8 @@ def selection(formats=None, units=None) -> dict:
 
 def plan(*, formats=None, units=None, max_width: int = 16, variant_formats=VARIANT_FORMATS,
          variant_units=VARIANT_UNITS, variants=None, mx: bool = True, mx_elements=None,
-         mx_units=None, mx_block: int = MX_BLOCK, mx_n: int = MX_N) -> list[Case]:
+         mx_units=None, mx_block: int = MX_BLOCK, mx_n: int = MX_N,
+         multi: bool = True) -> list[Case]:
     """The sweep's cases, every name and size checked first: an unknown one raises OptionError
     or FormatError in one line naming what is valid, before any work.
 
@@ -385,7 +426,8 @@ def plan(*, formats=None, units=None, max_width: int = 16, variant_formats=VARIA
     conformance set (``P3109_CONFORMANCE``), filed after them; ``units``: names or groups
     (UNIT_GROUPS), default BASIC_UNITS; the ``variants`` (default all) on ``variant_formats`` x
     ``variant_units``; with ``mx``, the MX units ``mx_units`` (default all) on ``mx_elements``
-    (default all) at block ``mx_block`` and dot length ``mx_n``."""
+    (default all) at block ``mx_block`` and dot length ``mx_n``; with ``multi``, the multi-format
+    rows (:func:`multi_cases`) of the sets whose members are all among the formats."""
     fmts = split_names(formats) if formats is not None else \
         [f.name for f in catalog_formats(max_width)] + \
         [resolve(f).name for f in P3109_CONFORMANCE if resolve(f).width <= max_width]
@@ -407,6 +449,8 @@ def plan(*, formats=None, units=None, max_width: int = 16, variant_formats=VARIA
     todo = cases([resolve(f) for f in fmts], units,
                  [resolve(f) for f in split_names(variant_formats)], split_names(variant_units),
                  variants)
+    if multi:
+        todo += multi_cases(fmts, units)
     if not mx:
         return todo
     mx_units = split_names(mx_units) if mx_units is not None else list(MX_UNITS)

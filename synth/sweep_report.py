@@ -17,8 +17,8 @@ from fpforge.rtl.amax import DEFAULT_N as AMAX_N
 from fpforge.rtl.kinds import KINDS
 
 from . import DEFAULT_JOBS, DEFAULT_OUT_DIR, SynthError
-from .sweep import (CVT_FROM, EXTRA_UNITS, KIND_VARIANTS, MX_BLOCK, MX_N, MX_UNITS, SWEEP_UNITS,
-                    VARIANT_FORMATS, VARIANT_UNITS, Row, mx_variants, plan, sweep)
+from .sweep import (CVT_FROM, EXTRA_UNITS, KIND_VARIANTS, MULTI, MX_BLOCK, MX_N, MX_UNITS,
+                    SWEEP_UNITS, VARIANT_FORMATS, VARIANT_UNITS, Row, mx_variants, plan, sweep)
 
 __all__ = ["run_sweep", "write_csv", "read_csv", "markdown", "power_markdown", "plot"]
 
@@ -69,7 +69,8 @@ def _pct(new, base) -> str:
 
 def markdown(rows: list[Row], meta: dict) -> str:
     mx_rows = [r for r in rows if r.unit in MX_UNITS]
-    rows = [r for r in rows if r.unit not in MX_UNITS]
+    multi_rows = [r for r in rows if r.variant == MULTI]
+    rows = [r for r in rows if r.unit not in MX_UNITS and r.variant != MULTI]
     units = list(dict.fromkeys(r.unit for r in rows))
     base = {(r.format, r.unit): r for r in rows if r.variant == "default"}
     fmts = list(dict.fromkeys(r.format for r in rows if r.variant == "default"))
@@ -126,11 +127,13 @@ def markdown(rows: list[Row], meta: dict) -> str:
             out.append(f"| {r.format} | {r.unit} | {r.variant} | {r.ge:.0f} | {ps} | "
                        f"{_pct(r.ge, b.ge if b else None)} | "
                        f"{_pct(r.delay_ps, b.delay_ps if b else None)} |")
+    if multi_rows:
+        out += multi_markdown(multi_rows, rows)
     if mx_rows:
         out += mx_markdown(mx_rows, meta)
     if meta.get("power"):
-        out += power_markdown(rows + mx_rows, meta["power"])
-    skipped = [r for r in rows + mx_rows if r.status != "ok"]
+        out += power_markdown(rows + multi_rows + mx_rows, meta["power"])
+    skipped = [r for r in rows + multi_rows + mx_rows if r.status != "ok"]
     out += ["", "## Skipped combinations", ""]
     out += [f"- {r.format} {r.unit} ({r.variant}): {r.reason}" for r in skipped] or \
         ["None: the generator accepted every combination."]
@@ -159,6 +162,31 @@ def _unit_notes(units) -> str:
     notes = [f"*{u}*: {KINDS[u].summary}" for u in units if u in EXTRA_UNITS]
     return (f" The other kinds, with their default options (amax: n = {AMAX_N}; i2f, f2i: "
             f"signed 32-bit; docs/synth/kinds.md): {'; '.join(notes)}.") if notes else ""
+
+
+def multi_markdown(multi: list[Row], rows: list[Row]) -> list[str]:
+    """The multi-format units beside their members' default rows of the same sweep (the same
+    unit, options and flow): the largest member and the members' sum."""
+    base = {(r.format, r.unit): r for r in rows if r.variant == "default" and r.status == "ok"}
+    out = ["", "## Multi-format units", "",
+           "One unit over a set of formats (synth/format_sets.py), its `fmt` input choosing the "
+           "member per operation (`--formats`, docs/multiformat.md), default options, one lane; "
+           "GE / ps beside its largest member's and the members' summed GE, from this sweep's "
+           "own rows. Below the sum: the datapath is shared, not a multiplexer over the "
+           "members; the ratio to the largest member is what serving the other formats costs. "
+           "–: a member this sweep did not synthesise.", "",
+           "| set | unit | members | multi-format | largest member | members' sum GE | "
+           "multi / largest | multi / sum |", "|---|---|---|---:|---:|---:|---:|---:|"]
+    for r in multi:
+        members = [base.get((f, r.unit)) for f in r.members.split(",")]
+        whole = r.status == "ok" and all(members)
+        largest = max(members, key=lambda m: m.ge) if whole else None
+        total = sum(m.ge for m in members) if whole else None
+        out.append(f"| {r.format} | {r.unit} | {r.short.replace('+', ', ')} | {_cell(r)} | " +
+                   (f"{largest.short} {_cell(largest)} | {total:.0f} | "
+                    f"{r.ge / largest.ge:.2f}x | {r.ge / total:.2f}x |" if whole else
+                    "– | – | – | – |"))
+    return out
 
 
 def mx_markdown(rows: list[Row], meta: dict) -> list[str]:
@@ -225,7 +253,7 @@ def plot(rows: list[Row], directory: Path) -> list[Path]:
 
     directory = Path(directory)
     mx_rows = [r for r in rows if r.unit in MX_UNITS and r.status == "ok"]
-    rows = [r for r in rows if r.unit not in MX_UNITS]
+    rows = [r for r in rows if r.unit not in MX_UNITS and r.variant != MULTI]
     paths = [plot_mx(mx_rows, directory)] if mx_rows else []
     base = [r for r in rows if r.variant == "default"]
     if not base:

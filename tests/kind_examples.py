@@ -65,6 +65,22 @@ EXAMPLES = {
              dict(format="fp8e5m2", rounding="dynamic", arch="iter")],
 }
 
+
+# Multi-format units (docs/multiformat.md): run-time formats selected by the fmt port, fixed
+# lanes and packed SIMD lanes, on the kinds that take --formats; each adds the fmt port (and
+# per-lane flags, rm and rbits) to the generic tests' coverage.
+MULTI_FORMAT = {
+    "mul": [dict(formats="fp8e4m3,fp8e5m2"),
+            dict(formats="fp16,fp8e4m3", simd_width=16, rounding="dynamic", stages=1),
+            dict(format="fp8e5m2", lanes=2, rounding="stochastic", sr_bits=3)],
+    "add": [dict(formats="fp8e4m3,binary8p3se,fp4e2m1", saturate=True, stages=2)],
+    "fma": [dict(formats="fp8e4m3,fp8e5m2", c_formats="bf16", rounding="rtz")],
+    "cvt": [dict(formats="fp8e4m3,fp8e5m2", in_formats="float32", rounding="stochastic")],
+    "dot": [dict(formats="fp8e4m3,fp4e2m1", n=2, stages=1)],
+}
+for _unit, _cases in MULTI_FORMAT.items():
+    EXAMPLES[_unit] = EXAMPLES[_unit] + _cases
+
 SMALL = {
     "mul": dict(format="fp4e2m1"),
     "add": dict(format="fp4e2m1", rounding="dynamic"),

@@ -132,14 +132,18 @@ def _clock_table(args) -> int:
 def add_sweep(sub):
     w = sub.add_parser("sweep", help="every format x unit, option variants, block units",
                        description="Synthesise every catalog format of at most --max-width bits "
-                                   "x every unit, option variants and the block units; CSV, "
-                                   "Markdown and PNG plots.")
+                                   "x every unit, option variants, the block units and the "
+                                   "multi-format mul and add over each format set whose "
+                                   "members are all swept (OCP FP8, f8f6f4; CVFPU's with "
+                                   "float32), beside their members; CSV, Markdown and PNG "
+                                   "plots.")
     w.add_argument("--formats", type=format_list, metavar="F[,F...]",
                    help="only these formats (default: the catalog)")
     w.add_argument("--unit", metavar="U[,U...]",
                    help="only these units, or a group: basic (the default), extra (every other "
                         "scalar kind but sub and fms, docs/synth/kinds.md), all; with --unit "
-                        "or --formats, the option variants and block units follow the choice")
+                        "or --formats, the option variants, block units and multi-format "
+                        "rows follow the choice")
     w.add_argument("--max-width", type=int, default=16, metavar="BITS",
                    help="catalog formats of at most this many bits (default 16; 32 adds "
                         "float32)")

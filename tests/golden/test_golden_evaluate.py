@@ -14,7 +14,9 @@ from kind_examples import EXAMPLES
 from kind_examples import specs as kind_specs
 from fpforge.rtl.kinds import KINDS, kind, make_spec
 from fpforge.rtl.dot import MxDotSpec
+from fpforge.rtl.multiformat import MultiFormatSpec
 from fpforge.rtl.mx import MxDequantSpec, MxQuantSpec
+from fpforge.rtl.options import Flag
 
 # A small spec per kind, with the ports each option adds: pipeline control (excluded from the
 # data ports), rm, rbits, mixed operand formats, lanes, and one-lane block and vector ports.
@@ -83,6 +85,8 @@ WRAPPERS = {"mul": "mul", "add": "add", "sub": "sub", "fma": "fma", "cvt": "conv
 
 def wrapper_outputs(spec, inputs: dict) -> dict:
     """The kind's public wrapper on the same inputs, as the unit's ports."""
+    if isinstance(spec, MultiFormatSpec):
+        return _multi_format_outputs(spec, inputs)
     if kind(spec.unit).shape == "scalar":
         fn = getattr(golden, WRAPPERS[spec.unit])
         y, flags = fn(*(inputs[p] for p in spec.operands), *spec.in_fmts, spec.out_fmt,
@@ -115,6 +119,50 @@ def wrapper_outputs(spec, inputs: dict) -> dict:
                              rounding=spec.rounding, scale_fmt=spec.scale_fmt,
                              c=inputs.get("c"), c_fmt=spec.c_fmt or "float32")
     return {"y": y, "flags": flags}
+
+
+def _multi_format_outputs(spec, inputs: dict) -> dict:
+    """A multi-format or multi-lane unit (docs/multiformat.md) from its members' wrappers:
+    member i's elements cut from the ports lane by lane, its results put in place where fmt
+    selects it; a code without a member gives y = 0 and NV in every lane."""
+    fmt = inputs.get("fmt", np.zeros(BATCH, np.uint8))
+    y_port, L = spec.port("y"), spec.max_lanes
+    y = np.zeros(_port_shape(y_port), np.uint64)
+    flags = np.full(BATCH + ((L,) if L > 1 else ()), int(Flag.NV), np.uint64)
+    for i, member in enumerate(spec.members):
+        if not spec.LANE_AXIS:             # a dot: its lanes are its vector's elements
+            out = wrapper_outputs(member, {p: v & ((1 << member.port(p).lane_width) - 1)
+                                           for p, v in inputs.items() if p != "fmt"})
+            yi, fi = out["y"], out["flags"]
+        else:
+            yi, fi = np.zeros_like(y), np.zeros_like(flags)
+            for j in range(spec.member_lanes(i)):
+                lane = {p: _element(spec, i, p, inputs[p], j) for p in spec.operands}
+                lane |= {p: inputs[p][..., j] if spec.port(p).lanes > 1 else inputs[p]
+                         for p in ("rm", "rbits") if p in inputs}
+                out = wrapper_outputs(member, lane)
+                if y_port.lanes > 1:
+                    yi[..., j] = out["y"]
+                else:
+                    yi |= np.asarray(out["y"]).astype(np.uint64) << np.uint64(
+                        spec.element(i, "y", j)[0])
+                if L > 1:
+                    fi[..., j] = out["flags"]
+                else:
+                    fi = np.asarray(out["flags"]).astype(np.uint64)
+        chosen = fmt == i
+        y = np.where(chosen[..., None] if y_port.lanes > 1 else chosen, yi, y)
+        flags = np.where(chosen[..., None] if L > 1 else chosen, fi, flags)
+    return {"y": y, "flags": flags}
+
+
+def _element(spec, i: int, port: str, value, lane: int):
+    """Member ``i``'s element of ``port`` in ``lane``, in the member's own width."""
+    low, width = spec.element(i, port, lane)
+    if spec.port(port).lanes > 1:          # a slot per lane: the element in its low bits
+        value, low = value[..., lane], 0
+    code = (value.astype(np.uint64) >> np.uint64(low)) & np.uint64((1 << width) - 1)
+    return code.astype(_uint(width))
 
 
 def _block_scaling_outputs(spec, inputs: dict) -> dict:

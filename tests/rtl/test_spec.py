@@ -71,11 +71,12 @@ def test_the_port_contract(spec):
     for p in ports:
         assert p.record() == {"name": p.name, "direction": p.direction, "width": p.width,
                               "meaning": p.meaning} and p.width == p.lanes * p.lane_width
-        if p.name == "flags":
-            assert p.width == FLAGS_WIDTH and ", ".join(FLAG_ORDER) in p.meaning
+        if p.name == "flags":       # 5 bits per lane (a multi-lane unit's lane j at j*5)
+            assert p.lane_width == FLAGS_WIDTH and ", ".join(FLAG_ORDER) in p.meaning
     # a handshake unit's latency is its own (its cycles per operation), not a pipeline's
     assert "y" in names and spec.latency == (spec.digits + 1 if handshake else spec.stages)
-    assert set(spec.formats()) <= set(names) | {"x", "y"}
+    # a multi-format unit keys its members' roles role.i (a.0, y.1)
+    assert {role.partition(".")[0] for role in spec.formats()} <= set(names) | {"x", "y"}
     assert re.fullmatch(r"[a-z][a-z0-9_]*", spec.default_name) and spec.describe()
 
 

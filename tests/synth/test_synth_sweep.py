@@ -1,7 +1,8 @@
 """Physics sanity on real synthesis figures, the sweep's outputs, and its errors.
 
-One small sweep (module-scoped: seven units and their cores) feeds every figure test: wider
-formats cost more, flushing subnormals never costs area or logic, every figure is positive.
+One small sweep (module-scoped: nine units and their cores) feeds every figure test: wider
+formats cost more, flushing subnormals never costs area or logic, every figure is positive, the
+OCP FP8 multi-format mul is below its members' sum.
 """
 
 import csv
@@ -16,6 +17,7 @@ from fpforge.rtl.format_names import P3109_CONFORMANCE, resolve
 from fpforge.rtl.kinds import KINDS, make_spec
 from fpforge.rtl.options import OptionError
 from fpforge.synth import sweep as sw
+from fpforge.synth.format_sets import SETS
 from fpforge.synth import sweep_report
 from fpforge.synth.bench_ppa import NO_FLAGS_SUFFIX, flags_unconnected
 from fpforge.synth.records import design_for
@@ -24,8 +26,10 @@ ROOT = Path(__file__).resolve().parents[2]
 FLUSH = "no-subnormals"
 # (format, unit) pairs whose no-subnormals variant is synthesised beside the default one.
 FLUSH_CASES = [("fp8e4m3", "mul"), ("fp8e4m3", "add"), ("fp4e2m1", "mul")]
+OCP_FP8 = next(s for s in SETS if s.name == "OCP FP8")
 CASES = [sw.case(f, "mul") for f in ("fp4e2m1", "fp8e4m3", "fp16")] + \
-    [sw.case(f, u, v) for f, u in FLUSH_CASES for v in ("default", FLUSH)]
+    [sw.case(f, u, v) for f, u in FLUSH_CASES for v in ("default", FLUSH)] + \
+    [sw.case("fp8e5m2", "mul"), sw.multi_case(OCP_FP8, "mul")]
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +47,7 @@ def test_every_case_synthesised_with_positive_figures(swept):
         assert r.ge > 0 and r.area_um2 > 0 and r.delay_ps > 0 and r.cells > 0 and r.depth > 0
         assert r.transistors > 0
     for r in rows.values():
-        if r.unit == "mul":
+        if r.unit == "mul" and r.variant != sw.MULTI:     # a multi-format unit has no core
             assert 0 < r.core_ge < r.ge and r.area_vs_core > 1
 
 
@@ -109,6 +113,40 @@ def test_report_files(swept, tmp_path):
     paths = sweep_report.plot(rows, tmp_path)
     assert [p.name for p in paths] == ["area.png", "delay.png", "variants.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
+
+
+def test_multi_format_row_beside_its_members(swept):
+    """The OCP FP8 mul: one shared datapath, dearer than its largest member, below the members'
+    sum; the report sets it beside the two from the same sweep, and a member not swept leaves
+    the comparison out rather than comparing with part of the set."""
+    rows, _, meta = swept
+    multi = rows[("fp8e4m3+fp8e5m2", "mul", sw.MULTI)]
+    members = [rows[(f, "mul", "default")] for f in ("fp8e4m3", "fp8e5m2")]
+    assert (multi.format, multi.width, multi.module) == ("OCP FP8", 8, "fp_mul_e4m3fn_or_e5m2_rne")
+    assert multi.members == ",".join(m.format for m in members) and multi.core == ""
+    largest = max(members, key=lambda m: m.ge)
+    total = sum(m.ge for m in members)
+    assert largest.ge < multi.ge < total
+    text = sweep_report.markdown(list(rows.values()), meta)
+    assert (f"| OCP FP8 | mul | fp8e4m3, fp8e5m2 | {multi.ge:.0f} / {multi.delay_ps:.0f} | "
+            f"{largest.short} {largest.ge:.0f} / {largest.delay_ps:.0f} | {total:.0f} | "
+            f"{multi.ge / largest.ge:.2f}x | {multi.ge / total:.2f}x |") in text
+    assert "| OCP FP8 |" not in text.split("## Multi-format units")[0]   # not a format row
+    part = sweep_report.markdown([r for r in rows.values() if r is not members[1]], meta)
+    assert "| OCP FP8 | mul | fp8e4m3, fp8e5m2 | " f"{multi.ge:.0f} / {multi.delay_ps:.0f} | " \
+        "– | – | – | – |" in part
+
+
+def test_the_plan_has_the_multi_format_sets_its_formats_hold():
+    """make sweep: mul and add over the OCP FP8 pair and f8f6f4; CVFPU's set with float32
+    (MAX_WIDTH=32); a --formats / --unit choice keeps a set only when it holds all its members."""
+    multi = [(c.fmt, c.unit) for c in sw.plan() if c.variant == sw.MULTI]
+    assert multi == [("OCP FP8", "mul"), ("OCP FP8", "add"), ("f8f6f4", "mul"), ("f8f6f4", "add")]
+    assert ("CVFPU", "mul") in [(c.fmt, c.unit) for c in sw.plan(max_width=32)]
+    chosen = sw.plan(**sw.selection("fp8e4m3,fp8e5m2,fp4e2m1", "mul"))
+    assert [c for c in chosen if c.variant == sw.MULTI] == [sw.multi_case(OCP_FP8, "mul")]
+    assert sw.multi_case(OCP_FP8, "add").spec() == make_spec("add", formats="fp8e4m3,fp8e5m2")
+    assert not [c for c in sw.plan(multi=False) if c.variant == sw.MULTI]
 
 
 def test_rejected_combination_is_skipped_with_reason(monkeypatch):

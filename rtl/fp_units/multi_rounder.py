@@ -108,6 +108,9 @@ class MultiRounder(Elaboratable):
         mode = Mode(self.options, self.rm)
         sig = raw.sig
         Z = min(raw.lz_max + 1, W)
+        # Measured (mul e4m3/e5m2, docs/multiformat.md) against selecting each member's guard
+        # bits and placing the increment at its LSB (no precision shift, no code select): 402 ->
+        # 441 GE; against the shift applied to the window after the floor's: 465.
         extra = by_fmt(m, fmt, [P - 1 - M for M in Ms], "precision_shift")
         extra_max = P - 1 - min(Ms)
 
@@ -118,6 +121,8 @@ class MultiRounder(Elaboratable):
             t_hi = raw.exp_range[1] + top - min(f.emin for f in fmts)
             one = int(one_shift)             # the one-shift path reads t - 1
             t = Signal(signed_for(t_lo - one, t_hi - one), name="t_minus_1" if one else "t")
+            # This constant folded into one operand's exponent instead (mul's t is then the
+            # product exponent, no adder) measured larger: mul e4m3/e5m2 402 -> 421 GE.
             m.d.comb += t.eq(raw.exp + by_fmt(m, fmt, [top - f.emin - one for f in fmts],
                                                     "top_above_emin"))
             if one_shift:

@@ -45,6 +45,9 @@ FIXED_FRAC_BITS = 24
 DOT_ROWS = (("exact", DOT_N, ()),
             ("fixed", FIXED_DOT_N, (("accum", "fixed"), ("frac_bits", FIXED_FRAC_BITS))))
 ENERGY_DATA_SET = ENERGY_DATA[0]
+# Energy is measured on dots up to this n: the gate-level simulation of an n = 32 dot (about
+# 30,000 cells) takes about 2 s per operation on this flow, ten minutes per unit and member.
+ENERGY_MAX_DOT_N = DOT_N
 
 
 @dataclass(frozen=True)
@@ -213,6 +216,10 @@ def measure_energy(plan: list, rows: list[FlexRow], out: Path, jobs: int, vector
 
     from .power_data import operand_vectors
     start = time.monotonic()
+    for (_, _, ms), row in zip(plan, rows):        # empty cells where not measured
+        row.energy = {f: (None, None) for f, _, _ in ms}
+    plan = [p for p in plan if p[0].n is None or p[0].n <= ENERGY_MAX_DOT_N]
+    rows = [r for r in rows if r.n is None or r.n <= ENERGY_MAX_DOT_N]
     run = partial(PowerRun, ENERGY_DATA_SET, vectors, operand_vectors)
     lib = {"lib": ENERGY_LIBRARY}
     members = list(dict.fromkeys(m for _, _, ms in plan for _, _, m in ms))
@@ -228,7 +235,7 @@ def measure_energy(plan: list, rows: list[FlexRow], out: Path, jobs: int, vector
                           None if alone[m].energy_pj is None else _sig(n * alone[m].energy_pj))
                       for k, (f, n, m) in enumerate(ms)}
     return {"library": (meta.get("power") or {}).get("library", ENERGY_LIBRARY),
-            "data": ENERGY_DATA_SET, "vectors": vectors,
+            "data": ENERGY_DATA_SET, "vectors": vectors, "max dot n": ENERGY_MAX_DOT_N,
             "seconds": round(time.monotonic() - start, 1)}
 
 
@@ -291,7 +298,9 @@ def _energy_lines(rows: list[FlexRow], how: dict) -> list[str]:
              "measured once per member with `fmt` held at it, on that member's operands, the "
              "same codes the member alone is given (codesign/power_data.py); a packed-SIMD "
              "row's operation is one W-bit word (every lane), its member alone counted times its "
-             f"lanes. {how['seconds']:.0f} s. An empty cell: not measured.", "",
+             f"lanes. Dot rows of n > {how['max dot n']} are not measured (empty cells): the "
+             "gate-level simulation of an n = 32 dot (about 30,000 cells) takes about 2 s per "
+             f"operation here, ten minutes per unit and member. {how['seconds']:.0f} s.", "",
              "| set | unit | layout | n | accum | member | multi pJ/op | alone pJ/op | "
              "multi / alone |", "|---|---|---|---:|---|---|---:|---:|---:|"]
     for r in rows:

@@ -256,6 +256,8 @@ def markdown(rows: list[FlexRow], meta: dict) -> str:
         "copies); *sum*: every member alone, added: what separate units would cost; *vs "
         "first*: against the set's first member alone (its base format: what serving the "
         "others adds, e.g. FP4 on an FP8 dot unit).",
+        f"- **run**: {meta.get('seconds', 0):.0f} s wall, {meta.get('yosys cpu seconds', 0):.0f} "
+        "s of Yosys (units already in the result store are not synthesised again)",
         f"- **dot rows** (columns n, accum): exact accumulation into float32 at n = {DOT_N}; "
         f"a tensor core's fixed-point accumulator (`--accum fixed --frac-bits "
         f"{FIXED_FRAC_BITS}`: products aligned to the largest and truncated to "

@@ -171,7 +171,8 @@ def _sweep(cases_: list, out: Path, jobs: int, what: str, **kw) -> tuple[dict, d
 
 
 def measure(flex: list[FlexCase], out: Path, jobs: int, energy: bool = False,
-            vectors: int = ENERGY_VECTORS) -> tuple[list[FlexRow], dict]:
+            vectors: int = ENERGY_VECTORS,
+            max_dot_n: int = ENERGY_MAX_DOT_N) -> tuple[list[FlexRow], dict]:
     """Synthesise every multi-format unit and member (kept by content key under out/results);
     with ``energy``, their energy per operation too (:func:`measure_energy`)."""
     plan = [(c, _case(c.unit, c.multi, f"flexibility {c.set_name} {c.layout}"),
@@ -200,16 +201,18 @@ def measure(flex: list[FlexCase], out: Path, jobs: int, energy: bool = False,
                 row.vs_first = round(row.ge / (n0 * ge0), 3)
         rows.append(row)
     if energy:
-        meta = meta | {"energy": measure_energy(plan, rows, out, jobs, vectors)}
+        meta = meta | {"energy": measure_energy(plan, rows, out, jobs, vectors,
+                                                       max_dot_n)}
     return rows, meta
 
 
-def measure_energy(plan: list, rows: list[FlexRow], out: Path, jobs: int, vectors: int) -> dict:
+def measure_energy(plan: list, rows: list[FlexRow], out: Path, jobs: int, vectors: int,
+                   max_dot_n: int = ENERGY_MAX_DOT_N) -> dict:
     """Fill each row's ``energy``: every unit synthesised to ENERGY_LIBRARY (the deep job), its
     energy per operation on ``vectors`` operations of ENERGY_DATA_SET at its own clock
     (synth/power.py); a multi-format unit once per member, fmt held at it on that member's
     operands, the member alone on the same operands (times its copies in a packed-SIMD row).
-    Returns how it was measured."""
+    Dot rows of n > ``max_dot_n`` are left empty. Returns how it was measured."""
     from functools import partial
 
     from fpforge.synth.sweep_power import PowerRun
@@ -218,8 +221,8 @@ def measure_energy(plan: list, rows: list[FlexRow], out: Path, jobs: int, vector
     start = time.monotonic()
     for (_, _, ms), row in zip(plan, rows):        # empty cells where not measured
         row.energy = {f: (None, None) for f, _, _ in ms}
-    plan = [p for p in plan if p[0].n is None or p[0].n <= ENERGY_MAX_DOT_N]
-    rows = [r for r in rows if r.n is None or r.n <= ENERGY_MAX_DOT_N]
+    plan = [p for p in plan if p[0].n is None or p[0].n <= max_dot_n]
+    rows = [r for r in rows if r.n is None or r.n <= max_dot_n]
     run = partial(PowerRun, ENERGY_DATA_SET, vectors, operand_vectors)
     lib = {"lib": ENERGY_LIBRARY}
     members = list(dict.fromkeys(m for _, _, ms in plan for _, _, m in ms))
@@ -235,7 +238,7 @@ def measure_energy(plan: list, rows: list[FlexRow], out: Path, jobs: int, vector
                           None if alone[m].energy_pj is None else _sig(n * alone[m].energy_pj))
                       for k, (f, n, m) in enumerate(ms)}
     return {"library": (meta.get("power") or {}).get("library", ENERGY_LIBRARY),
-            "data": ENERGY_DATA_SET, "vectors": vectors, "max dot n": ENERGY_MAX_DOT_N,
+            "data": ENERGY_DATA_SET, "vectors": vectors, "max dot n": max_dot_n,
             "seconds": round(time.monotonic() - start, 1)}
 
 
@@ -291,6 +294,10 @@ def _dot_words(r: FlexRow) -> str:
 
 
 def _energy_lines(rows: list[FlexRow], how: dict) -> list[str]:
+    skipped = "" if all((r.n or 0) <= how["max dot n"] for r in rows) else \
+        (f" Dot rows of n > {how['max dot n']} are not measured (empty cells): the gate-level "
+         "simulation of an n = 32 dot (about 30,000 cells) takes about 2 s per operation here, "
+         "ten minutes per unit and member.")
     lines = ["", "## Energy per operation, per member", "",
              f"- **how**: every unit again through the deep job to {how['library']} (the "
              f"pareto's energy library), OpenSTA's power with each cell's switching from a "
@@ -300,9 +307,7 @@ def _energy_lines(rows: list[FlexRow], how: dict) -> list[str]:
              "measured once per member with `fmt` held at it, on that member's operands, the "
              "same codes the member alone is given (codesign/power_data.py); a packed-SIMD "
              "row's operation is one W-bit word (every lane), its member alone counted times its "
-             f"lanes. Dot rows of n > {how['max dot n']} are not measured (empty cells): the "
-             "gate-level simulation of an n = 32 dot (about 30,000 cells) takes about 2 s per "
-             f"operation here, ten minutes per unit and member. {how['seconds']:.0f} s.", "",
+             f"lanes.{skipped} {how['seconds']:.0f} s.", "",
              "| set | unit | layout | n | accum | member | multi pJ/op | alone pJ/op | "
              "multi / alone |", "|---|---|---|---:|---|---|---:|---:|---:|"]
     for r in rows:
@@ -354,7 +359,8 @@ def _write_csv(rows: list[FlexRow], path: Path) -> None:
 
 
 def run_flexibility(out: Path, jobs: int = 2, sets=SETS, energy: bool = False,
-                    vectors: int = ENERGY_VECTORS) -> list[FlexRow]:
+                    vectors: int = ENERGY_VECTORS,
+                    max_dot_n: int = ENERGY_MAX_DOT_N) -> list[FlexRow]:
     """Measure (with ``energy``: per member too, on ``vectors`` operations), then write the
     report files into ``out`` (stale ones removed first)."""
     out = Path(out)
@@ -362,7 +368,7 @@ def run_flexibility(out: Path, jobs: int = 2, sets=SETS, energy: bool = False,
     for name in REPORT_FILES:
         (out / name).unlink(missing_ok=True)
     start = time.monotonic()
-    rows, meta = measure(cases(sets), out, jobs, energy, vectors)
+    rows, meta = measure(cases(sets), out, jobs, energy, vectors, max_dot_n)
     meta = {k: meta[k] for k in ("library", "yosys", "rtl", "yosys cpu seconds", "energy")
             if k in meta} | \
         {"seconds": round(time.monotonic() - start, 1)}

@@ -332,8 +332,9 @@ def plot(rows: list[FlexRow], path: Path) -> None:
         ax.bar([i + (k - 1) * 0.27 for i in x], [getattr(r, key) for r in shown], 0.27,
                label=label)
     ax.set_xticks(list(x))
-    ax.set_xticklabels([f"{r.set}\n{r.unit} {r.layout}{_dot_words(r)}" for r in shown],
-                       fontsize=7)
+    ax.set_xticklabels([f"{r.set}\n{r.unit} {r.layout}" + (f"\nn = {r.n}, {r.accum}"
+                                                             if r.unit == "dot" else "")
+                        for r in shown], fontsize=7)
     ax.set_ylabel("area (GE)")
     ax.set_title("The cost of flexibility (fpforge cells, deep job)")
     ax.legend(fontsize=7)

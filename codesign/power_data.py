@@ -20,6 +20,11 @@ scale codes at random like any other bits.
 Inputs that are not operands keep their defaults: a dynamic rounding mode ``rm`` is 0 (rne),
 stochastic rounding's ``rbits`` are fresh random bits every operation (what the unit needs) in
 every set but ``zeros``.
+
+A multi-format unit (rtl/multiformat.py) is measured with its ``fmt`` input held at one member
+(``member=i``): the operands are member i's own vectors (as member i alone takes them) in member
+i's elements, every other operand bit 0, so "multi-format unit running E2M1" and "the E2M1 unit"
+see the same numbers.
 """
 
 from __future__ import annotations
@@ -141,11 +146,15 @@ def _scaled_vectors(spec, data: str, rng, n: int) -> dict:
     return out
 
 
-def operand_vectors(spec, data: str, n: int = DEFAULT_VECTORS, seed: int = 0) -> dict:
+def operand_vectors(spec, data: str, n: int = DEFAULT_VECTORS, seed: int = 0,
+                    member: int | None = None) -> dict:
     """Data input name -> (n, lanes) integer codes (n,) for one lane, for every data input of
-    ``spec``'s unit (spec.inputs()), from the data set ``data`` (DATA_SETS)."""
+    ``spec``'s unit (spec.inputs()), from the data set ``data`` (DATA_SETS); a multi-format
+    ``spec`` with ``member``: fmt held at that member (module notes)."""
     check_data(data)
     check_vectors(n)
+    if member is not None:
+        return _member_vectors(spec, member, data, n, seed)
     rng = np.random.default_rng(seed)
     formats = spec.formats()
     roles = [p.name for p in spec.inputs() if p.name in formats]
@@ -161,4 +170,33 @@ def operand_vectors(spec, data: str, n: int = DEFAULT_VECTORS, seed: int = 0) ->
         else:
             codes = _operand(data, rng, roles.index(port.name), port, formats[port.name], n)
         out[port.name] = codes[:, 0] if port.lanes == 1 else codes
+    return out
+
+
+def _member_vectors(spec, i: int, data: str, n: int, seed: int) -> dict:
+    """A multi-format unit's inputs with ``fmt`` = ``i``: member i's own vectors in its elements
+    (a dot's: the low bits of each slot; a scalar's: spec.element's bits), 0 elsewhere."""
+    from fpforge.rtl.multiformat import FMT_PORT
+    members = getattr(spec, "members", ())
+    if len(members) < 2:
+        raise OptionError(f"{spec.default_name} has no fmt input to hold at a member")
+    if not isinstance(i, int) or not 0 <= i < len(members):
+        raise OptionError(f"the member fmt is held at must be 0..{len(members) - 1} for "
+                          f"{spec.default_name}, not {i!r}")
+    lanes = spec.member_lanes(i) if spec.LANE_AXIS else 1
+    own = operand_vectors(spec.members[i], data, n * lanes, seed)
+    out = {}
+    for port in spec.inputs():
+        if port.name == FMT_PORT:
+            out[port.name] = np.full(n, i, dtype=np.int64)
+        elif not spec.LANE_AXIS or port.name not in spec.operands:
+            out[port.name] = own[port.name][:n] if lanes > 1 else own[port.name]
+        else:                      # member i's lanes at their bits of the port, 0 elsewhere
+            codes = np.asarray(own[port.name], dtype=np.int64).reshape(n, lanes)
+            words = np.zeros((n, port.lanes), dtype=object)
+            for j in range(lanes):
+                low, _ = spec.element(i, port.name, j)
+                col, shift = (j, 0) if port.lanes > 1 else (0, low)
+                words[:, col] = words[:, col] + (codes[:, j].astype(object) << shift)
+            out[port.name] = (words[:, 0] if port.lanes == 1 else words).astype(np.int64)
     return out

@@ -20,7 +20,8 @@ __all__ = ["PowerRun", "measure_powers", "power_task"]
 @dataclass(frozen=True)
 class PowerRun:
     """What the units' power is measured on: ``vectors`` operand vectors of the data set
-    ``data`` per unit, from ``stimulus(spec, data, vectors)`` (data input -> codes). The data
+    ``data`` per unit, from ``stimulus(spec, data, vectors)`` (data input -> codes; with
+    ``member``: ``stimulus(..., member=member)``, every unit a multi-format one). The data
     sets are codesign's (codesign/power_data.py, which synth/ does not import): the caller
     passes its ``operand_vectors``."""
 
@@ -28,12 +29,14 @@ class PowerRun:
     vectors: int
     stimulus: object
     clock_ps: float | None = None    # None: each unit's default clock (power.default_clock_ps)
+    member: int | None = None        # a multi-format unit's fmt held at this member (its data)
 
 
 def power_task(spec, record, library, run: PowerRun) -> dict:
     """In a worker: the unit's power object (PowerFigures.to_json())."""
     from .power import measure_power
-    vectors = run.stimulus(spec, run.data, run.vectors)
+    held = {} if run.member is None else {"member": run.member}
+    vectors = run.stimulus(spec, run.data, run.vectors, **held)
     return measure_power(spec, record, library, vectors, run.data, run.clock_ps).to_json()
 
 
@@ -63,7 +66,8 @@ def measure_powers(units: dict, run: PowerRun, lib: str, liberty, run_dir: Path,
         spec, record = units[name]
         netlist = Path(record.directory).parent / record.asic.netlist
         tasks.append(Task(digest("power", netlist.read_text(), library.sha256, run.data,
-                                 run.vectors, run.clock_ps, repr(spec), code),
+                                 run.vectors, run.clock_ps, repr(spec), code,
+                                 *(() if run.member is None else (run.member,))),
                           "fpforge.synth.sweep_power:power_task", (spec, record, library, run),
                           f"power {name} ({run.data})"))
     own = executor is None

@@ -24,7 +24,9 @@ def add_pareto(sub):
     pa.add_argument("--out", metavar="DIR", help="where the report goes (build/pareto)")
     pa.add_argument("--power", action="store_true",
                     help="also energy per MAC (pJ/MAC, TFLOPS/W): the units on sky130hd, "
-                         "power on gaussian and minilm operands; energy.png")
+                         "power on gaussian and minilm operands; energy.png; with "
+                         "--flexibility, each multi-format unit's energy per operation per "
+                         "member (gaussian)")
     pa.add_argument("--vectors", type=int, default=None, metavar="N",
                     help="--power: operand vectors per unit and data set (default 256)")
     pa.add_argument("--flexibility", action="store_true",
@@ -54,7 +56,8 @@ def _pareto(args) -> int:
                                power=args.power, vectors=args.vectors or pareto.ENERGY_VECTORS)
     if args.flexibility:
         from fpforge.codesign.flexibility import run_flexibility
-        run_flexibility(out, args.jobs)
+        run_flexibility(out, args.jobs, energy=args.power,
+                        vectors=args.vectors or pareto.ENERGY_VECTORS)
         print(f"report: {out / 'flexibility.md'}")
     return status
 

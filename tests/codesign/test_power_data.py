@@ -62,3 +62,35 @@ def test_zeros_are_zero_and_uniform_covers_the_scales(spec):
     uniform = operand_vectors(spec, "uniform", 50)
     assert set(uniform) == set(zeros) == {p.name for p in spec.inputs()}
     assert all(np.any(np.asarray(c, dtype=object)) for c in uniform.values())
+
+
+def test_a_multi_format_unit_held_at_a_member_gets_that_members_operands():
+    """fmt held at member i: member i alone's codes in member i's elements, 0 elsewhere (one
+    lane: the low bits; packed SIMD: each lane at its own width; a dot: each slot's low bits)."""
+    one = make_spec("mul", formats="fp8e4m3,fp4e2m1")
+    simd = make_spec("mul", formats="fp16,fp8e4m3", simd_width=16)
+    dot = make_spec("dot", formats="fp8e4m3,fp4e2m1", n=8)
+    for spec, i, lanes, width in ((one, 1, 1, 4), (simd, 1, 2, 8), (dot, 1, 1, 8)):
+        held = operand_vectors(spec, "gaussian", 50, member=i)
+        alone = operand_vectors(spec.members[i], "gaussian", 50 * lanes)
+        assert (np.asarray(held["fmt"]) == i).all()
+        for op in ("a", "b"):
+            words = np.asarray(held[op], np.int64).reshape(50, -1)
+            if spec is dot:
+                assert (words == alone[op]).all()
+                continue
+            lane = [(words[:, 0] >> (j * width)) & ((1 << width) - 1) for j in range(lanes)]
+            assert (np.stack(lane, 1).ravel() == alone[op]).all()
+            assert (words[:, 0] >> (lanes * width) == 0).all()
+
+
+@pytest.mark.parametrize("spec, member, says", [
+    (make_spec("mul", format="fp8e4m3"), 0,
+     "fp_mul_e4m3fn_rne has no fmt input to hold at a member"),
+    (make_spec("mul", formats="fp8e4m3,fp4e2m1"), 2, "the member fmt is held at must be 0..1 "
+     "for fp_mul_e4m3fn_or_e2m1fin_rne, not 2")])
+def test_holding_fmt_where_there_is_no_such_member(spec, member, says):
+    from fpforge.rtl.options import OptionError
+    with pytest.raises(OptionError) as err:
+        operand_vectors(spec, "gaussian", 8, member=member)
+    assert str(err.value) == says

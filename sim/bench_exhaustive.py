@@ -29,8 +29,9 @@ __all__ = ["stage_profile", "bare_rate", "run_bench"]
 
 
 def stage_profile(design: Design, chunks: int = 8, chunk: int = 1 << 20) -> dict[str, float]:
-    """CPU ns per vector of the loop's Python stages on ``chunks`` chunks of the input space
-    (the native session's packing and unpacking included, through a byte copy for the pipe)."""
+    """CPU ns per vector of the loop's Python stages on ``chunks`` chunks of the input space, as
+    the native engine runs them (narrow codes; its packing and unpacking, through a byte copy
+    for the pipe)."""
     from .check import Checker, comparison, expected
     from .engines.cocotb import bench_env
     from .engines.native import NativeTop
@@ -38,7 +39,7 @@ def stage_profile(design: Design, chunks: int = 8, chunk: int = 1 << 20) -> dict
     os.environ.update(bench_env())
     spec, top = design.spec, NativeTop(design)
     n = min(chunk, space_size(spec))
-    expected(spec, exhaustive(spec, 0, n), n, wide=False)        # compiled before timing
+    expected(spec, exhaustive(spec, 0, n, narrow=True), n, wide=False)   # compiled first
     checker = Checker(spec, design.inputs, design.outputs,
                       compare=comparison(design.nan, design.outputs, design.flags_mask))
     spent = dict.fromkeys(("stimulus", "golden model", "packing", "comparison"), 0.0)
@@ -50,7 +51,7 @@ def stage_profile(design: Design, chunks: int = 8, chunk: int = 1 << 20) -> dict
         return out
     for k in range(chunks):
         lo = k * n % space_size(spec)
-        inputs = timed("stimulus", lambda: exhaustive(spec, lo, lo + n))
+        inputs = timed("stimulus", lambda: exhaustive(spec, lo, lo + n, narrow=True))
         want = timed("golden model", lambda: expected(spec, inputs, n, wide=False))
         got = timed("packing", lambda: _through_pipe(top, inputs, want))
         timed("comparison", lambda: checker.check(inputs, lo, want, got))

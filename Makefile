@@ -103,7 +103,7 @@ tool-versions:
 	iverilog -V 2>/dev/null | head -n 1
 	echo "OpenSTA $$(sta -version)"
 
-.PHONY: tool-versions help setup test test-all bench-golden bench-mx bench-gemm pareto verilog synth power sweep clock-table bench-ppa verify \
+.PHONY: tool-versions help setup test test-all bench-golden bench-mx bench-gemm bench-exhaustive pareto verilog synth power sweep clock-table bench-ppa verify \
         slurm-up slurm-down test-farm bench-executor \
         verify-exhaustive verify-equiv verify-p3109
 
@@ -133,6 +133,7 @@ help:
 	@echo "make bench-golden   golden-model throughput against ml_dtypes"
 	@echo "make bench-mx       golden MX quantization throughput against torchao (the mxref extra)"
 	@echo "make bench-gemm     the emulated MXFP8 matrix multiply against fake-quantize + float32 matmul"
+	@echo "make bench-exhaustive UNIT=mul FORMAT=fp16 [LIMIT=N]   an exhaustive run against the bare simulators"
 	@echo "make pareto [POWER=0] cost (synthesis, energy on sky130hd) against quality (emulated hardware), quick axes (docs/codesign.md)"
 	@echo "any unit option: UNIT FORMAT IN_FORMAT A_FORMAT B_FORMAT C_FORMAT ROUNDING SR_BITS SATURATE=1 SATURATION"
 	@echo "                 SUBNORMALS=0 TININESS STAGES CUTS BLOCK SCALE_RULE N ACCUM FRAC_BITS SUM_GROUP FRAC_BITS2 SCALES=0"
@@ -233,6 +234,11 @@ verify-exhaustive:
 	$(FPFORGE) verify-exhaustive --unit $(or $(UNIT),mul) $(SPEC_ARGS) \
 	  $(if $(SHARD),--shard $(SHARD),--shards $(SHARDS)) $(call opt,--limit,$(LIMIT)) \
 	  $(if $(filter-out 0,$(FORCE)),--force) $(call opt,--fmt,$(FMT)) $(RUN_ARGS)
+
+# The exhaustive run's rate against the bare simulators' in one run (docs/verification.md).
+bench-exhaustive:
+	$(FPFORGE) bench-exhaustive --unit $(or $(UNIT),mul) $(if $(FORMAT),,--format fp16) $(SPEC_ARGS) \
+	  $(call opt,--limit,$(LIMIT)) $(call opt,--shards,$(SHARDS))
 
 verify-p3109:
 	$(PY) -m pytest -q -n $(JOBS) -m slow tests/sim/test_p3109_benches.py

@@ -92,8 +92,9 @@ class Session:
 class _Reference:
     """Stimulus -> golden outputs, chunk by chunk, ahead of the simulation in a thread."""
 
-    def __init__(self, design: Design, plan: Plan, chunk: int, depth: int = 3):
-        self.design, self.plan, self.chunk = design, plan, chunk
+    def __init__(self, design: Design, plan: Plan, chunk: int, depth: int = 3,
+                 narrow: bool = False):
+        self.design, self.plan, self.chunk, self.narrow = design, plan, chunk, narrow
         self.queue: queue.Queue = queue.Queue(maxsize=depth)
         self.error: BaseException | None = None
         self.golden_s = 0.0
@@ -108,11 +109,11 @@ class _Reference:
             index = 0
             batch = max(self.chunk, plan.batch)
             for inputs in generate(spec, plan.stimulus, rng, self.chunk,
-                                   self.design.rm_values):
+                                   self.design.rm_values, narrow=self.narrow):
                 if self._stop:
                     break
                 t0 = time.perf_counter()
-                want = expected(spec, inputs, batch)
+                want = expected(spec, inputs, batch, wide=not self.narrow)
                 self.golden_s += time.perf_counter() - t0
                 n = len(next(iter(inputs.values())))
                 self.queue.put((index, inputs, want))
@@ -138,9 +139,13 @@ class _Reference:
 
 async def check_stream(session: Session, design: Design, plan: Plan, *, compare=None,
                        progress_path: str = "", report_path: str = "", engine: str = "",
-                       pipelined: bool = False, **extra) -> tuple[Checker, dict]:
+                       pipelined: bool = False, narrow: bool = False,
+                       **extra) -> tuple[Checker, dict]:
     """Run ``plan`` through ``session``; returns the checker and the run's summary (also
     written to ``report_path``). ``pipelined``: keep one chunk in flight (submit / collect).
+    ``narrow``: exhaustive stimulus codes and golden outputs in their narrowest dtypes (half the
+    golden model's time for 16-bit operands), for a session that takes any unsigned dtype and
+    whose outputs never hold UNDEFINED (the native engine).
     A session that raises :class:`NoResult` ends the run: the summary's ``failed`` says why."""
     spec = design.spec
     dump = FailingDump(plan.dump, spec, design.label, plan.dump_max) if plan.dump else None
@@ -148,7 +153,7 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
                       absent=design.absent, dump=dump,
                       compare=compare or comparison(design.nan, design.outputs,
                                                     design.flags_mask))
-    ref = _Reference(design, plan, session.chunk)
+    ref = _Reference(design, plan, session.chunk, narrow=narrow)
     t0 = last = time.perf_counter()
     sim_s = wait_s = 0.0
     failed = {}

@@ -263,7 +263,8 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
                                       if r.get("failed"))}
                  if any(r.get("failed") for r in results.values()) else {}),
               "per_shard": {str(i): {k: r.get(k) for k in ("vectors", "mismatches",
-                                                             "vectors_per_s", "golden_s")}
+                                                             "vectors_per_s", "golden_s",
+                                                             "simulator_cpu_s")}
                             for i, r in results.items()},
               **merge_classes(list(results.values()))}
     if dump:

@@ -7,7 +7,7 @@
     fpforge verify        a unit -- fpforge's own or any Verilog -- against the golden model
     fpforge verify-exhaustive   every input, sharded, on the native Verilator engine
     fpforge verify-equiv  prove every matrix spec's Verilog equivalent to an earlier commit's
-    fpforge bench-ppa | bench-golden | bench-mx | bench-gemm     the benchmarks
+    fpforge bench-ppa | bench-golden | bench-mx | bench-gemm | bench-exhaustive   the benchmarks
     fpforge pareto [--quick] [--config FILE] [--out DIR]   cost against quality
     fpforge roofline      tokens/s per configuration from a pareto.json, stated assumptions
     fpforge formats | units          the format catalog and the P3109 family, the unit kinds
@@ -46,7 +46,8 @@ _COMMANDS = (export.add_verilog, synth.add_synth, power.add_power, benchmarks.ad
              synth.add_clock_table, synth.add_sweep, verify.add_verify, verify.add_verify_equiv,
              benchmarks.add_bench_ppa, benchmarks.add_bench_golden, benchmarks.add_bench_mx,
              benchmarks.add_bench_gemm, codesign.add_pareto, codesign.add_roofline,
-             export.add_ports, export.add_formats, export.add_units)
+             export.add_ports, export.add_formats, export.add_units,
+             benchmarks.add_bench_exhaustive)
 
 
 def parser() -> argparse.ArgumentParser:

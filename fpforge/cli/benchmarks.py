@@ -11,7 +11,7 @@ from fpforge.infra.toolchain import ToolMissing
 from .common import add_jobs, existing_dir
 
 __all__ = ["add_bench_executor", "add_bench_ppa", "add_bench_golden", "add_bench_mx",
-           "add_bench_gemm"]
+           "add_bench_gemm", "add_bench_exhaustive"]
 
 
 def add_bench_executor(sub):
@@ -95,3 +95,30 @@ def _bench_gemm(args) -> int:
     if args.repeat < 1:
         raise OptionError(f"--repeat must be at least 1, not {args.repeat}")
     return bench_gemm.run_bench(size=args.size, repeat=args.repeat)
+
+
+def add_bench_exhaustive(sub):
+    from .common import add_spec_options
+    b = sub.add_parser("bench-exhaustive", help="an exhaustive run's rate against the bare "
+                       "simulator's",
+                       description="The native engine's Python stages per vector, the bare "
+                                   "simulators' rate (no golden model, no comparison) and a "
+                                   "verify-exhaustive run of the first --limit inputs, with "
+                                   "their ratio (docs/verification.md).")
+    add_spec_options(b)
+    b.add_argument("--limit", type=int, default=1 << 28,
+                   help="inputs of the measured run (default 2^28)")
+    b.add_argument("--shards", type=int, default=0, help="processes (default: one per core)")
+    b.set_defaults(run=_bench_exhaustive)
+
+
+def _bench_exhaustive(args) -> int:
+    from fpforge.rtl.kinds import make_spec
+    from fpforge.sim.bench_exhaustive import run_bench
+    from fpforge.sim.design import Design
+
+    from .common import spec_values
+    if args.limit < 1 or args.shards < 0:
+        raise OptionError("--limit takes a positive number of inputs, --shards a count >= 0")
+    return run_bench(Design.of(make_spec(args.unit, **spec_values(args))), vectors=args.limit,
+                     shards=args.shards)

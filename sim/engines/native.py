@@ -30,6 +30,7 @@ the chunk before and its reference thread evaluates the golden model on the next
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import os
 import queue
@@ -52,7 +53,11 @@ __all__ = ["NativeTop", "NativeEngine", "container_bytes", "LANES"]
 
 HERE = Path(__file__).resolve().parent
 MAIN_CPP = HERE / "native_main.cpp"
-LANES = 16     # measured faster per vector than 64 (docs/verification.md), and builds faster
+# 4 copies of a 16-bit unit ran 25-30 % fewer CPU ns per vector than 16 (the bare simulator,
+# fp16 mul and add, docs/verification.md): the eval code of 16 copies outgrows the caches.
+LANES = 4
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+PIPE_BYTES = 1 << 20     # Linux's default pipe-max-size
 
 
 def container_bytes(width: int) -> int:
@@ -141,6 +146,11 @@ class NativeSession(Session):
         self.top, self.chunk = top, chunk
         self.proc = subprocess.Popen([str(exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, bufsize=0)
+        for pipe in (self.proc.stdin, self.proc.stdout):   # fewer wake-ups per chunk
+            try:
+                fcntl.fcntl(pipe, F_SETPIPE_SZ, PIPE_BYTES)
+            except OSError:         # above /proc/sys/fs/pipe-max-size: the default 64 KiB
+                pass
         self._sent: list[int] = []
         self._collected = 0             # vectors before the next block (for "vector K")
         self._blobs: queue.Queue = queue.Queue(maxsize=2)
@@ -151,8 +161,8 @@ class NativeSession(Session):
         alive = True
         while (blob := self._blobs.get()) is not None:
             try:
-                if alive:
-                    self.proc.stdin.write(blob)
+                for part in blob if alive else ():
+                    self.proc.stdin.write(memoryview(part).cast("B"))
             except BrokenPipeError:      # the simulator stopped: collect() reports it,
                 alive = False            # and close() still gets its blobs through
 
@@ -162,13 +172,17 @@ class NativeSession(Session):
         steps = -(-n // L)
         parts = [np.uint32(steps).tobytes()]
         for p in d.inputs:
-            codes = np.resize(np.asarray(inputs[p.name]).reshape(n, p.lanes),
-                              (steps * L, p.lanes))   # the last row padded with repeats
-            parts.append(codes.astype(f"<u{self.top.bytes[p.name]}").tobytes())
-        self._blobs.put(b"".join(parts))
+            codes = np.asarray(inputs[p.name]).reshape(n, p.lanes)
+            if n != steps * L:
+                codes = np.resize(codes, (steps * L, p.lanes))  # the last row padded with repeats
+            # one conversion into the containers; the writer sends the array's own buffer
+            parts.append(np.ascontiguousarray(codes, f"<u{self.top.bytes[p.name]}"))
+        self._blobs.put(parts)
         self._sent.append(n)
 
     async def collect(self) -> dict:
+        """The outputs of the oldest chunk submitted, in their containers' dtypes (uint8, uint16
+        or uint32: the checker compares them with the golden model's codes as they are)."""
         d, L = self.top.design, self.top.lanes
         n = self._sent.pop(0)
         steps = -(-n // L)
@@ -176,7 +190,7 @@ class NativeSession(Session):
         out = {}
         for p in d.outputs:
             data = self._read(steps * self.top.row_bytes(p))
-            codes = np.frombuffer(data, f"<u{self.top.bytes[p.name]}").astype(np.uint32)
+            codes = np.frombuffer(data, f"<u{self.top.bytes[p.name]}")
             codes = codes.reshape(steps * L, p.lanes)[:min(n, first)]
             out[p.name] = codes[:, 0] if p.lanes == 1 else codes
         if first < n:
@@ -188,22 +202,22 @@ class NativeSession(Session):
         self.submit(inputs)
         return await self.collect()
 
-    def _read(self, n: int) -> bytes:
-        parts, got = [], 0
+    def _read(self, n: int) -> bytearray:
+        buf, got = bytearray(n), 0
+        view = memoryview(buf)
         while got < n:
-            b = self.proc.stdout.read(n - got)
-            if not b:
+            k = self.proc.stdout.readinto(view[got:])
+            if not k:
                 self.proc.wait()
                 raise SimulationError(f"native simulator ended early (exit "
                                       f"{self.proc.returncode}): "
                                       f"{self.proc.stderr.read().decode(errors='replace')}")
-            parts.append(b)
-            got += len(b)
-        return b"".join(parts)
+            got += k
+        return buf
 
     def close(self) -> float:
         """End the simulator; returns its CPU seconds (user + system)."""
-        self._blobs.put(np.uint32(0).tobytes())
+        self._blobs.put([np.uint32(0).tobytes()])
         self._blobs.put(None)
         self._writer.join()
         try:
@@ -257,6 +271,16 @@ class NativeEngine:
             raise SimulationError(f"native build failed ({r.returncode}); see {d / 'build.log'}")
         return exe
 
+    def bare(self, design: Design, vectors: int, *, exe: Path | None = None) -> subprocess.Popen:
+        """Start the simulator alone on ``vectors`` vectors (``fast --bare``: no pipes, no golden
+        model, no comparison; the ceiling of a run's rate). Its stdout's one line is
+        "steps seconds"."""
+        if design.elastic:
+            raise ValueError("the bare simulator rate is measured on designs without handshake")
+        steps = -(-vectors // self.lanes)
+        return subprocess.Popen([str(exe or self.build(design)), "--bare", str(steps)],
+                                stdout=subprocess.PIPE, text=True)
+
     def session(self, design: Design, *, exe: Path | None = None,
                 chunk: int = 1 << 20) -> NativeSession:
         return NativeSession(exe or self.build(design), NativeTop(design, self.lanes), chunk)
@@ -265,9 +289,10 @@ class NativeEngine:
         check_inputs(design, inputs)
         session = self.session(design)
         try:
-            return asyncio.run(session.run(inputs))
+            out = asyncio.run(session.run(inputs))
         finally:
             session.close()
+        return {p: v.astype(np.uint32) for p, v in out.items()}   # the engines' own dtype
 
     def verify(self, design: Design, plan: Plan, *, exe: Path | None = None,
                report_path: str = "", progress_path: str = "") -> dict:
@@ -277,7 +302,7 @@ class NativeEngine:
         try:
             _, summary = asyncio.run(check_stream(
                 session, design, plan, report_path=report_path, progress_path=progress_path,
-                engine=self.name, pipelined=True, lanes=self.lanes))
+                engine=self.name, pipelined=True, narrow=True, lanes=self.lanes))
         finally:
             cpu = session.close()
         summary["simulator_cpu_s"] = cpu

@@ -10,8 +10,10 @@
 // taken on an edge where its valid and ready are high, a result where its valid is high; each
 // block's outputs start with a uint32, the vectors before the first without a result, and the
 // run ends after a block where BUDGET cycles passed without a result.
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -36,6 +38,34 @@ static void tick(Vfast* top) {
     top->eval();
 }
 
+#if !HANDSHAKE
+// `fast --bare STEPS`: the simulator alone, the ceiling of a run's rate (make bench-exhaustive).
+// The loop below without the pipes: STEPS steps over a 4096-row block of pseudo-random input
+// codes, each step's inputs copied in, evaluated (clocked) and its outputs copied out, as a run
+// does; prints "STEPS SECONDS".
+static int bare(Vfast* top, uint64_t steps) {
+    const size_t block = 4096;
+    uint64_t x = 88172645463325252ull, sink = 0;
+#define BARE_DECLARE(port, row) std::vector<uint8_t> port##_bare(block * (row)); \
+    for (auto& c : port##_bare) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; c = uint8_t(x); }
+    FOR_INPUTS(BARE_DECLARE)
+    FOR_OUTPUTS(BARE_DECLARE)
+    const auto t0 = std::chrono::steady_clock::now();
+    for (uint64_t t = 0; t < steps; t++) {
+        const size_t s = t % block;
+#define BARE_DRIVE(port, row) memcpy(&top->port, port##_bare.data() + s * (row), row);
+        FOR_INPUTS(BARE_DRIVE)
+        if (LATENCY) tick(top); else top->eval();
+#define BARE_SAMPLE(port, row) memcpy(port##_bare.data() + s * (row), &top->port, row); \
+        sink += port##_bare[s * (row)];
+        FOR_OUTPUTS(BARE_SAMPLE)
+    }
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    printf("%llu %.6f %llu\n", (unsigned long long)steps, dt, (unsigned long long)(sink & 1));
+    return 0;
+}
+#endif
+
 int main(int argc, char** argv) {
     auto ctx = std::make_unique<VerilatedContext>();
     ctx->commandArgs(argc, argv);
@@ -43,6 +73,9 @@ int main(int argc, char** argv) {
     top->rst = 1;
     for (int i = 0; i < 3; i++) tick(top.get());
     top->rst = 0;
+#if !HANDSHAKE
+    if (argc == 3 && !strcmp(argv[1], "--bare")) return bare(top.get(), strtoull(argv[2], 0, 10));
+#endif
 
 #define DECLARE(port, row) std::vector<uint8_t> port##_buf; \
     const size_t port##_row = (row); \

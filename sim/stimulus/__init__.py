@@ -114,16 +114,18 @@ def _dtype(port):
     return np.uint64 if port.lane_width > 32 else np.uint32
 
 
-def generate(spec: Spec, parts: list, rng: np.random.Generator, chunk: int, rm_values=None):
+def generate(spec: Spec, parts: list, rng: np.random.Generator, chunk: int, rm_values=None, *,
+             narrow: bool = False):
     """Yield dicts of input arrays (``spec.inputs()``) of at most ``chunk`` vectors, for every
-    part of ``parts`` in order; ``rm``, where drawn, from ``rm_values`` only if given."""
+    part of ``parts`` in order; ``rm``, where drawn, from ``rm_values`` only if given;
+    ``narrow``: the exhaustive part's codes in their narrowest dtypes (``exhaustive``)."""
     for name, params in parts:
         if name == "exhaustive":
             held = {p: int(v) for p, v in params.get("held", {}).items()}
             start = int(params.get("start", 0))
             stop = int(params.get("stop", space_size(spec, held)))
             for s in range(start, stop, chunk):
-                piece = exhaustive(spec, s, min(stop, s + chunk), held)
+                piece = exhaustive(spec, s, min(stop, s + chunk), held, narrow=narrow)
                 yield piece | mode_inputs(spec, rng, min(stop, s + chunk) - s, rm_values)
             continue
         if name == "file":              # a vector file (sim/vectors.py): --vectors FILE

@@ -27,20 +27,37 @@ def space_size(spec: Spec, held=()) -> int:
     return 1 << sum(lanes * w for _, lanes, w in _fields(spec, held))
 
 
-def exhaustive(spec: Spec, start: int, stop: int, held=None) -> dict[str, np.ndarray]:
+def exhaustive(spec: Spec, start: int, stop: int, held=None, *,
+               narrow: bool = False) -> dict[str, np.ndarray]:
     """Input tuples number ``start`` .. ``stop - 1`` of the whole input space: the last port's
-    last element in the low bits of the index; ``held``: {port: value} held constant."""
+    last element in the low bits of the index; ``held``: {port: value} held constant. Codes
+    are uint32, or with ``narrow`` in the narrowest unsigned dtype of their port's lane width
+    (the golden model reads uint16 operands in half the time of uint32 ones)."""
     held = held or {}
-    idx = np.arange(start, stop, dtype=np.uint64)
+    dtypes = {p.name: _narrowest(p.lane_width) if narrow else np.uint32 for p in spec.inputs()}
+    # A space of at most 2^32 inputs (every 16-bit binary operation) is indexed in uint32: each
+    # field is one shift and one mask, and no uint64 index array is written (10x faster).
+    dt = np.uint32 if stop <= 1 << 32 else np.uint64
+    idx = np.arange(start, stop, dtype=dt)
     out, shift = {}, 0
     for port, lanes, w in reversed(_fields(spec, held)):
         cols = []
         for _ in range(lanes):
-            cols.append(((idx >> np.uint64(shift)) & np.uint64((1 << w) - 1)).astype(np.uint32))
+            if shift >= 8 * idx.itemsize:     # above the index (--limit of a larger space)
+                field = np.zeros(len(idx), dtypes[port])
+            else:
+                field = idx >> dt(shift) if shift else idx
+            if shift + w < 8 * idx.itemsize:
+                field = field & dt((1 << w) - 1)
+            cols.append(field.astype(dtypes[port], copy=False))
             shift += w
         out[port] = cols[0] if lanes == 1 else np.stack(cols[::-1], axis=1)
-    out |= {port: np.full(len(idx), value, np.uint32) for port, value in held.items()}
+    out |= {port: np.full(len(idx), value, dtypes[port]) for port, value in held.items()}
     return {port: out[port] for port, _, _ in _fields(spec) if port in out}
+
+
+def _narrowest(bits: int):
+    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if bits <= 8 * t().itemsize)
 
 
 MODE_PORTS = ("rm", "rbits")

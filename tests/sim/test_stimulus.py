@@ -40,6 +40,22 @@ def test_exhaustive_puts_the_last_operand_in_the_low_bits():
     assert ops["a"][:17].tolist() == [0] * 16 + [1] and ops["b"][:3].tolist() == [0, 1, 2]
 
 
+@pytest.mark.parametrize("unit,start", [("mul", (1 << 32) - 3000), ("fma", (1 << 32) - 1000),
+                                        ("fma", 1 << 40)])
+def test_exhaustive_indexes_either_side_of_2_to_the_32(unit, start):
+    """Up to 2^32 the index is uint32 (and a --limit run of a larger space has operands above
+    its bits: all zero); narrow codes are the same numbers in each port's own dtype."""
+    spec = make_spec(unit, format="fp16")
+    stop = min(start + 2000, 1 << 32) if start < 1 << 32 else start + 2000
+    ops, narrow = exhaustive(spec, start, stop), exhaustive(spec, start, stop, narrow=True)
+    index = np.arange(start, stop, dtype=object)
+    names = [p.name for p in spec.inputs()]
+    for k, name in enumerate(reversed(names)):
+        want = [(int(i) >> (16 * k)) & 0xffff for i in index]
+        assert ops[name].dtype == np.uint32 and ops[name].tolist() == want
+        assert narrow[name].dtype == np.uint16 and narrow[name].tolist() == want
+
+
 def test_corner_classes_of_fp16():
     fp16 = resolve("fp16")
     cc = corner_codes(fp16, np.random.default_rng(0))

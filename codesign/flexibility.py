@@ -25,6 +25,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from fpforge.synth.format_sets import SETS, FlexSet
 from fpforge.synth.sweep import MX_N
 
 from .energy import ENERGY_DATA, ENERGY_LIBRARY, ENERGY_VECTORS
@@ -48,31 +49,6 @@ ENERGY_DATA_SET = ENERGY_DATA[0]
 # Energy is measured on dots up to this n: the gate-level simulation of an n = 32 dot (about
 # 30,000 cells) takes about 2 s per operation on this flow, ten minutes per unit and member.
 ENERGY_MAX_DOT_N = DOT_N
-
-
-@dataclass(frozen=True)
-class FlexSet:
-    """A set of formats one unit serves, and which units the report builds over it."""
-
-    name: str
-    formats: tuple[str, ...]
-    why: str
-    units: tuple[str, ...] = ("mul",)
-    scale_format: str | None = None      # the dot rows' scale inputs (NVFP4: E4M3)
-    simd_width: int | None = None        # also a packed-SIMD mul row of this width
-    dot_rows: tuple = DOT_ROWS           # (accumulation, n, option values) of each dot row
-
-
-SETS = (
-    FlexSet("OCP FP8", ("fp8e4m3", "fp8e5m2"), "both OCP 8-bit formats (E4M3 forward, E5M2 "
-            "gradients)", units=("mul", "add", "dot")),
-    FlexSet("f8f6f4", ("fp8e4m3", "fp8e5m2", "fp6e3m2", "fp6e2m3", "fp4e2m1"),
-            "a tensor core's f8f6f4 operand kinds", units=("mul", "dot")),
-    FlexSet("E4M3 + NVFP4", ("fp8e4m3", "fp4e2m1"), "FP8 and NVFP4 (E2M1 elements, E4M3 block "
-            "scales) on one dot unit", units=("dot",), scale_format="float8_e4m3fn"),
-    FlexSet("CVFPU", ("fp32", "fp16", "bf16", "fp8e4m3", "fp8e5m2"), "CVFPU's formats: one "
-            "fp32 or two 16-bit or four 8-bit operations", units=("mul",), simd_width=32),
-)
 
 
 @dataclass(frozen=True)
@@ -102,7 +78,7 @@ def _unit_values(s: FlexSet, unit: str) -> list[tuple[tuple, list]]:
     if unit != "dot":
         return [((("formats", fmts),), [(("format", f),) for f in s.formats])]
     out = []
-    for _, n, accum in s.dot_rows:
+    for _, n, accum in s.dot_rows or DOT_ROWS:
         common = (("n", n),) + accum + \
             ((("scale_format", s.scale_format),) if s.scale_format else ())
         out.append(((("formats", fmts),) + common, [(("in_format", f),) + common

@@ -20,6 +20,8 @@ class FlexSet:
     units: tuple[str, ...] = ("mul",)
     scale_format: str | None = None      # the dot rows' scale inputs (NVFP4: E4M3)
     simd_width: int | None = None        # also a packed-SIMD mul row of this width
+    # (accumulation, n, option values) of each dot row; empty: the flexibility report's own
+    dot_rows: tuple = ()
 
 
 SETS = (

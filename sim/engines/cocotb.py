@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 from dataclasses import asdict, dataclass
 from importlib import metadata
@@ -41,6 +40,7 @@ from ..errors import DesignError
 from ..stream import Plan
 from .base import BUILD_ROOT, SIMULATORS, VERILATOR_WAIVERS, check_inputs, systemverilog_only
 from .harness import Harness
+from .runtime_cache import runtime_cache, runtime_files, seed_runtime, store_runtime
 
 __all__ = ["CocotbEngine", "BenchConfig", "BenchResult", "simulator", "geometry", "ENV_VAR",
            "VERILATED_MK_FIXES", "runtime_files"]
@@ -169,57 +169,11 @@ class Verilator(cocotb_runner.Verilator):
         return cmds
 
 
-# Verilator's run-time library (verilated*.o) compiles to the same objects for every design
-# built with the same flags, and was most of the 32 s of building an 8-bit fma bench (measured;
-# the design's own code is 5 s). It is compiled once per flag set and compiler, kept here, and
-# copied into each new build directory, where make finds it up to date. Not cocotb's main
-# (verilator.o): it includes the design's Vtop.h, and another design's copy constructs a model
-# of another layout (heap corruption: "double free or corruption" at exit).
+# Verilator's run-time library: compiled once per flag set (runtime_cache.py). Not cocotb's main
+# (verilator.o): it includes the design's Vtop.h.
 def _runtime_cache(waves: bool) -> Path:
-    cxx = shutil.which(os.environ.get("CXX", "c++")) or "c++"
-    compiler = [str(Path(cxx).resolve()), Path(cxx).resolve().stat().st_mtime_ns] \
-        if Path(cxx).exists() else [cxx]
-    key = json.dumps([metadata.version("verilator"), metadata.version("cocotb"), waves,
-                      VERILATOR_ARGS, VERILATED_MK_FIXES, OPT_FLAGS, compiler])
-    return BUILD_ROOT / "verilator" / "_runtime" / hashlib.sha1(key.encode()).hexdigest()[:10]
-
-
-def runtime_files(directory: Path) -> list[Path]:
-    """The objects of ``directory`` that no file of a build directory goes into: each has a
-    dependency file, and every dependency in it is an absolute path (the design's headers are
-    named relative to the build directory)."""
-    objs = [p for p in directory.glob("*.o")
-            if p.with_suffix(".d").exists() and not _design_dependent(p.with_suffix(".d"))]
-    return objs + [p.with_suffix(".d") for p in objs]
-
-
-def _design_dependent(depfile: Path) -> bool:
-    deps = depfile.read_text().replace("\\\n", " ").split()[1:]     # after "name.o:"
-    return any(not d.startswith("/") for d in deps if d != "\\")
-
-
-def _seed_runtime(build_dir: Path, waves: bool) -> None:
-    cache = _runtime_cache(waves)
-    if cache.is_dir():
-        for f in runtime_files(cache):
-            if not (build_dir / f.name).exists():
-                shutil.copy2(f, build_dir / f.name)     # keeps the mtime: newer than its sources
-
-
-def _store_runtime(build_dir: Path, waves: bool) -> None:
-    cache = _runtime_cache(waves)
-    files = runtime_files(build_dir)
-    if cache.is_dir() or not files:
-        return
-    # Built beside the cache and renamed into place: pytest workers may race to store it.
-    tmp = cache.with_name(f"{cache.name}.{os.getpid()}")
-    tmp.mkdir(parents=True, exist_ok=True)
-    for f in files:
-        shutil.copy2(f, tmp / f.name)
-    try:
-        tmp.rename(cache)
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)          # another worker stored it first
+    return runtime_cache("verilator", [metadata.version("cocotb"), waves, VERILATOR_ARGS,
+                                       VERILATED_MK_FIXES, OPT_FLAGS])
 
 
 def _runner(sim: str):
@@ -261,12 +215,12 @@ def build_top(sim: str, build_dir: Path, top: str, text: str, waves: bool,
     flags_changed = not stamp.exists() or stamp.read_text() != json.dumps(args + files)
     runner = _runner(sim)
     if sim == "verilator":
-        _seed_runtime(build_dir, waves)
+        seed_runtime(build_dir, _runtime_cache(waves))
     runner.build(sources=sources, hdl_toplevel=top, build_dir=build_dir,
                  timescale=("1ns", "1ps"), waves=waves, build_args=args, always=flags_changed,
                  log_file=build_dir / "build.log")
     if sim == "verilator":
-        _store_runtime(build_dir, waves)
+        store_runtime(build_dir, _runtime_cache(waves))
     stamp.write_text(json.dumps(args + files))
     (build_dir / "toplevel").write_text(top)
     return build_dir

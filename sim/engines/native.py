@@ -48,6 +48,7 @@ from ..design import Design
 from ..stream import NoResult, Plan, Session, check_stream, cycle_budget
 from .base import BUILD_ROOT, VERILATOR_WAIVERS, SimulationError, check_inputs
 from .cocotb import VERILATED_MK_FIXES, bench_env
+from .runtime_cache import runtime_cache, seed_runtime, store_runtime
 
 __all__ = ["NativeTop", "NativeEngine", "container_bytes", "LANES"]
 
@@ -135,6 +136,7 @@ class NativeTop:
 
 
 VERILATOR_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", *VERILATOR_WAIVERS]
+NATIVE_OPT_FLAGS = ["OPT_FAST=-O2", "OPT_SLOW=-O0", "OPT_GLOBAL=-O1"]
 
 
 class NativeSession(Session):
@@ -256,17 +258,25 @@ class NativeEngine:
         d.mkdir(parents=True)
         for n, t in sources.items():
             (d / n).write_text(t)
-        # The model's code is optimized; Verilator's run-time library is not (compile time only).
-        makeflags = [f"{k}={v}" for k, v in VERILATED_MK_FIXES.items()] + \
-            ["OPT_FAST=-O2", "OPT_SLOW=-O0", "OPT_GLOBAL=-O1"]
-        cmd = [exe_name, "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 1),
-               *VERILATOR_ARGS, "--top-module", "fast", "--prefix", "Vfast", "-Mdir", "obj",
-               "-CFLAGS", f"-I{d}", "-o", "fast", *design.source_args, *design.source_files,
-               "top.v", "native_main.cpp"]
-        for f in makeflags:
-            cmd += ["-MAKEFLAGS", f]
+        # The model's code is optimized; Verilator's run-time library is not (compile time only),
+        # and is compiled once per flag set (runtime_cache.py): verilate, seed the kept objects
+        # (touched: newer than the makefile verilating wrote), then make.
+        makeflags = [f"{k}={v}" for k, v in VERILATED_MK_FIXES.items()] + NATIVE_OPT_FLAGS
+        cache = runtime_cache("native", [VERILATOR_ARGS, makeflags])
+        verilate = [exe_name, "--cc", "--exe", *VERILATOR_ARGS, "--top-module", "fast",
+                    "--prefix", "Vfast", "-Mdir", "obj", "-CFLAGS", f"-I{d}", "-o", "fast",
+                    *design.source_args, *design.source_files, "top.v", "native_main.cpp"]
         with open(d / "build.log", "w") as log:
-            r = subprocess.run(cmd, cwd=d, stdout=log, stderr=subprocess.STDOUT, env=env)
+            r = subprocess.run(verilate, cwd=d, stdout=log, stderr=subprocess.STDOUT, env=env)
+            if not r.returncode:
+                seeded = seed_runtime(d / "obj", cache)
+                for f in seeded:
+                    os.utime(f)
+                r = subprocess.run(["make", "-j", str(os.cpu_count() or 1), "-C", "obj",
+                                    "-f", "Vfast.mk", *makeflags], cwd=d, stdout=log,
+                                   stderr=subprocess.STDOUT, env=env)
+        if not r.returncode:
+            store_runtime(d / "obj", cache, design_root=d)
         if r.returncode or not exe.exists():
             raise SimulationError(f"native build failed ({r.returncode}); see {d / 'build.log'}")
         return exe

@@ -37,7 +37,7 @@ def test_a_small_run_writes_every_report_with_the_issue_columns(tmp_path):
     out = tmp_path / "out"
     (out).mkdir()
     (out / "pareto.png").write_text("stale")
-    assert main(["pareto", "--config", str(config), "--out", str(out), "-j", "2"]) == 0
+    assert main(["pareto", "--config", str(config), "--out", str(out), "-j", "1"]) == 0
     with open(out / "pareto.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert tuple(rows[0])[:len(ISSUE_COLUMNS)] == ISSUE_COLUMNS and len(rows) == 4

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import functools
 import re
-import subprocess
-import sys
 from fractions import Fraction
 
 import numpy as np
@@ -20,6 +18,7 @@ from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.options import OptionError
 from fpforge.sim.stimulus import generate
 from fpforge.sim.tiers import stimulus_for
+from tests.cli_run import fpforge
 
 NV = 1 << 4
 
@@ -100,15 +99,10 @@ def test_nan_policy_and_zero_sign():
     assert np.asarray(ieee["y"]).tolist() == [0, 0x7E00, 0x7E00, 0x7E00]
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "fpforge", *args], capture_output=True,
-                          text=True)
-
-
 @pytest.mark.parametrize("name,extra", [("fp8e4m3", ["--minmax", "ieee"]),
                                         ("binary8p3se", ["--stages", "1"])])
 def test_verilog_every_pair_against_golden(name, extra):
-    r = _cli("verify", "--unit", "amax", "--format", name, "--n", "2", "--engine", "batch",
+    r = fpforge("verify", "--unit", "amax", "--format", name, "--n", "2", "--engine", "batch",
              *extra)
     assert r.returncode == 0 and "65,536 vectors, 0 mismatches" in r.stdout, r.stdout + r.stderr
 
@@ -119,7 +113,7 @@ def test_verilog_every_pair_against_golden(name, extra):
     pytest.param("bf16", 64, ["--minmax", "ieee", "--stages", "6"], marks=pytest.mark.slow),
     ("fp8e5m2", 5, ["--cuts", "1,3"])])
 def test_verilog_blocks_against_golden(name, n, extra):
-    r = _cli("verify", "--unit", "amax", "--format", name, "--n", str(n), "--engine", "batch",
+    r = fpforge("verify", "--unit", "amax", "--format", name, "--n", str(n), "--engine", "batch",
              *extra)
     assert r.returncode == 0 and ", 0 mismatches" in r.stdout, r.stdout + r.stderr
 
@@ -127,7 +121,7 @@ def test_verilog_blocks_against_golden(name, n, extra):
 @pytest.mark.parametrize("fault", ["amax-signed", pytest.param("other-minmax",
                                                                 marks=pytest.mark.slow)])
 def test_fault_caught(fault):
-    r = _cli("verify", "--unit", "amax", "--format", "fp8e5m2", "--n", "2", "--engine", "batch",
+    r = fpforge("verify", "--unit", "amax", "--format", "fp8e5m2", "--n", "2", "--engine", "batch",
              "--fault", fault)
     assert r.returncode == 1 and re.search(r"\b[1-9][\d,]* mismatches", r.stdout), r.stdout + r.stderr
 
@@ -154,5 +148,5 @@ def test_refused(options, message):
 
 
 def test_cli_refusal_is_one_line(tmp_path):
-    r = _cli("verilog", "--unit", "amax", "--n", "65", "--out-dir", str(tmp_path))
+    r = fpforge("verilog", "--unit", "amax", "--n", "65", "--out-dir", str(tmp_path))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and not list(tmp_path.iterdir())

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
-import sys
 from fractions import Fraction
 
 import gmpy2
@@ -23,6 +21,7 @@ from fpforge.golden.model import evaluate
 from fpforge.rtl.format_names import resolve
 from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.options import OptionError
+from tests.cli_run import fpforge
 
 DZ = exact.DZ
 
@@ -216,13 +215,8 @@ def test_golden_bf16_sqrt_every_input_against_mpfr(mode):
 
 # ----- the Verilog against the golden model ------------------------------------------------------
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "fpforge", *args], capture_output=True,
-                          text=True)
-
-
 def _passes(*args, vectors=""):
-    r = _cli("verify", *args)
+    r = fpforge("verify", *args)
     assert r.returncode == 0 and f"{vectors} vectors, 0 mismatches" in r.stdout, \
         r.stdout + r.stderr
 
@@ -287,12 +281,12 @@ def test_verilog_div_iter_every_pair():
                                         ("div", "force-invalid")])
 def test_fault_caught(unit, fault):
     fmt = "fp8e4m3" if unit == "sqrt" else "fp6e2m3"
-    r = _cli("verify", "--unit", unit, "--format", fmt, "--engine", "batch", "--fault", fault)
+    r = fpforge("verify", "--unit", unit, "--format", fmt, "--engine", "batch", "--fault", fault)
     assert r.returncode == 1 and re.search(r"\b[1-9][\d,]* mismatches", r.stdout), r.stdout + r.stderr
 
 
 def test_iter_fault_caught():
-    r = _cli("verify", "--unit", "sqrt", "--format", "fp8e4m3", "--arch", "iter", "--engine",
+    r = fpforge("verify", "--unit", "sqrt", "--format", "fp8e4m3", "--arch", "iter", "--engine",
              "cocotb", "--sim", "icarus", "--fault", "sqrt-no-sticky")
     assert r.returncode == 1 and re.search(r"\b[1-9][\d,]* mismatches", r.stdout), r.stdout + r.stderr
 
@@ -305,7 +299,7 @@ ITER = ("--arch iter reuses one recurrence step over cycles behind a handshake; 
 
 @pytest.mark.parametrize("args", [("--stages", "2"), ("--clock-ps", "900")])
 def test_iter_refuses_a_pipeline(args, tmp_path):
-    r = _cli("verilog", "--unit", "div", "--arch", "iter", *args, "--out-dir", str(tmp_path))
+    r = fpforge("verilog", "--unit", "div", "--arch", "iter", *args, "--out-dir", str(tmp_path))
     assert r.returncode == 2 and r.stderr.strip().endswith(ITER), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
 
@@ -322,7 +316,7 @@ def test_refused(unit, options, message):
 
 def test_iter_latency_in_header_and_sidecar(tmp_path):
     import json
-    r = _cli("verilog", "--unit", "div", "--format", "fp16", "--arch", "iter", "--out-dir",
+    r = fpforge("verilog", "--unit", "div", "--format", "fp16", "--arch", "iter", "--out-dir",
              str(tmp_path))
     assert r.returncode == 0, r.stderr
     spec = make_spec("div", format="fp16", arch="iter")

@@ -143,6 +143,20 @@ def test_native_engine_matches_the_golden_model_and_catches_a_fault():
     assert bad["mismatches"] > 0 and "rounding=rne" in bad["first_mismatches"][0]
 
 
+@needs_cxx
+def test_native_builds_share_the_verilator_runtime():
+    """Verilator's run-time library is compiled once per flag set for the native engine too: a
+    new design's build compiles only its own code and the loop, and its run is checked."""
+    from fpforge.sim.engines.native import NativeEngine
+    from fpforge.sim.stream import Plan
+    engine("native").build(Design.of(make_spec("mul", format="fp4e2m1")))  # keeps the objects
+    design, fresh = Design.of(make_spec("add", format="fp4e2m1")), NativeEngine(lanes=3)
+    log = (fresh.build(design).parents[1] / "build.log").read_text()
+    assert "-o Vfast__ALL.o" in log and "-o native_main.o" in log and "-o verilated" not in log
+    s = fresh.verify(design, Plan([["exhaustive", {}]]))
+    assert (s["vectors"], s["mismatches"]) == (256, 0), s["first_mismatches"]
+
+
 def test_the_shared_verilator_runtime_leaves_out_what_includes_the_design(tmp_path):
     """cocotb's main (verilator.o) includes the design's Vtop.h: a copy built for another design
     constructs a model of another layout, so the run-time cache keeps only objects whose every
@@ -160,3 +174,8 @@ def test_the_shared_verilator_runtime_leaves_out_what_includes_the_design(tmp_pa
     (tmp_path / "nodeps.o").write_bytes(b"")            # no dependency file: not known safe
     assert sorted(p.name for p in runtime_files(tmp_path)) == \
         ["verilated.d", "verilated.o", "verilated_vpi.d", "verilated_vpi.o"]
+    # the native loop names the design's header by an absolute path inside the design's folder
+    (tmp_path / "verilated_vpi.d").write_text(f"verilated_vpi.o: {inc}/verilated.h "
+                                              f"{tmp_path}/ports.h\n")
+    assert sorted(p.name for p in runtime_files(tmp_path, design_root=tmp_path)) == \
+        ["verilated.d", "verilated.o"]

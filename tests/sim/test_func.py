@@ -5,8 +5,6 @@ input of 8- and 16-bit formats, the generated Verilog against the golden model o
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from fractions import Fraction
 
 import gmpy2
@@ -20,6 +18,7 @@ from fpforge.rtl.options import RM_CODES, Flag, OptionError
 from fpforge.sim.design import Design
 from fpforge.sim.engines.batch import BatchEngine
 from tests.rtl.export_cases import check_batch, export_all
+from tests.cli_run import fpforge
 
 UNITS = ("recip", "rsqrt", "exp2")
 MPFR_MODES = {"rne": gmpy2.RoundToNearest, "rtz": gmpy2.RoundToZero, "rup": gmpy2.RoundUp,
@@ -185,13 +184,8 @@ def test_exp2_exact_only_at_integers():
             assert bool(flags[code] & Flag.NX) == (v.denominator != 1), hex(code)
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "fpforge", *args], capture_output=True,
-                          text=True)
-
-
 def _verify(*args):
-    r = _cli("verify", *args, "--engine", "batch")
+    r = fpforge("verify", *args, "--engine", "batch")
     assert r.returncode == 0 and ", 0 mismatches" in r.stdout, r.stdout + r.stderr
     return r.stdout
 
@@ -259,7 +253,7 @@ def test_exp2_wide_verilog_lint_clean_and_deterministic(tmp_path):
                                         ("exp2", "func-faithful-as-correct"),
                                         ("rsqrt", "rtz-instead"), ("exp2", "force-inexact")])
 def test_fault_caught(unit, fault):
-    r = _cli("verify", "--unit", unit, "--format", "fp8e5m2", "--engine", "batch",
+    r = fpforge("verify", "--unit", unit, "--format", "fp8e5m2", "--engine", "batch",
              "--fault", fault)
     assert r.returncode != 0 and re.search(r"\b[1-9][\d,]* mismatches", r.stdout), r.stdout + r.stderr
 
@@ -277,6 +271,6 @@ def test_refused(unit, options, message):
 
 
 def test_wide_format_cli_writes_nothing(tmp_path):
-    r = _cli("verilog", "--unit", "exp2", "--format", "float32",
+    r = fpforge("verilog", "--unit", "exp2", "--format", "float32",
              "--out-dir", str(tmp_path))
     assert r.returncode == 2 and "at most 16 bits" in r.stderr and not list(tmp_path.iterdir())

@@ -7,8 +7,6 @@ are few) on the batch engine; each kind's fault caught; the refusals."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from fractions import Fraction
 from math import floor
 
@@ -22,6 +20,7 @@ from fpforge.rtl.intconv import IntFormat
 from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.options import OptionError
 from tests.rtl.fp_units.rtl_check import assert_exact
+from tests.cli_run import fpforge
 
 NV, OF, NX = 1 << 4, 1 << 2, 1
 MODES = ("rne", "rtz", "rdn", "rup", "rna")
@@ -299,8 +298,7 @@ def test_i2f_golden_against_softfloat(bits):
 # ----- the generated Verilog against the golden model ------------------------------------------
 
 def _verify(*args):
-    r = subprocess.run([sys.executable, "-m", "fpforge", "verify", *args, "--engine", "batch"],
-                       capture_output=True, text=True)
+    r = fpforge("verify", *args, "--engine", "batch")
     return r.returncode, r.stdout + r.stderr
 
 
@@ -400,8 +398,7 @@ def test_f2i_takes_stochastic_rounding_as_the_float_kinds(mode):
 
 def test_bad_input_on_the_command_line_writes_nothing(tmp_path):
     out = tmp_path / "v"
-    r = subprocess.run([sys.executable, "-m", "fpforge", "verilog", "--unit", "i2f",
-                        "--int-width", "24", "--out-dir", str(out)], capture_output=True, text=True)
+    r = fpforge("verilog", "--unit", "i2f", "--int-width", "24", "--out-dir", str(out))
     assert r.returncode == 2 and not out.exists()
     assert r.stderr.strip().splitlines()[-1].endswith("--int-width must be 8, 16 or 32, not 24")
     assert len(r.stderr.strip().splitlines()) == 1

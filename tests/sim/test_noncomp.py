@@ -7,8 +7,6 @@ and the options each kind refuses."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from fractions import Fraction
 
 import numpy as np
@@ -22,6 +20,7 @@ from fpforge.rtl.options import OptionError
 from fpforge.sim.design import Design
 from fpforge.sim.faults import faulty_design
 from fpforge.sim.verify import verify
+from tests.cli_run import fpforge
 
 FORMATS = ["fp8e4m3", "fp8e5m2", "binary8p3se", "fp8e4m3fnuz", "fp6e2m3", "e8m0"]
 NV = 1 << 4
@@ -189,15 +188,10 @@ def test_cmp_against_softfloat(bits):
                 (hex(a[i]), hex(b[i]), signaling)
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "fpforge", *args], capture_output=True,
-                          text=True)
-
-
 @pytest.mark.parametrize("unit", ["sgnj", "classify", "min", "max", "cmp"])
 @pytest.mark.parametrize("name", ["fp8e4m3", "fp8e5m2", "binary8p3se"])
 def test_verilog_exhaustive_against_golden(unit, name):
-    r = _cli("verify", "--unit", unit, "--format", name, "--engine", "batch")
+    r = fpforge("verify", "--unit", unit, "--format", name, "--engine", "batch")
     assert r.returncode == 0 and ", 0 mismatches" in r.stdout, r.stdout + r.stderr
 
 
@@ -232,7 +226,7 @@ def test_fault_caught_in_new_options(unit, fault, options):
                                         ("sgnj", "sgnj-copy-only"),
                                         ("classify", "classify-no-subnormal")])
 def test_fault_caught(unit, fault):
-    r = _cli("verify", "--unit", unit, "--format", "fp8e5m2", "--engine", "batch",
+    r = fpforge("verify", "--unit", unit, "--format", "fp8e5m2", "--engine", "batch",
              "--fault", fault)
     assert r.returncode != 0 and re.search(r"\b[1-9][\d,]* mismatches", r.stdout), r.stdout + r.stderr
 
@@ -253,26 +247,26 @@ def test_refused(unit, options, message):
 
 @pytest.mark.parametrize("unit", ["min", "cmp", "sgnj"])
 def test_pipelined_verilog_exhaustive_against_golden(unit):
-    r = _cli("verify", "--unit", unit, "--format", "fp8e4m3", "--stages", "2", "--engine", "batch")
+    r = fpforge("verify", "--unit", unit, "--format", "fp8e4m3", "--stages", "2", "--engine", "batch")
     assert r.returncode == 0 and ", 0 mismatches" in r.stdout, r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("unit", ["cmp", "max", "sgnj"])
 def test_verilog_16_bit_sampled_against_golden(unit):
     """Corner codes crossed and near pairs (sim/stimulus/scalar.py noncomp_part) for fp16."""
-    r = _cli("verify", "--unit", unit, "--format", "fp16", "--engine", "batch")
+    r = fpforge("verify", "--unit", unit, "--format", "fp16", "--engine", "batch")
     assert r.returncode == 0 and ", 0 mismatches" in r.stdout, r.stdout + r.stderr
 
 
 def test_classify_16_bit_every_input():
-    r = _cli("verify", "--unit", "classify", "--format", "bf16", "--engine", "batch")
+    r = fpforge("verify", "--unit", "classify", "--format", "bf16", "--engine", "batch")
     assert r.returncode == 0 and "65,536 vectors, 0 mismatches" in r.stdout, r.stdout + r.stderr
 
 
 def test_synthesized(tmp_path):
     """All five through fpforge synth (ASIC only): one record each, the NaN policy in min's."""
     import json
-    r = _cli("synth", "--unit", "min,max,sgnj,classify,cmp", "--format", "fp8e4m3", "--no-fpga",
+    r = fpforge("synth", "--unit", "min,max,sgnj,classify,cmp", "--format", "fp8e4m3", "--no-fpga",
              "--out", str(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     (records,) = tmp_path.glob("*/records.json")

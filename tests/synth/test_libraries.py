@@ -6,7 +6,6 @@ import gzip
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from fpforge.synth.liberty_file import cells_of, parse, read_liberty
 from fpforge.synth.liberty_trim import HEADER, gzip_bytes, keep_cell, trim
 from fpforge.synth.records import Design
 from fpforge.synth.sta import register_overhead_ps
+from tests.cli_run import fpforge
 
 SPEC = make_spec("mul", format="fp8e4m3")
 # A two-register pipeline: its register-to-register path has a hold check.
@@ -160,9 +160,8 @@ def test_hold_is_checked_on_registered_designs(tmp_path, sky130):
      "--lib and --liberty both name the cells: give one of them"),
 ])
 def test_bad_library_is_one_line_exit_2_nothing_written(args, message, tmp_path):
-    done = subprocess.run([sys.executable, "-m", "fpforge", "synth", "--unit", "mul", "--format",
-                           "fp8e4m3", "--no-fpga", "--out", str(tmp_path), *args],
-                          capture_output=True, text=True)
+    done = fpforge("synth", "--unit", "mul", "--format", "fp8e4m3", "--no-fpga", "--out",
+                   str(tmp_path), *args)
     assert done.returncode == 2 and done.stderr == f"fpforge synth: error: {message}\n"
     assert list(tmp_path.iterdir()) == []
 
@@ -172,9 +171,8 @@ def test_a_file_that_is_no_liberty_is_one_line_exit_2_nothing_written(tmp_path):
     bogus.write_text("not a liberty\n")
     out = tmp_path / "out"
     out.mkdir()
-    done = subprocess.run([sys.executable, "-m", "fpforge", "synth", "--unit", "mul", "--format",
-                           "fp8e4m3", "--no-fpga", "--liberty", str(bogus), "--out", str(out)],
-                          capture_output=True, text=True)
+    done = fpforge("synth", "--unit", "mul", "--format", "fp8e4m3", "--no-fpga", "--liberty",
+                   str(bogus), "--out", str(out))
     assert done.returncode == 2
     assert done.stderr == (f"fpforge synth: error: liberty file {str(bogus)!r} cannot be used: "
                            f"no library group\n")

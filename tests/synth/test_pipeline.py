@@ -2,10 +2,6 @@
 flip-flops; what it chooses is bit-exact; impossible periods are clear errors. And mapping for a
 delay target reads faster than mapping for area."""
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from fpforge.rtl.kinds import make_spec
@@ -14,6 +10,7 @@ from fpforge.sim.design import Design
 from fpforge.sim.verify import verify
 from fpforge.synth import run
 from fpforge.synth.pipeline import pipeline_for
+from tests.cli_run import fpforge
 
 # Below the fp8e4m3 mul's combinational delay mapped for it (947 ps since the multipliers'
 # early overflow test), so the choice needs a stage.
@@ -77,9 +74,7 @@ def test_a_block_unit_is_pipelined_at_its_own_cut_points(tmp_path):
     (["--unit", "mul", "--clock-ps", "-5"], "must not be negative"),
 ])
 def test_bad_clock_requests_exit_2_and_write_nothing(tmp_path, argv, message):
-    done = subprocess.run([sys.executable, "-m", "fpforge", "verilog", *argv,
-                           "--out-dir", str(tmp_path)], capture_output=True, text=True,
-                          cwd=Path(__file__).parents[2])
+    done = fpforge("verilog", *argv, "--out-dir", str(tmp_path))
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not any(tmp_path.iterdir())
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from fpforge.rtl.formats import FloatFormat, Specials
 from fpforge.rtl.options import (RM_CODES, RM_MAX, Flag, Rounding, Saturation, Tininess,
                                   UnitOptions)
@@ -95,6 +97,41 @@ class Mode:
         for mode in (Rounding.RTZ, Rounding.RDN, Rounding.RUP, Rounding.RNA):
             out = jnp.where(self.is_(mode), rules[mode](), out)
         return out
+
+    def shift_round(self, X, sh, sign, opts: UnitOptions, r=None):
+        """Step 3 on an integer cut at bit ``sh``: X / 2^sh rounded to an integer by this mode
+        (``sign`` uint32 0/1 of the value, ``r`` the random bits of a stochastic mode). The
+        bits below the cut are the round bit (bit sh - 1, so 1 <= sh) and the sticky part; an
+        ``sh`` of X's width or more keeps no bit (XLA's shift rule). X needs a spare top bit:
+        the static modes add their rounding offset before the shift (the classic "add half an
+        LSB, minus one plus the LSB, then shift" of round to nearest even), which reads no
+        round or sticky bit apart."""
+        one = jnp.ones((), X.dtype)
+        sh = sh.astype(X.dtype)
+        static = self.rm is None and not self.rounding.stochastic
+        if static and self.rounding in (Rounding.RTZ, Rounding.RNE, Rounding.RNA):
+            if self.rounding is Rounding.RTZ:
+                return shr(X, sh)
+            half = shl(one, sh - 1)               # 0 when sh - 1 >= width: X < half then
+            if self.rounding is Rounding.RNA:
+                return shr(X + half, sh)
+            return shr(X + (half - 1) + (shr(X, sh) & 1), sh)
+        if static:
+            trunc = shr(X, sh)
+            inexact = (shl(trunc, sh) != X).astype(X.dtype)
+            if self.rounding is Rounding.ROD:
+                return trunc | inexact
+            up = sign if self.rounding is Rounding.RDN else sign ^ 1
+            return trunc + (inexact & up.astype(X.dtype))
+        k2 = shr(X, sh - 1)                       # kept bits, then the round bit
+        rb, st = (k2 & 1) == 1, shl(k2, sh - 1) != X
+        sr_carry = None
+        if opts.rounding.stochastic:
+            sr_carry = stochastic_carry(opts.rounding, opts.sr_bits, X, sh - 1,
+                                         jnp.zeros(X.shape, bool), r)
+        trunc = k2 >> 1
+        return trunc + self.increment(sign == 1, (trunc & 1) == 1, rb, st, sr_carry
+                                      ).astype(X.dtype)
 
     def overflows_to_infinity(self, sign):
         """IEEE 754 7.4: which modes carry an overflow to infinity (else to max finite)."""
@@ -219,46 +256,99 @@ def round_float(codes, src: FloatFormat, fmt: FloatFormat, opts: UnitOptions, mo
     normal result, the carry of step 3 walking into the exponent field as in round_raw. Below
     fmt's 2^emin, X is the significand with its hidden bit (field c, clamped to [1, E0], gives
     X = mag - (c - 1) * 2^M_src) and the cut moves up by the E0 - c fields the value lies below
-    2^emin. Fields above fmt's emax overflow by the code's size, infinities and NaNs are
-    replaced in steps 4 and 5, as in round_raw.
+    2^emin. Step 3 rounds X at that cut (:meth:`Mode.shift_round`). Fields above fmt's emax
+    give codes above the largest finite one: those, infinities and NaNs take the code steps 4
+    and 5 of round_raw give their class (:func:`_special_codes`).
+
+    Everything is an unsigned integer of one width (uint32 from float32) and every step is an
+    element-wise op, so XLA fuses the whole convert into one vectorized loop.
     """
     M, Ms = fmt.man_bits, src.man_bits
     E0 = fmt.emin + src.bias                # the source field of 2^emin
     # The round bit, and the exact bits a stochastic mode reads, lie below the LSB: shift
-    # them in from below where the source has fewer.
+    # them in from below where the source has fewer. One spare bit on top: X plus half an
+    # LSB must not wrap (step 3).
     L = max(0, max(opts.rounding.exact_bits(opts.sr_bits), 1) - (Ms - M))
-    dtype = U32 if src.width - 1 + L <= 32 else U64
-    u = decode(codes, src, dtype)
+    dtype = U32 if src.width + L <= 32 else U64
     mag = jnp.asarray(codes).astype(U32) & jnp.uint32(src.magnitude_mask)
-    c = jnp.clip((mag >> Ms).astype(I32), 1, E0)
-    X = shl((mag - ((c - 1) << Ms).astype(U32)).astype(dtype), L)
-    rbit = (Ms - M + L - 1) + (E0 - c)      # the bit of X just below the result's LSB
-    # 2. Window: kept bits (the code) and the round bit in one shift, the rest is sticky.
-    k2 = shr(X, rbit)
-    rb, st = (k2 & 1) == 1, shl(k2, rbit) != X
-    code = (k2 >> 1).astype(I32)
-    sign = u.sign.astype(bool)
-    nonzero = (X != 0) & ~u.is_inf & ~u.is_nan
-    # 3. Increment (section 3).
-    sr_carry = None
+    sign = (jnp.asarray(codes).astype(U32) >> (src.width - 1)) & 1
+    # 1, 2. The field clamped to [1, E0] sets the cut: bit sh of X is the result's LSB
+    #    (sh >= 1: L makes room for the round bit).
+    c = jnp.clip(mag >> Ms, jnp.uint32(1), jnp.uint32(E0))
+    X = shl((mag - ((c - 1) << Ms)).astype(dtype), L)
+    sh = (Ms - M + L + E0) - c
+    # 3. Round at the cut (section 3).
+    r = None
     if opts.rounding.stochastic:
-        R = opts.sr_bits
-        sr_carry = stochastic_carry(opts.rounding, R, X, rbit, jnp.zeros(X.shape, bool),
-                                     jnp.asarray(rbits).astype(dtype) & ((1 << R) - 1))
-    code = code + mode.increment(sign, (code & 1) == 1, rb, st, sr_carry).astype(I32)
-    # 4. Overflow (section 4); no tininess: it only decides flags, fmt keeps its subnormals.
-    sat = opts.saturation_for(fmt)
-    nan_out = u.is_nan
-    if sat is None:
-        code, _, overflow_nan, _ = _overflow_by_convention(
-            fmt, opts, mode, sign, code, nonzero, u.is_inf, rb | st)
-        nan_out = nan_out | overflow_nan
+        r = jnp.asarray(rbits).astype(dtype) & ((1 << opts.sr_bits) - 1)
+    code = mode.shift_round(X, sh, sign, opts, r).astype(U32)
+    # 4, 5. Above the largest finite code (overflows, infinities, NaNs): the class's code, as
+    #    round_raw's steps 4 and 5 make it. Src's infinity overflows by its code unless fmt's
+    #    fields reach as high as src's.
+    inf, nan = mag == jnp.uint32(src.inf_code), mag > jnp.uint32(src.inf_code)
+    over = code > fmt.max_finite_code
+    inf_overflows = (src.inf_code - ((E0 - 1) << Ms)) >> (Ms - M) > fmt.max_finite_code
+    special = over if inf_overflows else over | inf | nan
+    if fmt.signed:
+        negative = sign if fmt.has_neg_zero else sign & (code != 0).astype(U32)
+        out = code | (negative << (fmt.width - 1))
     else:
-        no = jnp.zeros(X.shape, bool)
-        code, _, nan_out, _, _, _ = _saturate(fmt, sat, mode, sign, code, nonzero, u.is_inf,
-                                              rb | st, no, nan_out, no)
-    # 5. The code's sign, or NaN.
-    return _signed_code(fmt, code, sign, nan_out)
+        # Unsigned: a negative value that does not round to zero is a class of its own.
+        special = special | ((sign == 1) & (code != 0))
+        out = code
+    out = jnp.where(special, _special_codes(fmt, opts, mode, sign, over, inf, nan,
+                                                  inf_overflows), out)
+    return out.astype(code_dtype(fmt))
+
+
+def _special_codes(fmt: FloatFormat, opts: UnitOptions, mode: Mode, sign, over, inf, nan,
+                   inf_overflows: bool):
+    """The codes round_raw's steps 4 and 5 give a value that overflows (or, unsigned, is
+    negative), an infinity or a NaN, by its sign. Under a static mode they are 8 constants,
+    computed here by those steps and selected by nested wheres (constants that agree fold
+    away); per-element modes run the steps on the arrays."""
+    if mode.rm is not None:
+        code = jnp.where(over, jnp.uint32(fmt.max_finite_code + 1), jnp.uint32(1))
+        return _finish(fmt, opts, mode, sign == 1, code, ~inf & ~nan, inf, nan)
+    with jax.ensure_compile_time_eval():
+        # Classes: 0 in range (reaches here only unsigned and negative), 1 finite overflow,
+        # 2 infinity, 3 NaN; the first four positive, the next four negative.
+        cls = np.tile(np.arange(4), 2)
+        neg = np.repeat([False, True], 4)
+        code = np.where(cls == 0, 1, fmt.max_finite_code + 1).astype(np.uint32)
+        table = [int(v) for v in np.asarray(_finish(
+            fmt, opts, mode, jnp.asarray(neg), jnp.asarray(code), jnp.asarray(cls <= 1),
+            jnp.asarray(cls == 2), jnp.asarray(cls == 3)))]
+
+    def pick(k):
+        pos, neg_ = table[k], table[4 + k]
+        if pos == neg_:
+            return jnp.uint32(pos)
+        return jnp.where(sign == 1, jnp.uint32(neg_), jnp.uint32(pos))
+    # A class whose codes are the overflow's needs no select of its own, except infinities
+    # and NaNs where the class-0 select may have caught them (fields reaching src's).
+    out, folds = pick(1), True
+    if not fmt.signed and (table[0], table[4]) != (table[1], table[5]):
+        out, folds = jnp.where(over, out, pick(0)), inf_overflows
+    for k, where in ((2, inf), (3, nan)):
+        if not folds or (table[k], table[4 + k]) != (table[1], table[5]):
+            out = jnp.where(where, pick(k), out)
+    return out
+
+
+def _finish(fmt: FloatFormat, opts: UnitOptions, mode: Mode, sign, code, nonzero, inf, nan):
+    """Steps 4 and 5 of the codes alone (no flags): overflow, infinities, saturation, then the
+    code's sign or NaN, as in round_raw."""
+    no = jnp.zeros(code.shape, bool)
+    sat = opts.saturation_for(fmt)
+    if sat is None:
+        code, _, overflow_nan, _ = _overflow_by_convention(fmt, opts, mode, sign, code, nonzero,
+                                                           inf, no)
+        nan_out = nan | overflow_nan
+    else:
+        code, _, nan_out, _, _, _ = _saturate(fmt, sat, mode, sign, code, nonzero, inf, no, no,
+                                              nan, no)
+    return _signed_code(fmt, code, sign, nan_out).astype(U32)
 
 
 class Window(NamedTuple):

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from fpforge import golden
-from fpforge.golden._jax import U32, U64, jax, jnp
+from fpforge.golden._jax import U32, U64, jax, low_mask
 from fpforge.golden.decode import decode
 from fpforge.golden.rounding import Mode, cuts_by_field, round_float, round_raw
 from fpforge.golden.scalar import as_raw
@@ -125,8 +125,9 @@ def test_quantize_without_flags_is_quantize_with_them():
 class _NoSticky(Mode):
     """A wrong short path: the bits below the round bit are lost."""
 
-    def increment(self, sign, parity, rb, st, sr_carry=None):
-        return super().increment(sign, parity, rb, jnp.zeros_like(st), sr_carry)
+    def shift_round(self, X, sh, sign, opts, r=None):
+        below_round_bit = low_mask(sh.astype(X.dtype) - 1, X.dtype)
+        return super().shift_round(X & ~below_round_bit, sh, sign, opts, r)
 
 
 def test_a_lost_sticky_bit_is_caught():
@@ -143,3 +144,33 @@ def test_a_field_rebased_off_by_one_is_caught():
     shifted = FloatFormat(f32.exp_bits, f32.man_bits, f32.bias + 1, f32.specials)
     [found] = mismatches(f32, fmt, [UnitOptions(rounding=Rounding.RTZ)], fast_src=shifted)
     assert " differ into float8_e4m3fn (rtz): " in found
+
+
+class _SignRead(Mode):
+    """A wrong short path: the directed modes read the sign the wrong way round."""
+
+    def shift_round(self, X, sh, sign, opts, r=None):
+        return super().shift_round(X, sh, sign ^ 1, opts, r)
+
+
+def test_a_directed_mode_reading_the_wrong_sign_is_caught():
+    f32, fmt = CATALOG["float32"], CATALOG["float8_e4m3fn"]
+    found = mismatches(f32, fmt, [UnitOptions(rounding=r) for r in ("rne", "rup", "rdn")],
+                       mode_cls=_SignRead)
+    assert [line.split(" (")[1].split(")")[0] for line in found] == ["rup", "rdn"]
+
+
+class _OverflowToMax(Mode):
+    """A wrong short path: overflows give the largest finite code where rounding should carry
+    them to infinity (one wrong entry of the constant codes of steps 4 and 5)."""
+
+    def overflows_to_infinity(self, sign):
+        return super().overflows_to_infinity(sign) & sign
+
+
+def test_a_wrong_overflow_code_is_caught():
+    f32, fmt = CATALOG["float32"], CATALOG["float8_e5m2"]
+    [found] = mismatches(f32, fmt, [UnitOptions(rounding=Rounding.RNE)],
+                         mode_cls=_OverflowToMax)
+    assert " differ into float8_e5m2 (rne): " in found and "round_raw 0x7c, round_float 0x7b" \
+        in found

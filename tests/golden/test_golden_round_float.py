@@ -174,3 +174,21 @@ def test_a_wrong_overflow_code_is_caught():
                          mode_cls=_OverflowToMax)
     assert " differ into float8_e5m2 (rne): " in found and "round_raw 0x7c, round_float 0x7b" \
         in found
+
+
+@pytest.mark.parametrize("target", ["float8_e4m3fn", "float8_e5m2", "binary8p3ue", "float16"])
+def test_per_element_rounding_modes(target):
+    """Rounding modes per element (rm, RISC-V codes, the reserved ones too) take the general
+    increment and run steps 4 and 5 on the arrays: the same codes as round_raw."""
+    f32, fmt = CATALOG["float32"], resolve(target)
+    rm = np.random.default_rng(36).integers(0, 8, F32.size).astype(np.uint32)
+    for opts in (UnitOptions(rounding="dynamic"), UnitOptions(rounding="dynamic", saturate=True)):
+        want, got = _dynamic(f32, fmt, opts, F32, rm)
+        assert np.array_equal(np.asarray(want), np.asarray(got)), (target, opts.saturate)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def _dynamic(src, fmt, opts, codes, rm):
+    mode = Mode(Rounding.DYNAMIC, rm)
+    return (round_raw(as_raw(decode(codes, src, U32)), fmt, opts, mode)[0],
+            round_float(codes, src, fmt, opts, mode))

@@ -108,7 +108,7 @@ class Mode:
         round or sticky bit apart."""
         one = jnp.ones((), X.dtype)
         sh = sh.astype(X.dtype)
-        static = self.rm is None and not self.rounding.stochastic
+        static = self.rm is None
         if static and self.rounding in (Rounding.RTZ, Rounding.RNE, Rounding.RNA):
             if self.rounding is Rounding.RTZ:
                 return shr(X, sh)
@@ -116,6 +116,16 @@ class Mode:
             if self.rounding is Rounding.RNA:
                 return shr(X + half, sh)
             return shr(X + (half - 1) + (shr(X, sh) & 1), sh)
+        if static and self.rounding.stochastic:
+            # stochastic_carry's sums, with the kept bits above them: the carry out of the R
+            # (B: R + 1) bits below the cut walks into the kept bits. C rounds those R bits to
+            # nearest even first, by the rule above one cut lower.
+            R = opts.sr_bits
+            if self.rounding is Rounding.STOCHASTIC:
+                return shr(shr(X, sh - R) + r, R)
+            if self.rounding is Rounding.STOCHASTIC_B:
+                return shr(shr(X, sh - (R + 1)) + 2 * r + 1, R + 1)
+            return shr(Mode(Rounding.RNE).shift_round(X, sh - R, sign, opts) + r, R)
         if static:
             trunc = shr(X, sh)
             inexact = (shl(trunc, sh) != X).astype(X.dtype)
@@ -123,15 +133,11 @@ class Mode:
                 return trunc | inexact
             up = sign if self.rounding is Rounding.RDN else sign ^ 1
             return trunc + (inexact & up.astype(X.dtype))
+        # Per-element modes (none stochastic): round and sticky bits for the increment.
         k2 = shr(X, sh - 1)                       # kept bits, then the round bit
         rb, st = (k2 & 1) == 1, shl(k2, sh - 1) != X
-        sr_carry = None
-        if opts.rounding.stochastic:
-            sr_carry = stochastic_carry(opts.rounding, opts.sr_bits, X, sh - 1,
-                                         jnp.zeros(X.shape, bool), r)
         trunc = k2 >> 1
-        return trunc + self.increment(sign == 1, (trunc & 1) == 1, rb, st, sr_carry
-                                      ).astype(X.dtype)
+        return trunc + self.increment(sign == 1, (trunc & 1) == 1, rb, st).astype(X.dtype)
 
     def overflows_to_infinity(self, sign):
         """IEEE 754 7.4: which modes carry an overflow to infinity (else to max finite)."""

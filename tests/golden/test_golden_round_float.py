@@ -192,3 +192,19 @@ def _dynamic(src, fmt, opts, codes, rm):
     mode = Mode(Rounding.DYNAMIC, rm)
     return (round_raw(as_raw(decode(codes, src, U32)), fmt, opts, mode)[0],
             round_float(codes, src, fmt, opts, mode))
+
+
+class _RandomBitsLow(Mode):
+    """A wrong short path: the random bits enter one place too low (half the carries)."""
+
+    def shift_round(self, X, sh, sign, opts, r=None):
+        return super().shift_round(X, sh, sign, opts, None if r is None else r >> 1)
+
+
+def test_random_bits_one_place_low_are_caught():
+    f32, fmt = CATALOG["float32"], CATALOG["float8_e4m3fn"]
+    found = mismatches(f32, fmt, [UnitOptions(rounding=r) for r in (
+        Rounding.STOCHASTIC, Rounding.STOCHASTIC_B, Rounding.STOCHASTIC_C)],
+        mode_cls=_RandomBitsLow)
+    assert [line.split(" (")[1].split(")")[0] for line in found] == [
+        "stochastic", "stochastic_b", "stochastic_c"]

@@ -247,8 +247,15 @@ def cuts_by_field(src: FloatFormat, fmt: FloatFormat) -> bool:
     """Whether :func:`round_float` can convert ``src`` codes into ``fmt``: ``src`` has IEEE
     specials and subnormals (its field says where a code's leading one is), ``fmt`` keeps
     subnormals, has no more fraction bits, and its 2^emin is a normal number of ``src``."""
-    return (src.specials is Specials.IEEE and src.has_subnormals and fmt.has_subnormals
-            and fmt.man_bits <= src.man_bits and fmt.emin + src.bias >= 1)
+    ieee = src.specials is Specials.IEEE and src.has_subnormals
+    return ieee and (exponent_only_below(src, fmt) or (
+        fmt.has_subnormals and fmt.man_bits <= src.man_bits and fmt.emin + src.bias >= 1))
+
+
+def exponent_only_below(src: FloatFormat, fmt: FloatFormat) -> bool:
+    """Whether ``fmt`` is E8M0-like to ``src``: exponent only (no zero, no subnormals) with
+    2^emin one binade below src's smallest normal, so it lies in src's subnormals."""
+    return fmt.specials is Specials.FNU and fmt.man_bits == 0 and fmt.emin + src.bias == 0
 
 
 def round_float(codes, src: FloatFormat, fmt: FloatFormat, opts: UnitOptions, mode: Mode,
@@ -272,17 +279,28 @@ def round_float(codes, src: FloatFormat, fmt: FloatFormat, opts: UnitOptions, mo
     M, Ms = fmt.man_bits, src.man_bits
     E0 = fmt.emin + src.bias                # the source field of 2^emin
     # The round bit, and the exact bits a stochastic mode reads, lie below the LSB: shift
-    # them in from below where the source has fewer. One spare bit on top: X plus half an
-    # LSB must not wrap (step 3).
-    L = max(0, max(opts.rounding.exact_bits(opts.sr_bits), 1) - (Ms - M))
+    # them in from below where the source has fewer (E8M0 cuts a subnormal one bit lower).
+    # One spare bit on top: X plus half an LSB must not wrap (step 3).
+    exponent_only = exponent_only_below(src, fmt)
+    L = max(0, max(opts.rounding.exact_bits(opts.sr_bits), 1) - (Ms - M - exponent_only))
     dtype = U32 if src.width + L <= 32 else U64
     mag = jnp.asarray(codes).astype(U32) & jnp.uint32(src.magnitude_mask)
     sign = (jnp.asarray(codes).astype(U32) >> (src.width - 1)) & 1
     # 1, 2. The field clamped to [1, E0] sets the cut: bit sh of X is the result's LSB
     #    (sh >= 1: L makes room for the round bit).
-    c = jnp.clip(mag >> Ms, jnp.uint32(1), jnp.uint32(E0))
-    X = shl((mag - ((c - 1) << Ms)).astype(dtype), L)
-    sh = (Ms - M + L + E0) - c
+    if exponent_only:
+        # E8M0: a normal source's field is the code (M = 0) and its fraction is cut off. A
+        # subnormal one from 2^-127 on is 1.f * 2^emin: code 0 with f cut off one bit lower;
+        # below that the value is tiny and flushes to code 0 (2^emin) whatever the mode,
+        # X = 0 gives that.
+        sub = ((mag >> Ms) == 0).astype(U32)
+        X = shl((jnp.maximum(mag, jnp.uint32(1 << (Ms - 1))) - (sub << (Ms - 1))).astype(dtype),
+                L)
+        sh = (Ms + L) - sub
+    else:
+        c = jnp.clip(mag >> Ms, jnp.uint32(1), jnp.uint32(E0))
+        X = shl((mag - ((c - 1) << Ms)).astype(dtype), L)
+        sh = (Ms - M + L + E0) - c
     # 3. Round at the cut (section 3).
     r = None
     if opts.rounding.stochastic:
@@ -293,51 +311,67 @@ def round_float(codes, src: FloatFormat, fmt: FloatFormat, opts: UnitOptions, mo
     #    fields reach as high as src's.
     inf, nan = mag == jnp.uint32(src.inf_code), mag > jnp.uint32(src.inf_code)
     over = code > fmt.max_finite_code
-    inf_overflows = (src.inf_code - ((E0 - 1) << Ms)) >> (Ms - M) > fmt.max_finite_code
+    inf_overflows = (src.inf_code - (max(E0 - 1, 0) << Ms)) >> (Ms - M) > fmt.max_finite_code
     special = over if inf_overflows else over | inf | nan
+    zero = None
     if fmt.signed:
         negative = sign if fmt.has_neg_zero else sign & (code != 0).astype(U32)
         out = code | (negative << (fmt.width - 1))
+    elif fmt.specials is Specials.FNU:
+        # No zero (E8M0): zero and every negative value are classes of their own.
+        zero = mag == 0
+        special = special | (sign == 1) | zero
+        out = code
     else:
         # Unsigned: a negative value that does not round to zero is a class of its own.
         special = special | ((sign == 1) & (code != 0))
         out = code
     out = jnp.where(special, _special_codes(fmt, opts, mode, sign, over, inf, nan,
-                                                  inf_overflows), out)
+                                            inf_overflows, zero), out)
     return out.astype(code_dtype(fmt))
 
 
 def _special_codes(fmt: FloatFormat, opts: UnitOptions, mode: Mode, sign, over, inf, nan,
-                   inf_overflows: bool):
+                   inf_overflows: bool, zero=None):
     """The codes round_raw's steps 4 and 5 give a value that overflows (or, unsigned, is
-    negative), an infinity or a NaN, by its sign. Under a static mode they are 8 constants,
-    computed here by those steps and selected by nested wheres (constants that agree fold
-    away); per-element modes run the steps on the arrays."""
+    negative), an infinity, a NaN or (``zero`` given: a format without zero) a zero, by its
+    sign. Under a static mode they are 10 constants, computed here by those steps and selected
+    by nested wheres (constants that agree fold away); per-element modes run the steps on the
+    arrays."""
     if mode.rm is not None:
         code = jnp.where(over, jnp.uint32(fmt.max_finite_code + 1), jnp.uint32(1))
-        return _finish(fmt, opts, mode, sign == 1, code, ~inf & ~nan, inf, nan)
+        nonzero = ~inf & ~nan if zero is None else ~inf & ~nan & ~zero
+        return _finish(fmt, opts, mode, sign == 1, code, nonzero, inf, nan)
+    K = 5
     with jax.ensure_compile_time_eval():
         # Classes: 0 in range (reaches here only unsigned and negative), 1 finite overflow,
-        # 2 infinity, 3 NaN; the first four positive, the next four negative.
-        cls = np.tile(np.arange(4), 2)
-        neg = np.repeat([False, True], 4)
-        code = np.where(cls == 0, 1, fmt.max_finite_code + 1).astype(np.uint32)
+        # 2 infinity, 3 NaN, 4 zero; the first five positive, the next five negative.
+        cls = np.tile(np.arange(K), 2)
+        neg = np.repeat([False, True], K)
+        code = np.where(cls == 1, fmt.max_finite_code + 1, cls == 0).astype(np.uint32)
         table = [int(v) for v in np.asarray(_finish(
             fmt, opts, mode, jnp.asarray(neg), jnp.asarray(code), jnp.asarray(cls <= 1),
             jnp.asarray(cls == 2), jnp.asarray(cls == 3)))]
 
+    def codes(k):
+        return table[k], table[K + k]
+
     def pick(k):
-        pos, neg_ = table[k], table[4 + k]
+        pos, neg_ = codes(k)
         if pos == neg_:
             return jnp.uint32(pos)
         return jnp.where(sign == 1, jnp.uint32(neg_), jnp.uint32(pos))
-    # A class whose codes are the overflow's needs no select of its own, except infinities
-    # and NaNs where the class-0 select may have caught them (fields reaching src's).
-    out, folds = pick(1), True
-    if not fmt.signed and (table[0], table[4]) != (table[1], table[5]):
-        out, folds = jnp.where(over, out, pick(0)), inf_overflows
-    for k, where in ((2, inf), (3, nan)):
-        if not folds or (table[k], table[4 + k]) != (table[1], table[5]):
+    # A class needs no select of its own where the selects before it already give its codes:
+    # the overflow's, and the in-range class's where that one has a select and the class's
+    # codes may be in range (infinities and NaNs when fmt's fields reach src's; zeros).
+    out = pick(1)
+    in_range = not fmt.signed and codes(0) != codes(1)
+    if in_range:
+        out = jnp.where(over, out, pick(0))
+    for k, where, may_be_in_range in ((2, inf, not inf_overflows), (3, nan, not inf_overflows),
+                                      (4, zero, True)):
+        held = {codes(1)} | ({codes(0)} if in_range and may_be_in_range else set())
+        if where is not None and held != {codes(k)}:
             out = jnp.where(where, pick(k), out)
     return out
 
@@ -354,6 +388,9 @@ def _finish(fmt: FloatFormat, opts: UnitOptions, mode: Mode, sign, code, nonzero
     else:
         code, _, nan_out, _, _, _ = _saturate(fmt, sat, mode, sign, code, nonzero, inf, no, no,
                                               nan, no)
+    if fmt.specials is Specials.FNU:
+        # Unsigned, no zero: negative values and zero have no encoding (as in round_raw).
+        nan_out = nan_out | (~nan & (sign | ~(nonzero | inf)))
     return _signed_code(fmt, code, sign, nan_out).astype(U32)
 
 

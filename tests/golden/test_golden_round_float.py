@@ -39,7 +39,7 @@ TARGETS = [f for f in CATALOG if f not in ("float32",)] + [
     "e3m2_ftz", "e6m1_b20", "e2m3fnuz", "e5m6"]
 # Every static mode from float32 into these (the others see rne, rup and stochastic C).
 EVERY_MODE = {"float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "float16", "binary8p3ue",
-              "binary8p1se"}
+              "binary8p1se", "float8_e8m0fnu"}
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3, 4))
@@ -102,10 +102,12 @@ def test_round_float_is_round_raw(src, fmt, opts):
 
 def test_which_converts_cut_by_field():
     """Every narrowing convert from float32, bfloat16 or float16 into the catalog's formats
-    that keep subnormals takes the short path; widening ones, e8m0 and flushing ones do not."""
+    that keep subnormals takes the short path, and E8M0's from float32 and bfloat16 (2^-127
+    one binade below their normals); widening ones and flushing ones do not."""
     f32, bf16, f16 = CATALOG["float32"], CATALOG["bfloat16"], CATALOG["float16"]
-    assert all(cuts_by_field(f32, f) for n, f in CATALOG.items() if n != "float8_e8m0fnu")
-    assert not cuts_by_field(f32, CATALOG["float8_e8m0fnu"])
+    e8m0 = CATALOG["float8_e8m0fnu"]
+    assert all(cuts_by_field(f32, f) for f in CATALOG.values())
+    assert cuts_by_field(bf16, e8m0) and not cuts_by_field(f16, e8m0)
     assert not cuts_by_field(f16, bf16) and not cuts_by_field(bf16, f32)
     assert not cuts_by_field(f32, resolve("e3m2_ftz"))
     assert not cuts_by_field(CATALOG["float8_e4m3fn"], CATALOG["float8_e5m2"])
@@ -176,7 +178,8 @@ def test_a_wrong_overflow_code_is_caught():
         in found
 
 
-@pytest.mark.parametrize("target", ["float8_e4m3fn", "float8_e5m2", "binary8p3ue", "float16"])
+@pytest.mark.parametrize("target", ["float8_e4m3fn", "float8_e5m2", "binary8p3ue", "float16",
+                                    "float8_e8m0fnu"])
 def test_per_element_rounding_modes(target):
     """Rounding modes per element (rm, RISC-V codes, the reserved ones too) take the general
     increment and run steps 4 and 5 on the arrays: the same codes as round_raw."""
@@ -208,3 +211,15 @@ def test_random_bits_one_place_low_are_caught():
         mode_cls=_RandomBitsLow)
     assert [line.split(" (")[1].split(")")[0] for line in found] == [
         "stochastic", "stochastic_b", "stochastic_c"]
+
+
+def test_e8m0_wrong_variants_are_caught():
+    """E8M0's own cut (field as code, subnormals one bit lower): a lost sticky bit and a
+    lost sign are caught there too."""
+    f32, e8m0 = CATALOG["float32"], CATALOG["float8_e8m0fnu"]
+    [lost] = mismatches(f32, e8m0, [UnitOptions(rounding=Rounding.RNE)], mode_cls=_NoSticky)
+    assert " differ into float8_e8m0fnu (rne): " in lost
+    signs = mismatches(f32, e8m0, [UnitOptions(rounding=r) for r in (Rounding.RUP,
+                                                                     Rounding.RDN)],
+                       mode_cls=_SignRead)
+    assert len(signs) == 2

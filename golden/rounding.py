@@ -24,7 +24,6 @@ from fpforge.rtl.options import (RM_CODES, RM_MAX, Flag, Rounding, Saturation, T
                                   UnitOptions)
 
 from ._jax import I32, I64, U32, U64, jax, jnp, msb, shl, shr, uint_dtype, width
-from .decode import decode
 
 
 class Raw(NamedTuple):

@@ -13,8 +13,10 @@ Prints elements per second (and the ratio to ml_dtypes) for
   name as the baseline) in every static rounding mode, codes only: ml_dtypes rounds to nearest
   even only, so its ``astype`` is the baseline of every mode;
 - the memory floor: one jitted pass that reads the same float32 array and writes a byte per
-  element (the top byte of each value), the speed no cast can beat on this machine, and numpy's
-  own pass of the same kind.
+  element (the top byte of each value), the speed no cast into an 8-bit format can beat on this
+  machine, numpy's own pass of the same kind, and the jitted pass writing two bytes (the top
+  half), the floor of a cast into float16 or bfloat16; the bytes they move per second are the
+  machine's memory bandwidth as a cast sees it.
 
 Each measurement is the median of ``--repeats`` timed calls after one untimed warm-up call (which
 also compiles the golden kernels). Wall-clock time is what the rates use; CPU time (all threads of
@@ -126,6 +128,8 @@ def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
 
     top_byte = jax.jit(lambda v: (jax.lax.bitcast_convert_type(v, jnp.uint32) >> 24
                                   ).astype(jnp.uint8))
+    top_half = jax.jit(lambda v: (jax.lax.bitcast_convert_type(v, jnp.uint32) >> 16
+                                  ).astype(jnp.uint16))
     xu, out8 = x.view(np.uint32), np.empty(n, np.uint8)
 
     rows = []      # (case, implementation, elements, (wall, cpu), baseline key)
@@ -144,6 +148,9 @@ def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
         rows.append(("memory floor", "numpy f32 -> top byte", n,
                      timed(lambda: np.right_shift(xu, 24, out=out8, casting="unsafe"), repeats),
                      t_ml))
+        # The floor of a cast into a 16-bit format (float16, bfloat16): two bytes written.
+        rows.append(("memory floor, 16-bit out", "jit f32 -> top half", n,
+                     timed(lambda: top_half(xj), repeats), t_ml))
         t_mlm = timed(ml_mul, max(repeats, 21))
         rows.append(("fp8e4m3 mul, 65,536 pairs", "ml_dtypes f32 mul+astype", 65536, t_mlm, None))
         rows.append(("fp8e4m3 mul, 65,536 pairs", "golden mul +flags", 65536,
@@ -163,6 +170,11 @@ def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
     print("stochastic: ml_dtypes has no stochastic rounding; its rne astype is the baseline.")
     print("mul: golden computes codes and exception flags; ml_dtypes only values, rounded once "
           "from the exact float32 product.")
+    for case, impl, count, (wall, _), _ in rows:
+        if case.startswith("memory floor") and impl.startswith("jit"):
+            moved = count * (4 + (2 if "16-bit" in case else 1))
+            print(f"memory bandwidth: {moved / wall / 1e9:.1f} GB/s read + written by '{impl}' "
+                  f"({moved / 2**20:.0f} MiB in {wall * 1e3:.2f} ms wall)")
     print("same codes as ml_dtypes (NaNs as equal): "
           + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in checks.items()))
     print(f"load average {os.getloadavg()[0]:.2f} at end")

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from fpforge.rtl.formats import FloatFormat, Specials
 from fpforge.rtl.options import (RM_CODES, RM_MAX, Flag, Rounding, Saturation, Tininess,
                                   UnitOptions)
 
 from ._jax import I32, I64, U32, U64, jax, jnp, msb, shl, shr, uint_dtype, width
-from .decode import decode
 
 
 class Raw(NamedTuple):
@@ -95,6 +96,47 @@ class Mode:
         for mode in (Rounding.RTZ, Rounding.RDN, Rounding.RUP, Rounding.RNA):
             out = jnp.where(self.is_(mode), rules[mode](), out)
         return out
+
+    def shift_round(self, X, sh, sign, opts: UnitOptions, r=None):
+        """Step 3 on an integer cut at bit ``sh``: X / 2^sh rounded to an integer by this mode
+        (``sign`` uint32 0/1 of the value, ``r`` the random bits of a stochastic mode). The
+        bits below the cut are the round bit (bit sh - 1, so 1 <= sh) and the sticky part; an
+        ``sh`` of X's width or more keeps no bit (XLA's shift rule). X needs a spare top bit:
+        the static modes add their rounding offset before the shift (the classic "add half an
+        LSB, minus one plus the LSB, then shift" of round to nearest even), which reads no
+        round or sticky bit apart."""
+        one = jnp.ones((), X.dtype)
+        sh = sh.astype(X.dtype)
+        static = self.rm is None
+        if static and self.rounding in (Rounding.RTZ, Rounding.RNE, Rounding.RNA):
+            if self.rounding is Rounding.RTZ:
+                return shr(X, sh)
+            half = shl(one, sh - 1)               # 0 when sh - 1 >= width: X < half then
+            if self.rounding is Rounding.RNA:
+                return shr(X + half, sh)
+            return shr(X + (half - 1) + (shr(X, sh) & 1), sh)
+        if static and self.rounding.stochastic:
+            # stochastic_carry's sums, with the kept bits above them: the carry out of the R
+            # (B: R + 1) bits below the cut walks into the kept bits. C rounds those R bits to
+            # nearest even first, by the rule above one cut lower.
+            R = opts.sr_bits
+            if self.rounding is Rounding.STOCHASTIC:
+                return shr(shr(X, sh - R) + r, R)
+            if self.rounding is Rounding.STOCHASTIC_B:
+                return shr(shr(X, sh - (R + 1)) + 2 * r + 1, R + 1)
+            return shr(Mode(Rounding.RNE).shift_round(X, sh - R, sign, opts) + r, R)
+        if static:
+            trunc = shr(X, sh)
+            inexact = (shl(trunc, sh) != X).astype(X.dtype)
+            if self.rounding is Rounding.ROD:
+                return trunc | inexact
+            up = sign if self.rounding is Rounding.RDN else sign ^ 1
+            return trunc + (inexact & up.astype(X.dtype))
+        # Per-element modes (none stochastic): round and sticky bits for the increment.
+        k2 = shr(X, sh - 1)                       # kept bits, then the round bit
+        rb, st = (k2 & 1) == 1, shl(k2, sh - 1) != X
+        trunc = k2 >> 1
+        return trunc + self.increment(sign == 1, (trunc & 1) == 1, rb, st).astype(X.dtype)
 
     def overflows_to_infinity(self, sign):
         """IEEE 754 7.4: which modes carry an overflow to infinity (else to max finite)."""
@@ -204,8 +246,15 @@ def cuts_by_field(src: FloatFormat, fmt: FloatFormat) -> bool:
     """Whether :func:`round_float` can convert ``src`` codes into ``fmt``: ``src`` has IEEE
     specials and subnormals (its field says where a code's leading one is), ``fmt`` keeps
     subnormals, has no more fraction bits, and its 2^emin is a normal number of ``src``."""
-    return (src.specials is Specials.IEEE and src.has_subnormals and fmt.has_subnormals
-            and fmt.man_bits <= src.man_bits and fmt.emin + src.bias >= 1)
+    ieee = src.specials is Specials.IEEE and src.has_subnormals
+    return ieee and (exponent_only_below(src, fmt) or (
+        fmt.has_subnormals and fmt.man_bits <= src.man_bits and fmt.emin + src.bias >= 1))
+
+
+def exponent_only_below(src: FloatFormat, fmt: FloatFormat) -> bool:
+    """Whether ``fmt`` is E8M0-like to ``src``: exponent only (no zero, no subnormals) with
+    2^emin one binade below src's smallest normal, so it lies in src's subnormals."""
+    return fmt.specials is Specials.FNU and fmt.man_bits == 0 and fmt.emin + src.bias == 0
 
 
 def round_float(codes, src: FloatFormat, fmt: FloatFormat, opts: UnitOptions, mode: Mode,
@@ -219,46 +268,129 @@ def round_float(codes, src: FloatFormat, fmt: FloatFormat, opts: UnitOptions, mo
     normal result, the carry of step 3 walking into the exponent field as in round_raw. Below
     fmt's 2^emin, X is the significand with its hidden bit (field c, clamped to [1, E0], gives
     X = mag - (c - 1) * 2^M_src) and the cut moves up by the E0 - c fields the value lies below
-    2^emin. Fields above fmt's emax overflow by the code's size, infinities and NaNs are
-    replaced in steps 4 and 5, as in round_raw.
+    2^emin. Step 3 rounds X at that cut (:meth:`Mode.shift_round`). Fields above fmt's emax
+    give codes above the largest finite one: those, infinities and NaNs take the code steps 4
+    and 5 of round_raw give their class (:func:`_special_codes`).
+
+    Everything is an unsigned integer of one width (uint32 from float32) and every step is an
+    element-wise op, so XLA fuses the whole convert into one vectorized loop.
     """
     M, Ms = fmt.man_bits, src.man_bits
     E0 = fmt.emin + src.bias                # the source field of 2^emin
     # The round bit, and the exact bits a stochastic mode reads, lie below the LSB: shift
-    # them in from below where the source has fewer.
-    L = max(0, max(opts.rounding.exact_bits(opts.sr_bits), 1) - (Ms - M))
-    dtype = U32 if src.width - 1 + L <= 32 else U64
-    u = decode(codes, src, dtype)
+    # them in from below where the source has fewer (E8M0 cuts a subnormal one bit lower).
+    # One spare bit on top: X plus half an LSB must not wrap (step 3).
+    exponent_only = exponent_only_below(src, fmt)
+    L = max(0, max(opts.rounding.exact_bits(opts.sr_bits), 1) - (Ms - M - exponent_only))
+    dtype = U32 if src.width + L <= 32 else U64
     mag = jnp.asarray(codes).astype(U32) & jnp.uint32(src.magnitude_mask)
-    c = jnp.clip((mag >> Ms).astype(I32), 1, E0)
-    X = shl((mag - ((c - 1) << Ms).astype(U32)).astype(dtype), L)
-    rbit = (Ms - M + L - 1) + (E0 - c)      # the bit of X just below the result's LSB
-    # 2. Window: kept bits (the code) and the round bit in one shift, the rest is sticky.
-    k2 = shr(X, rbit)
-    rb, st = (k2 & 1) == 1, shl(k2, rbit) != X
-    code = (k2 >> 1).astype(I32)
-    sign = u.sign.astype(bool)
-    nonzero = (X != 0) & ~u.is_inf & ~u.is_nan
-    # 3. Increment (section 3).
-    sr_carry = None
-    if opts.rounding.stochastic:
-        R = opts.sr_bits
-        sr_carry = stochastic_carry(opts.rounding, R, X, rbit, jnp.zeros(X.shape, bool),
-                                     jnp.asarray(rbits).astype(dtype) & ((1 << R) - 1))
-    code = code + mode.increment(sign, (code & 1) == 1, rb, st, sr_carry).astype(I32)
-    # 4. Overflow (section 4); no tininess: it only decides flags, fmt keeps its subnormals.
-    sat = opts.saturation_for(fmt)
-    nan_out = u.is_nan
-    if sat is None:
-        code, _, overflow_nan, _ = _overflow_by_convention(
-            fmt, opts, mode, sign, code, nonzero, u.is_inf, rb | st)
-        nan_out = nan_out | overflow_nan
+    sign = (jnp.asarray(codes).astype(U32) >> (src.width - 1)) & 1
+    # 1, 2. The field clamped to [1, E0] sets the cut: bit sh of X is the result's LSB
+    #    (sh >= 1: L makes room for the round bit).
+    if exponent_only:
+        # E8M0: a normal source's field is the code (M = 0) and its fraction is cut off. A
+        # subnormal one from 2^-127 on is 1.f * 2^emin: code 0 with f cut off one bit lower;
+        # below that the value is tiny and flushes to code 0 (2^emin) whatever the mode,
+        # X = 0 gives that.
+        sub = ((mag >> Ms) == 0).astype(U32)
+        X = shl((jnp.maximum(mag, jnp.uint32(1 << (Ms - 1))) - (sub << (Ms - 1))).astype(dtype),
+                L)
+        sh = (Ms + L) - sub
     else:
-        no = jnp.zeros(X.shape, bool)
-        code, _, nan_out, _, _, _ = _saturate(fmt, sat, mode, sign, code, nonzero, u.is_inf,
-                                              rb | st, no, nan_out, no)
-    # 5. The code's sign, or NaN.
-    return _signed_code(fmt, code, sign, nan_out)
+        c = jnp.clip(mag >> Ms, jnp.uint32(1), jnp.uint32(E0))
+        X = shl((mag - ((c - 1) << Ms)).astype(dtype), L)
+        sh = (Ms - M + L + E0) - c
+    # 3. Round at the cut (section 3).
+    r = None
+    if opts.rounding.stochastic:
+        r = jnp.asarray(rbits).astype(dtype) & ((1 << opts.sr_bits) - 1)
+    code = mode.shift_round(X, sh, sign, opts, r).astype(U32)
+    # 4, 5. Above the largest finite code (overflows, infinities, NaNs): the class's code, as
+    #    round_raw's steps 4 and 5 make it. Src's infinity overflows by its code unless fmt's
+    #    fields reach as high as src's.
+    inf, nan = mag == jnp.uint32(src.inf_code), mag > jnp.uint32(src.inf_code)
+    over = code > fmt.max_finite_code
+    inf_overflows = (src.inf_code - (max(E0 - 1, 0) << Ms)) >> (Ms - M) > fmt.max_finite_code
+    special = over if inf_overflows else over | inf | nan
+    zero = None
+    if fmt.signed:
+        negative = sign if fmt.has_neg_zero else sign & (code != 0).astype(U32)
+        out = code | (negative << (fmt.width - 1))
+    elif fmt.specials is Specials.FNU:
+        # No zero (E8M0): zero and every negative value are classes of their own.
+        zero = mag == 0
+        special = special | (sign == 1) | zero
+        out = code
+    else:
+        # Unsigned: a negative value that does not round to zero is a class of its own.
+        special = special | ((sign == 1) & (code != 0))
+        out = code
+    out = jnp.where(special, _special_codes(fmt, opts, mode, sign, over, inf, nan,
+                                            inf_overflows, zero), out)
+    return out.astype(code_dtype(fmt))
+
+
+def _special_codes(fmt: FloatFormat, opts: UnitOptions, mode: Mode, sign, over, inf, nan,
+                   inf_overflows: bool, zero=None):
+    """The codes round_raw's steps 4 and 5 give a value that overflows (or, unsigned, is
+    negative), an infinity, a NaN or (``zero`` given: a format without zero) a zero, by its
+    sign. Under a static mode they are 10 constants, computed here by those steps and selected
+    by nested wheres (constants that agree fold away); per-element modes run the steps on the
+    arrays."""
+    if mode.rm is not None:
+        code = jnp.where(over, jnp.uint32(fmt.max_finite_code + 1), jnp.uint32(1))
+        nonzero = ~inf & ~nan if zero is None else ~inf & ~nan & ~zero
+        return _finish(fmt, opts, mode, sign == 1, code, nonzero, inf, nan)
+    K = 5
+    with jax.ensure_compile_time_eval():
+        # Classes: 0 in range (reaches here only unsigned and negative), 1 finite overflow,
+        # 2 infinity, 3 NaN, 4 zero; the first five positive, the next five negative.
+        cls = np.tile(np.arange(K), 2)
+        neg = np.repeat([False, True], K)
+        code = np.where(cls == 1, fmt.max_finite_code + 1, cls == 0).astype(np.uint32)
+        table = [int(v) for v in np.asarray(_finish(
+            fmt, opts, mode, jnp.asarray(neg), jnp.asarray(code), jnp.asarray(cls <= 1),
+            jnp.asarray(cls == 2), jnp.asarray(cls == 3)))]
+
+    def codes(k):
+        return table[k], table[K + k]
+
+    def pick(k):
+        pos, neg_ = codes(k)
+        if pos == neg_:
+            return jnp.uint32(pos)
+        return jnp.where(sign == 1, jnp.uint32(neg_), jnp.uint32(pos))
+    # A class needs no select of its own where the selects before it already give its codes:
+    # the overflow's, and the in-range class's where that one has a select and the class's
+    # codes may be in range (infinities and NaNs when fmt's fields reach src's; zeros).
+    out = pick(1)
+    in_range = not fmt.signed and codes(0) != codes(1)
+    if in_range:
+        out = jnp.where(over, out, pick(0))
+    for k, where, may_be_in_range in ((2, inf, not inf_overflows), (3, nan, not inf_overflows),
+                                      (4, zero, True)):
+        held = {codes(1)} | ({codes(0)} if in_range and may_be_in_range else set())
+        if where is not None and held != {codes(k)}:
+            out = jnp.where(where, pick(k), out)
+    return out
+
+
+def _finish(fmt: FloatFormat, opts: UnitOptions, mode: Mode, sign, code, nonzero, inf, nan):
+    """Steps 4 and 5 of the codes alone (no flags): overflow, infinities, saturation, then the
+    code's sign or NaN, as in round_raw."""
+    no = jnp.zeros(code.shape, bool)
+    sat = opts.saturation_for(fmt)
+    if sat is None:
+        code, _, overflow_nan, _ = _overflow_by_convention(fmt, opts, mode, sign, code, nonzero,
+                                                           inf, no)
+        nan_out = nan | overflow_nan
+    else:
+        code, _, nan_out, _, _, _ = _saturate(fmt, sat, mode, sign, code, nonzero, inf, no, no,
+                                              nan, no)
+    if fmt.specials is Specials.FNU:
+        # Unsigned, no zero: negative values and zero have no encoding (as in round_raw).
+        nan_out = nan_out | (~nan & (sign | ~(nonzero | inf)))
+    return _signed_code(fmt, code, sign, nan_out).astype(U32)
 
 
 class Window(NamedTuple):

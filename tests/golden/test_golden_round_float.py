@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from fpforge import golden
-from fpforge.golden._jax import U32, U64, jax, jnp
+from fpforge.golden._jax import U32, U64, jax, low_mask
 from fpforge.golden.decode import decode
 from fpforge.golden.rounding import Mode, cuts_by_field, round_float, round_raw
 from fpforge.golden.scalar import as_raw
@@ -39,7 +39,7 @@ TARGETS = [f for f in CATALOG if f not in ("float32",)] + [
     "e3m2_ftz", "e6m1_b20", "e2m3fnuz", "e5m6"]
 # Every static mode from float32 into these (the others see rne, rup and stochastic C).
 EVERY_MODE = {"float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "float16", "binary8p3ue",
-              "binary8p1se"}
+              "binary8p1se", "float8_e8m0fnu"}
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3, 4))
@@ -102,10 +102,12 @@ def test_round_float_is_round_raw(src, fmt, opts):
 
 def test_which_converts_cut_by_field():
     """Every narrowing convert from float32, bfloat16 or float16 into the catalog's formats
-    that keep subnormals takes the short path; widening ones, e8m0 and flushing ones do not."""
+    that keep subnormals takes the short path, and E8M0's from float32 and bfloat16 (2^-127
+    one binade below their normals); widening ones and flushing ones do not."""
     f32, bf16, f16 = CATALOG["float32"], CATALOG["bfloat16"], CATALOG["float16"]
-    assert all(cuts_by_field(f32, f) for n, f in CATALOG.items() if n != "float8_e8m0fnu")
-    assert not cuts_by_field(f32, CATALOG["float8_e8m0fnu"])
+    e8m0 = CATALOG["float8_e8m0fnu"]
+    assert all(cuts_by_field(f32, f) for f in CATALOG.values())
+    assert cuts_by_field(bf16, e8m0) and not cuts_by_field(f16, e8m0)
     assert not cuts_by_field(f16, bf16) and not cuts_by_field(bf16, f32)
     assert not cuts_by_field(f32, resolve("e3m2_ftz"))
     assert not cuts_by_field(CATALOG["float8_e4m3fn"], CATALOG["float8_e5m2"])
@@ -125,8 +127,9 @@ def test_quantize_without_flags_is_quantize_with_them():
 class _NoSticky(Mode):
     """A wrong short path: the bits below the round bit are lost."""
 
-    def increment(self, sign, parity, rb, st, sr_carry=None):
-        return super().increment(sign, parity, rb, jnp.zeros_like(st), sr_carry)
+    def shift_round(self, X, sh, sign, opts, r=None):
+        below_round_bit = low_mask(sh.astype(X.dtype) - 1, X.dtype)
+        return super().shift_round(X & ~below_round_bit, sh, sign, opts, r)
 
 
 def test_a_lost_sticky_bit_is_caught():
@@ -143,3 +146,80 @@ def test_a_field_rebased_off_by_one_is_caught():
     shifted = FloatFormat(f32.exp_bits, f32.man_bits, f32.bias + 1, f32.specials)
     [found] = mismatches(f32, fmt, [UnitOptions(rounding=Rounding.RTZ)], fast_src=shifted)
     assert " differ into float8_e4m3fn (rtz): " in found
+
+
+class _SignRead(Mode):
+    """A wrong short path: the directed modes read the sign the wrong way round."""
+
+    def shift_round(self, X, sh, sign, opts, r=None):
+        return super().shift_round(X, sh, sign ^ 1, opts, r)
+
+
+def test_a_directed_mode_reading_the_wrong_sign_is_caught():
+    f32, fmt = CATALOG["float32"], CATALOG["float8_e4m3fn"]
+    found = mismatches(f32, fmt, [UnitOptions(rounding=r) for r in ("rne", "rup", "rdn")],
+                       mode_cls=_SignRead)
+    assert [line.split(" (")[1].split(")")[0] for line in found] == ["rup", "rdn"]
+
+
+class _OverflowToMax(Mode):
+    """A wrong short path: overflows give the largest finite code where rounding should carry
+    them to infinity (one wrong entry of the constant codes of steps 4 and 5)."""
+
+    def overflows_to_infinity(self, sign):
+        return super().overflows_to_infinity(sign) & sign
+
+
+def test_a_wrong_overflow_code_is_caught():
+    f32, fmt = CATALOG["float32"], CATALOG["float8_e5m2"]
+    [found] = mismatches(f32, fmt, [UnitOptions(rounding=Rounding.RNE)],
+                         mode_cls=_OverflowToMax)
+    assert " differ into float8_e5m2 (rne): " in found and "round_raw 0x7c, round_float 0x7b" \
+        in found
+
+
+@pytest.mark.parametrize("target", ["float8_e4m3fn", "float8_e5m2", "binary8p3ue", "float16",
+                                    "float8_e8m0fnu"])
+def test_per_element_rounding_modes(target):
+    """Rounding modes per element (rm, RISC-V codes, the reserved ones too) take the general
+    increment and run steps 4 and 5 on the arrays: the same codes as round_raw."""
+    f32, fmt = CATALOG["float32"], resolve(target)
+    rm = np.random.default_rng(36).integers(0, 8, F32.size).astype(np.uint32)
+    for opts in (UnitOptions(rounding="dynamic"), UnitOptions(rounding="dynamic", saturate=True)):
+        want, got = _dynamic(f32, fmt, opts, F32, rm)
+        assert np.array_equal(np.asarray(want), np.asarray(got)), (target, opts.saturate)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def _dynamic(src, fmt, opts, codes, rm):
+    mode = Mode(Rounding.DYNAMIC, rm)
+    return (round_raw(as_raw(decode(codes, src, U32)), fmt, opts, mode)[0],
+            round_float(codes, src, fmt, opts, mode))
+
+
+class _RandomBitsLow(Mode):
+    """A wrong short path: the random bits enter one place too low (half the carries)."""
+
+    def shift_round(self, X, sh, sign, opts, r=None):
+        return super().shift_round(X, sh, sign, opts, None if r is None else r >> 1)
+
+
+def test_random_bits_one_place_low_are_caught():
+    f32, fmt = CATALOG["float32"], CATALOG["float8_e4m3fn"]
+    found = mismatches(f32, fmt, [UnitOptions(rounding=r) for r in (
+        Rounding.STOCHASTIC, Rounding.STOCHASTIC_B, Rounding.STOCHASTIC_C)],
+        mode_cls=_RandomBitsLow)
+    assert [line.split(" (")[1].split(")")[0] for line in found] == [
+        "stochastic", "stochastic_b", "stochastic_c"]
+
+
+def test_e8m0_wrong_variants_are_caught():
+    """E8M0's own cut (field as code, subnormals one bit lower): a lost sticky bit and a
+    lost sign are caught there too."""
+    f32, e8m0 = CATALOG["float32"], CATALOG["float8_e8m0fnu"]
+    [lost] = mismatches(f32, e8m0, [UnitOptions(rounding=Rounding.RNE)], mode_cls=_NoSticky)
+    assert " differ into float8_e8m0fnu (rne): " in lost
+    signs = mismatches(f32, e8m0, [UnitOptions(rounding=r) for r in (Rounding.RUP,
+                                                                     Rounding.RDN)],
+                       mode_cls=_SignRead)
+    assert len(signs) == 2

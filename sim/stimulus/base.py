@@ -10,7 +10,7 @@ import numpy as np
 from fpforge.rtl.formats import FloatFormat, Specials
 from fpforge.rtl.spec import Spec
 
-__all__ = ["space_size", "exhaustive", "MODE_PORTS", "mode_inputs", "value_table", "code_values",
+__all__ = ["space_size", "exhaustive", "index_layout", "MODE_PORTS", "mode_inputs", "value_table", "code_values",
            "unknown_part"]
 
 
@@ -19,6 +19,12 @@ def _fields(spec: Spec, held=()) -> list[tuple[str, int, int]]:
     drawn per vector instead; ``held`` ports are constant)."""
     return [(p.name, p.lanes, p.lane_width) for p in spec.inputs()
             if p.name not in MODE_PORTS and p.name not in held]
+
+
+def index_layout(spec: Spec) -> list[tuple[str, int, int]]:
+    """(port, lanes, lane width) of the fields of the exhaustive index, the last in its low
+    bits (:func:`exhaustive`; the native simulator splits an index the same way)."""
+    return _fields(spec)
 
 
 def space_size(spec: Spec, held=()) -> int:

@@ -34,9 +34,10 @@ def stage_profile(design: Design, chunks: int = 8, chunk: int = 1 << 20) -> dict
     for the pipe)."""
     from .check import Checker, comparison, expected
     from .engines.cocotb import bench_env
-    from .engines.native import NativeTop
+    from .engines.native import NativeTop, keep_heap
     from .stimulus.base import exhaustive, space_size
     os.environ.update(bench_env())
+    keep_heap()                     # as the run does
     spec, top = design.spec, NativeTop(design)
     n = min(chunk, space_size(spec))
     expected(spec, exhaustive(spec, 0, n, narrow=True), n, wide=False)   # compiled first

@@ -53,7 +53,8 @@ def exhaustive(spec: Spec, start: int, stop: int, held=None, *,
                 field = np.zeros(len(idx), dtypes[port])
             else:
                 field = idx >> dt(shift) if shift else idx
-            if shift + w < 8 * idx.itemsize:
+            # the mask, unless the bits above the field are none or the dtype drops them
+            if shift + w < 8 * idx.itemsize and w < 8 * np.dtype(dtypes[port]).itemsize:
                 field = field & dt((1 << w) - 1)
             cols.append(field.astype(dtypes[port], copy=False))
             shift += w

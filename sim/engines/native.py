@@ -46,7 +46,7 @@ from fpforge.infra import toolchain
 
 from ..check import write_json
 from ..design import Design
-from ..stimulus.base import index_layout
+from ..stimulus.base import IndexChunk, index_layout, space_size
 from ..stream import NoResult, Plan, Session, check_stream, cycle_budget
 from .base import BUILD_ROOT, VERILATOR_WAIVERS, SimulationError, check_inputs
 from .cocotb import VERILATED_MK_FIXES, bench_env
@@ -216,7 +216,7 @@ class NativeSession(Session):
 
     def submit(self, inputs: dict) -> None:
         d, L = self.top.design, self.top.lanes
-        n = len(next(iter(inputs.values())))
+        n = inputs.vectors if isinstance(inputs, IndexChunk) else len(next(iter(inputs.values())))
         steps = -(-n // L)
         parts = [np.uint32(steps).tobytes()]
         if self.index is not None:
@@ -357,7 +357,8 @@ class NativeEngine:
         if len(plan.stimulus) != 1 or plan.stimulus[0][0] != "exhaustive":
             return None
         part = plan.stimulus[0][1] if len(plan.stimulus[0]) > 1 else {}
-        if part.get("held") or NativeTop(design, self.lanes).index_fields() is None:
+        if part.get("held") or NativeTop(design, self.lanes).index_fields() is None or \
+                int(part.get("stop", space_size(design.spec))) > 1 << 32:
             return None
         return int(part.get("start", 0))
 
@@ -380,7 +381,8 @@ class NativeEngine:
         try:
             _, summary = asyncio.run(check_stream(
                 session, design, plan, report_path=report_path, progress_path=progress_path,
-                engine=self.name, pipelined=True, narrow=True, lanes=self.lanes))
+                engine=self.name, pipelined=True, narrow=True, lanes=self.lanes,
+                index=session.index is not None))
         finally:
             cpu = session.close()
         summary["simulator_cpu_s"] = cpu

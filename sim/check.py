@@ -20,7 +20,6 @@ member its ``fmt`` selects, element by element (a port's bits outside them shown
 from __future__ import annotations
 
 import functools
-
 import json
 import os
 from fractions import Fraction
@@ -36,7 +35,7 @@ from fpforge.rtl.spec import Spec
 from .classes import CODE_CLASSES, Classes, code_classes
 from .packing import UNDEFINED
 
-__all__ = ["expected", "bit_exact", "nan_mask", "any_nan", "comparison", "NAN_POLICIES", "Checker", "describe_code", "describe_flags",
+__all__ = ["expected", "expected_index", "bit_exact", "nan_mask", "any_nan", "comparison", "NAN_POLICIES", "Checker", "describe_code", "describe_flags",
            "progress_record", "summary_record", "write_json", "raise_on_failure", "UNDEFINED"]
 
 _FLAG_SHORT = [(Flag.NV, "NV"), (Flag.DZ, "DZ"), (Flag.OF, "OF"), (Flag.UF, "UF"), (Flag.NX, "NX")]

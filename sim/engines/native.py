@@ -23,6 +23,13 @@ is taken, in order, whenever its valid_out is high. Each block's outputs then st
 went ``cycle_budget()`` cycles (sim/stream.py) without a result while it owed one; then the
 simulator stops and the session raises :class:`~sim.stream.NoResult`.
 
+An exhaustive run (one range of the input space, nothing held, no rm or rbits, at most 2^32
+inputs) sends no input codes at all: ``fast --index`` splits each vector's index into its
+inputs itself (``FOR_FIELDS`` in ports.h, the layout of sim/stimulus/base.py), the golden model
+splits the same index inside its compiled program (check.expected_index), and only the outputs
+come back through the pipe; the checker draws a chunk's inputs only where it has a mismatch, so
+reports, classes and dumps are those of a run through the pipe.
+
 Overlap: while the simulator works on one chunk, the verification loop (sim/stream.py) checks
 the chunk before and its reference thread evaluates the golden model on the next one.
 """

@@ -11,7 +11,8 @@ import numpy as np
 from fpforge.rtl.formats import FloatFormat, Specials
 from fpforge.rtl.spec import Spec
 
-__all__ = ["space_size", "exhaustive", "index_layout", "IndexChunk", "index_fields", "MODE_PORTS", "mode_inputs", "value_table", "code_values",
+__all__ = ["space_size", "exhaustive", "index_layout", "IndexChunk", "index_fields", "MODE_PORTS",
+           "mode_inputs", "value_table", "code_values",
            "unknown_part"]
 
 

@@ -109,8 +109,12 @@ def bit_exact(want: dict, got: dict) -> np.ndarray:
     bad = None
     for port, w in want.items():
         diff = _codes(w) != _codes(got[port])
-        diff = diff.reshape(len(diff), -1).any(axis=1)
-        bad = diff if bad is None else bad | diff
+        if diff.ndim > 1:           # a bus: any element
+            diff = diff.reshape(len(diff), -1).any(axis=1)
+        if bad is None:
+            bad = diff
+        else:
+            bad |= diff
     return bad
 
 

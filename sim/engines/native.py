@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import mmap
 import fcntl
 import hashlib
 import os
@@ -197,9 +198,21 @@ class NativeSession(Session):
     def __init__(self, exe: Path, top: NativeTop, chunk: int = 1 << 20,
                  index: int | None = None):
         self.top, self.chunk, self.index = top, chunk, index
-        self.proc = subprocess.Popen([str(exe), *(["--index"] if index is not None else [])],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, bufsize=0)
+        args = ["--index"] if index is not None else []
+        # the outputs in shared memory: two slots of a chunk's outputs (native_main.cpp)
+        self._slot = -(-chunk // top.lanes) * sum(top.row_bytes(p) for p in top.design.outputs)
+        self._shm, fds = None, ()
+        if hasattr(os, "memfd_create"):
+            fd = os.memfd_create("fpforge-native-outputs")
+            os.ftruncate(fd, 2 * self._slot)
+            self._shm = mmap.mmap(fd, 2 * self._slot)
+            fds = (fd,)
+            args += ["--shm", str(fd), str(self._slot)]
+        self.proc = subprocess.Popen([str(exe), *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                                     pass_fds=fds)
+        for fd in fds:
+            os.close(fd)                # the mapping and the simulator keep it
         for pipe in (self.proc.stdin, self.proc.stdout):   # fewer wake-ups per chunk
             try:
                 fcntl.fcntl(pipe, F_SETPIPE_SZ, PIPE_BYTES)
@@ -207,6 +220,7 @@ class NativeSession(Session):
                 pass
         self._sent: list[int] = []
         self._collected = 0             # vectors before the next block (for "vector K")
+        self._blocks = 0                # blocks collected (the shared memory slot: % 2)
         self._buffers: dict = {}        # reused output buffers (collect)
         self._blobs: queue.Queue = queue.Queue(maxsize=2)
         self._writer = threading.Thread(target=self._write, name="native-stdin", daemon=True)
@@ -224,6 +238,8 @@ class NativeSession(Session):
     def submit(self, inputs: dict) -> None:
         d, L = self.top.design, self.top.lanes
         n = inputs.vectors if isinstance(inputs, IndexChunk) else len(next(iter(inputs.values())))
+        if n > self.chunk:
+            raise ValueError(f"a chunk of {n} vectors for a session of {self.chunk}")
         steps = -(-n // L)
         parts = [np.uint32(steps).tobytes()]
         if self.index is not None:
@@ -243,14 +259,23 @@ class NativeSession(Session):
     async def collect(self) -> dict:
         """The outputs of the oldest chunk submitted, in their containers' dtypes (uint8, uint16
         or uint32: the checker compares them with the golden model's codes as they are), valid
-        until the next chunk is collected (its buffers are reused)."""
+        until the chunk after the next is submitted (their shared memory, or buffers, are
+        reused: the verification loop checks a chunk before it submits the one after the
+        next)."""
         d, L = self.top.design, self.top.lanes
         n = self._sent.pop(0)
         steps = -(-n // L)
-        first = int(np.frombuffer(self._read("", 4), "<u4")[0]) if d.elastic else n
+        first = int(np.frombuffer(self._read("", 4), "<u4")[0]) \
+            if d.elastic or self._shm is not None else n
+        at = self._blocks % 2 * self._slot
+        self._blocks += 1
         out = {}
         for p in d.outputs:
-            data = self._read(p.name, steps * self.top.row_bytes(p))
+            size = steps * self.top.row_bytes(p)
+            if self._shm is not None:
+                data, at = memoryview(self._shm)[at:at + size], at + size
+            else:
+                data = self._read(p.name, size)
             codes = np.frombuffer(data, f"<u{self.top.bytes[p.name]}")
             codes = codes.reshape(steps * L, p.lanes)[:min(n, first)]
             out[p.name] = codes[:, 0] if p.lanes == 1 else codes
@@ -371,7 +396,8 @@ class NativeEngine:
 
     def simulate(self, design: Design, inputs: dict) -> dict:
         check_inputs(design, inputs)
-        session = self.session(design)
+        n = len(next(iter(inputs.values())))
+        session = self.session(design, chunk=max(self.lanes, n))
         try:
             out = asyncio.run(session.run(inputs))
         finally:

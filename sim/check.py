@@ -145,8 +145,12 @@ def any_nan(outputs) -> "callable":
                 i = np.flatnonzero(flat)
                 flat[i[nan_mask(fmts[port], w.reshape(-1)[i]) &
                        nan_mask(fmts[port], g.reshape(-1)[i])]] = False
-            diff = diff.reshape(len(diff), -1).any(axis=1)
-            bad = diff if bad is None else bad | diff
+            if diff.ndim > 1:           # a bus: any element
+                diff = diff.reshape(len(diff), -1).any(axis=1)
+            if bad is None:
+                bad = diff
+            else:
+                bad |= diff
         return bad
     return compare
 

@@ -108,13 +108,18 @@ def bit_exact(want: dict, got: dict) -> np.ndarray:
     NaN policy gives exact NaN codes, so NaNs compare by code too). Returns the mismatch mask."""
     bad = None
     for port, w in want.items():
-        diff = _codes(w) != _codes(got[port])
-        if diff.ndim > 1:           # a bus: any element
-            diff = diff.reshape(len(diff), -1).any(axis=1)
-        if bad is None:
-            bad = diff
-        else:
-            bad |= diff
+        bad = _or_rows(bad, _codes(w) != _codes(got[port]))
+    return bad
+
+
+def _or_rows(bad: np.ndarray | None, diff: np.ndarray) -> np.ndarray:
+    """``bad`` (None at the first port) or-ed in place with ``diff``, one flag per vector (a
+    bus's row: any element; a one-lane port's as it is, no reduction)."""
+    if diff.ndim > 1:
+        diff = diff.reshape(len(diff), -1).any(axis=1)
+    if bad is None:
+        return diff
+    bad |= diff
     return bad
 
 
@@ -145,12 +150,7 @@ def any_nan(outputs) -> "callable":
                 i = np.flatnonzero(flat)
                 flat[i[nan_mask(fmts[port], w.reshape(-1)[i]) &
                        nan_mask(fmts[port], g.reshape(-1)[i])]] = False
-            if diff.ndim > 1:           # a bus: any element
-                diff = diff.reshape(len(diff), -1).any(axis=1)
-            if bad is None:
-                bad = diff
-            else:
-                bad |= diff
+            bad = _or_rows(bad, diff)
         return bad
     return compare
 

@@ -2,8 +2,10 @@
 
 A run of the native engine (sim/engines/native.py) spends its CPU in three places: the
 simulator processes (Verilator's model, one per shard), the golden model (JAX, in each shard's
-reference thread) and the rest of the Python loop (stimulus, packing, comparison). On a machine
-with as many cores as shards, the best a run can do is the simulators' own rate with nothing
+reference thread) and the rest of the Python loop (stimulus, packing, comparison; in an
+exhaustive run the simulator draws its inputs from the index, ``fast --index``, and the golden
+model splits the index inside its compiled program: no stimulus, no input packing). On a
+machine with as many cores as shards, the best a run can do is the simulators' own rate with nothing
 else on the cores, so that is the figure it is measured against, in the same run:
 
 1. the stages on one core, chunk by chunk, as the loop runs them (CPU ns per vector);
@@ -30,15 +32,21 @@ __all__ = ["stage_profile", "bare_rate", "run_bench"]
 
 def stage_profile(design: Design, chunks: int = 8, chunk: int = 1 << 20) -> dict[str, float]:
     """CPU ns per vector of the loop's Python stages on ``chunks`` chunks of the input space, as
-    the native engine runs them (narrow codes; its packing and unpacking, through a byte copy
-    for the pipe)."""
-    from .check import Checker, comparison, expected
+    the native engine runs them: where the simulator draws the inputs from the index (``fast
+    --index``), the golden model splitting the index itself and no stimulus or input packing;
+    else narrow stimulus codes, packed for the pipe. Unpacking: the outputs out of bytes read
+    from the pipe."""
+    from .check import Checker, comparison, expected, expected_index
     from .engines.cocotb import bench_env
-    from .engines.native import NativeTop
-    from .stimulus.base import exhaustive, space_size
+    from .engines.native import NativeEngine, NativeTop, keep_heap
+    from .stimulus.base import IndexChunk, exhaustive, space_size
+    from .stream import Plan
     os.environ.update(bench_env())
+    keep_heap()                     # as the run does
     spec, top = design.spec, NativeTop(design)
     n = min(chunk, space_size(spec))
+    index = NativeEngine().index_start(design, Plan([["exhaustive", {"stop": n}]])) is not None \
+        and expected_index(spec, 0, n, n) is not None                     # compiled first
     expected(spec, exhaustive(spec, 0, n, narrow=True), n, wide=False)   # compiled first
     checker = Checker(spec, design.inputs, design.outputs,
                       compare=comparison(design.nan, design.outputs, design.flags_mask))
@@ -51,19 +59,24 @@ def stage_profile(design: Design, chunks: int = 8, chunk: int = 1 << 20) -> dict
         return out
     for k in range(chunks):
         lo = k * n % space_size(spec)
-        inputs = timed("stimulus", lambda: exhaustive(spec, lo, lo + n, narrow=True))
-        want = timed("golden model", lambda: expected(spec, inputs, n, wide=False))
-        got = timed("packing", lambda: _through_pipe(top, inputs, want))
+        if index:
+            inputs = IndexChunk(spec, lo, lo + n)
+            want = timed("golden model", lambda: expected_index(spec, lo, n, n))
+        else:
+            inputs = timed("stimulus", lambda: exhaustive(spec, lo, lo + n, narrow=True))
+            want = timed("golden model", lambda: expected(spec, inputs, n, wide=False))
+        got = timed("packing", lambda: _through_pipe(top, inputs, want, index))
         timed("comparison", lambda: checker.check(inputs, lo, want, got))
     if checker.mismatches:
         raise AssertionError(f"{checker.mismatches} mismatches of the golden model with itself")
     return {stage: s / (chunks * n) * 1e9 for stage, s in spent.items()}
 
 
-def _through_pipe(top, inputs: dict, want: dict) -> dict:
+def _through_pipe(top, inputs: dict, want: dict, index: bool) -> dict:
     """What the native session does to a chunk besides simulating it: the inputs into their
-    containers, the outputs (here the expected ones) out of bytes read from the pipe."""
-    for p in top.design.inputs:
+    containers (not in an index run), the outputs (here the expected ones) out of bytes read
+    from the pipe."""
+    for p in () if index else top.design.inputs:
         np.ascontiguousarray(inputs[p.name], f"<u{top.bytes[p.name]}")
     return {p: np.frombuffer(bytearray(np.ascontiguousarray(v, f"<u{top.bytes[p]}")),
                              f"<u{top.bytes[p]}") for p, v in want.items()}

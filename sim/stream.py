@@ -21,9 +21,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .check import Checker, comparison, expected, progress_record, summary_record, write_json
+from .check import (Checker, comparison, expected, expected_index, progress_record, summary_record,
+                    write_json)
 from .design import Design
 from .stimulus import generate
+from .stimulus.base import IndexChunk, space_size
 from .vectors import DUMP_MAX, FailingDump
 
 __all__ = ["Plan", "check_stream", "Session", "NoResult", "cycle_budget", "NO_RESULT_CYCLES"]
@@ -93,8 +95,9 @@ class _Reference:
     """Stimulus -> golden outputs, chunk by chunk, ahead of the simulation in a thread."""
 
     def __init__(self, design: Design, plan: Plan, chunk: int, depth: int = 3,
-                 narrow: bool = False):
+                 narrow: bool = False, index: bool = False):
         self.design, self.plan, self.chunk, self.narrow = design, plan, chunk, narrow
+        self.index = index
         self.queue: queue.Queue = queue.Queue(maxsize=depth)
         self.error: BaseException | None = None
         self.golden_s = 0.0
@@ -108,19 +111,34 @@ class _Reference:
             rng = np.random.default_rng(plan.seed)
             index = 0
             batch = max(self.chunk, plan.batch)
-            for inputs in generate(spec, plan.stimulus, rng, self.chunk,
-                                   self.design.rm_values, narrow=self.narrow):
+            for inputs in self._index_chunks(batch) if self.index else \
+                    generate(spec, plan.stimulus, rng, self.chunk, self.design.rm_values,
+                             narrow=self.narrow):
                 if self._stop:
                     break
                 t0 = time.perf_counter()
-                want = expected(spec, inputs, batch, wide=not self.narrow)
+                want = None
+                if isinstance(inputs, IndexChunk):
+                    want = expected_index(spec, inputs.start, inputs.vectors, batch)
+                if want is None:
+                    want = expected(spec, inputs, batch, wide=not self.narrow)
                 self.golden_s += time.perf_counter() - t0
-                n = len(next(iter(inputs.values())))
+                n = len(next(iter(want.values())))
                 self.queue.put((index, inputs, want))
                 index += n
         except BaseException as e:   # reported by the loop, not lost in the thread
             self.error = e
         self.queue.put(None)
+
+    def _index_chunks(self, batch: int):
+        """The plan's one exhaustive part as index ranges (:class:`IndexChunk`): the golden model
+        splits the index itself (check.expected_index), the inputs are drawn only if read."""
+        params = self.plan.stimulus[0][1]
+        start = int(params.get("start", 0))
+        stop = int(params.get("stop", space_size(self.design.spec)))
+        chunk = min(self.chunk, batch)
+        for s in range(start, stop, chunk):
+            yield IndexChunk(self.design.spec, s, min(stop, s + chunk))
 
     def __iter__(self):
         while (item := self.queue.get()) is not None:
@@ -139,13 +157,17 @@ class _Reference:
 
 async def check_stream(session: Session, design: Design, plan: Plan, *, compare=None,
                        progress_path: str = "", report_path: str = "", engine: str = "",
-                       pipelined: bool = False, narrow: bool = False,
+                       pipelined: bool = False, narrow: bool = False, index: bool = False,
                        **extra) -> tuple[Checker, dict]:
     """Run ``plan`` through ``session``; returns the checker and the run's summary (also
     written to ``report_path``). ``pipelined``: keep one chunk in flight (submit / collect).
     ``narrow``: exhaustive stimulus codes and golden outputs in their narrowest dtypes (half the
     golden model's time for 16-bit operands), for a session that takes any unsigned dtype and
     whose outputs never hold UNDEFINED (the native engine).
+    ``index``: the plan is one exhaustive part of at most 2^32 inputs, nothing held, no rm or
+    rbits, and the session draws the inputs itself (the native engine's ``fast --index``): the
+    golden model then splits the index too, and the inputs are drawn here only for a chunk with
+    a mismatch (its report, classes and dump are the same).
     A session that raises :class:`NoResult` ends the run: the summary's ``failed`` says why."""
     spec = design.spec
     dump = FailingDump(plan.dump, spec, design.label, plan.dump_max) if plan.dump else None
@@ -153,7 +175,7 @@ async def check_stream(session: Session, design: Design, plan: Plan, *, compare=
                       absent=design.absent, dump=dump,
                       compare=compare or comparison(design.nan, design.outputs,
                                                     design.flags_mask))
-    ref = _Reference(design, plan, session.chunk, narrow=narrow)
+    ref = _Reference(design, plan, session.chunk, narrow=narrow, index=index)
     t0 = last = time.perf_counter()
     sim_s = wait_s = 0.0
     failed = {}

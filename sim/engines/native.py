@@ -23,6 +23,13 @@ is taken, in order, whenever its valid_out is high. Each block's outputs then st
 went ``cycle_budget()`` cycles (sim/stream.py) without a result while it owed one; then the
 simulator stops and the session raises :class:`~sim.stream.NoResult`.
 
+An exhaustive run (one range of the input space, nothing held, no rm or rbits, at most 2^32
+inputs) sends no input codes at all: ``fast --index`` splits each vector's index into its
+inputs itself (``FOR_FIELDS`` in ports.h, the layout of sim/stimulus/base.py), the golden model
+splits the same index inside its compiled program (check.expected_index), and only the outputs
+come back through the pipe; the checker draws a chunk's inputs only where it has a mismatch, so
+reports, classes and dumps are those of a run through the pipe.
+
 Overlap: while the simulator works on one chunk, the verification loop (sim/stream.py) checks
 the chunk before and its reference thread evaluates the golden model on the next one.
 """
@@ -30,6 +37,8 @@ the chunk before and its reference thread evaluates the golden model on the next
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import mmap
 import fcntl
 import hashlib
 import os
@@ -45,12 +54,13 @@ from fpforge.infra import toolchain
 
 from ..check import write_json
 from ..design import Design
+from ..stimulus.base import IndexChunk, index_layout, space_size
 from ..stream import NoResult, Plan, Session, check_stream, cycle_budget
 from .base import BUILD_ROOT, VERILATOR_WAIVERS, SimulationError, check_inputs
 from .cocotb import VERILATED_MK_FIXES, bench_env
 from .runtime_cache import runtime_cache, seed_runtime, store_runtime
 
-__all__ = ["NativeTop", "NativeEngine", "container_bytes", "LANES"]
+__all__ = ["NativeTop", "NativeEngine", "container_bytes", "LANES", "keep_heap"]
 
 HERE = Path(__file__).resolve().parent
 MAIN_CPP = HERE / "native_main.cpp"
@@ -59,6 +69,23 @@ MAIN_CPP = HERE / "native_main.cpp"
 LANES = 4
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 PIPE_BYTES = 1 << 20     # Linux's default pipe-max-size
+
+
+def keep_heap() -> None:
+    """Keep freed chunk-sized arrays in this process's heap (glibc's malloc). A run allocates
+    and frees arrays of megabytes every chunk (stimulus, golden outputs, comparison); by default
+    glibc maps each from the kernel and returns it on free, so every chunk faults its pages in
+    again: measured, 4 of the 4.5 CPU ns per vector of the exhaustive stimulus of fp16 mul. The
+    heap then holds at most the run's peak (chunks of 2^20 vectors: tens of megabytes)."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(M_MMAP_THRESHOLD, 1 << 25)     # glibc's largest: 32 MiB
+        libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+    except (OSError, AttributeError):               # not glibc: its own policy stays
+        pass
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3         # glibc's malloc.h
 
 
 def container_bytes(width: int) -> int:
@@ -125,12 +152,32 @@ class NativeTop:
         v.append("endmodule")
         return "\n".join(v)
 
+    def index_fields(self) -> list[tuple[str, int, int]] | None:
+        """(port, element, shift) of every input element in the exhaustive index
+        (sim/stimulus/base.py's layout: the last port's last element in the low bits), or None
+        where an input is no field of it (rm, rbits: drawn per vector)."""
+        fields, shift = {}, 0
+        for name, lanes, w in reversed(index_layout(self.design.spec)):
+            for e in reversed(range(lanes)):
+                fields[name, e] = shift
+                shift += w
+        if any((p.name, 0) not in fields for p in self.design.inputs):
+            return None
+        return [(p.name, e, fields[p.name, e]) for p in self.design.inputs
+                for e in range(p.lanes)]
+
     def ports_header(self) -> str:
         ports = lambda group: " ".join(f"X({p.name}, {self.row_bytes(p)})"  # noqa: E731
                                        for p in group)
-        hs = (f"#define HANDSHAKE 1\n#define LANES {self.lanes}\n"
-              f"#define BUDGET {cycle_budget()}\n") if self.design.elastic else ""
-        return (hs + f"#define LATENCY {self.design.latency}\n"
+        hs = f"#define HANDSHAKE 1\n#define BUDGET {cycle_budget()}\n" \
+            if self.design.elastic else ""
+        fields = self.index_fields()
+        by_name = {p.name: p for p in self.design.inputs}
+        index = "" if fields is None else "#define FOR_FIELDS(X) " + " ".join(
+            f"X({n}, {self.row_bytes(by_name[n])}, {self.bytes[n]}, {by_name[n].lanes}, {e}, "
+            f"{shift}, {by_name[n].lane_width})" for n, e, shift in fields) + "\n"
+        return (hs + index + f"#define LANES {self.lanes}\n#define LATENCY "
+                f"{self.design.latency}\n"
                 f"#define FOR_INPUTS(X) {ports(self.design.inputs)}\n"
                 f"#define FOR_OUTPUTS(X) {ports(self.design.outputs)}\n")
 
@@ -142,12 +189,30 @@ NATIVE_OPT_FLAGS = ["OPT_FAST=-O2", "OPT_SLOW=-O0", "OPT_GLOBAL=-O1"]
 class NativeSession(Session):
     """The native binary as a subprocess: ``submit`` a chunk's inputs, ``collect`` its outputs.
     A writer thread feeds stdin, so the next chunk can wait in the pipe while this one's outputs
-    are read (written from the caller's thread, a full stdout pipe would deadlock both)."""
+    are read (written from the caller's thread, a full stdout pipe would deadlock both).
+    ``index``: the chunks are the exhaustive input tuples from ``index`` on, in order (the
+    next chunk's first); the
+    simulator then splits the index into its inputs itself (``fast --index``) and only a
+    block's first tuple and size go through the pipe, no input codes."""
 
-    def __init__(self, exe: Path, top: NativeTop, chunk: int = 1 << 20):
-        self.top, self.chunk = top, chunk
-        self.proc = subprocess.Popen([str(exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, bufsize=0)
+    def __init__(self, exe: Path, top: NativeTop, chunk: int = 1 << 20,
+                 index: int | None = None):
+        self.top, self.chunk, self.index = top, chunk, index
+        args = ["--index"] if index is not None else []
+        # the outputs in shared memory: two slots of a chunk's outputs (native_main.cpp)
+        self._slot = -(-chunk // top.lanes) * sum(top.row_bytes(p) for p in top.design.outputs)
+        self._shm, fds = None, ()
+        if hasattr(os, "memfd_create"):
+            fd = os.memfd_create("fpforge-native-outputs")
+            os.ftruncate(fd, 2 * self._slot)
+            self._shm = mmap.mmap(fd, 2 * self._slot)
+            fds = (fd,)
+            args += ["--shm", str(fd), str(self._slot)]
+        self.proc = subprocess.Popen([str(exe), *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                                     pass_fds=fds)
+        for fd in fds:
+            os.close(fd)                # the mapping and the simulator keep it
         for pipe in (self.proc.stdin, self.proc.stdout):   # fewer wake-ups per chunk
             try:
                 fcntl.fcntl(pipe, F_SETPIPE_SZ, PIPE_BYTES)
@@ -155,6 +220,8 @@ class NativeSession(Session):
                 pass
         self._sent: list[int] = []
         self._collected = 0             # vectors before the next block (for "vector K")
+        self._blocks = 0                # blocks collected (the shared memory slot: % 2)
+        self._buffers: dict = {}        # reused output buffers (collect)
         self._blobs: queue.Queue = queue.Queue(maxsize=2)
         self._writer = threading.Thread(target=self._write, name="native-stdin", daemon=True)
         self._writer.start()
@@ -170,9 +237,16 @@ class NativeSession(Session):
 
     def submit(self, inputs: dict) -> None:
         d, L = self.top.design, self.top.lanes
-        n = len(next(iter(inputs.values())))
+        n = inputs.vectors if isinstance(inputs, IndexChunk) else len(next(iter(inputs.values())))
+        if n > self.chunk:
+            raise ValueError(f"a chunk of {n} vectors for a session of {self.chunk}")
         steps = -(-n // L)
         parts = [np.uint32(steps).tobytes()]
+        if self.index is not None:
+            self._blobs.put(parts + [np.array([self.index, n], "<u8").tobytes()])
+            self.index += n
+            self._sent.append(n)
+            return
         for p in d.inputs:
             codes = np.asarray(inputs[p.name]).reshape(n, p.lanes)
             if n != steps * L:
@@ -184,14 +258,24 @@ class NativeSession(Session):
 
     async def collect(self) -> dict:
         """The outputs of the oldest chunk submitted, in their containers' dtypes (uint8, uint16
-        or uint32: the checker compares them with the golden model's codes as they are)."""
+        or uint32: the checker compares them with the golden model's codes as they are), valid
+        until the chunk after the next is submitted (their shared memory, or buffers, are
+        reused: the verification loop checks a chunk before it submits the one after the
+        next)."""
         d, L = self.top.design, self.top.lanes
         n = self._sent.pop(0)
         steps = -(-n // L)
-        first = int(np.frombuffer(self._read(4), "<u4")[0]) if d.elastic else n
+        first = int(np.frombuffer(self._read("", 4), "<u4")[0]) \
+            if d.elastic or self._shm is not None else n
+        at = self._blocks % 2 * self._slot
+        self._blocks += 1
         out = {}
         for p in d.outputs:
-            data = self._read(steps * self.top.row_bytes(p))
+            size = steps * self.top.row_bytes(p)
+            if self._shm is not None:
+                data, at = memoryview(self._shm)[at:at + size], at + size
+            else:
+                data = self._read(p.name, size)
             codes = np.frombuffer(data, f"<u{self.top.bytes[p.name]}")
             codes = codes.reshape(steps * L, p.lanes)[:min(n, first)]
             out[p.name] = codes[:, 0] if p.lanes == 1 else codes
@@ -204,9 +288,12 @@ class NativeSession(Session):
         self.submit(inputs)
         return await self.collect()
 
-    def _read(self, n: int) -> bytearray:
-        buf, got = bytearray(n), 0
-        view = memoryview(buf)
+    def _read(self, port: str, n: int) -> memoryview:
+        """``n`` bytes of the port's outputs, into its buffer (one per port, reused: a fresh
+        buffer per chunk costs its page faults again)."""
+        if len(self._buffers.get(port, b"")) < n:
+            self._buffers[port] = bytearray(n)
+        view, got = memoryview(self._buffers[port])[:n], 0
         while got < n:
             k = self.proc.stdout.readinto(view[got:])
             if not k:
@@ -215,7 +302,7 @@ class NativeSession(Session):
                                       f"{self.proc.returncode}): "
                                       f"{self.proc.stderr.read().decode(errors='replace')}")
             got += k
-        return buf
+        return view
 
     def close(self) -> float:
         """End the simulator; returns its CPU seconds (user + system)."""
@@ -291,13 +378,26 @@ class NativeEngine:
         return subprocess.Popen([str(exe or self.build(design)), "--bare", str(steps)],
                                 stdout=subprocess.PIPE, text=True)
 
-    def session(self, design: Design, *, exe: Path | None = None,
-                chunk: int = 1 << 20) -> NativeSession:
-        return NativeSession(exe or self.build(design), NativeTop(design, self.lanes), chunk)
+    def session(self, design: Design, *, exe: Path | None = None, chunk: int = 1 << 20,
+                index: int | None = None) -> NativeSession:
+        return NativeSession(exe or self.build(design), NativeTop(design, self.lanes), chunk,
+                             index)
+
+    def index_start(self, design: Design, plan: Plan) -> int | None:
+        """The first input tuple of a plan the simulator can draw itself (one exhaustive part,
+        nothing held, every input a field of the index), else None (inputs through the pipe)."""
+        if len(plan.stimulus) != 1 or plan.stimulus[0][0] != "exhaustive":
+            return None
+        part = plan.stimulus[0][1] if len(plan.stimulus[0]) > 1 else {}
+        if part.get("held") or NativeTop(design, self.lanes).index_fields() is None or \
+                int(part.get("stop", space_size(design.spec))) > 1 << 32:
+            return None
+        return int(part.get("start", 0))
 
     def simulate(self, design: Design, inputs: dict) -> dict:
         check_inputs(design, inputs)
-        session = self.session(design)
+        n = len(next(iter(inputs.values())))
+        session = self.session(design, chunk=max(self.lanes, n))
         try:
             out = asyncio.run(session.run(inputs))
         finally:
@@ -308,11 +408,14 @@ class NativeEngine:
                report_path: str = "", progress_path: str = "") -> dict:
         """Run ``plan`` on the native binary (built unless ``exe`` is given)."""
         os.environ.update(bench_env())     # before the golden model imports JAX
-        session = self.session(design, exe=exe, chunk=max(self.lanes, plan.batch))
+        keep_heap()
+        session = self.session(design, exe=exe, chunk=max(self.lanes, plan.batch),
+                               index=self.index_start(design, plan))
         try:
             _, summary = asyncio.run(check_stream(
                 session, design, plan, report_path=report_path, progress_path=progress_path,
-                engine=self.name, pipelined=True, narrow=True, lanes=self.lanes))
+                engine=self.name, pipelined=True, narrow=True, lanes=self.lanes,
+                index=session.index is not None))
         finally:
             cpu = session.close()
         summary["simulator_cpu_s"] = cpu

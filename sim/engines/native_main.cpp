@@ -2,6 +2,13 @@
 //
 // stdin:  blocks of [uint32 steps][each input port: steps rows of ROW bytes]
 //         (steps == 0 ends the run)
+//         or, started with `--index` (an exhaustive run: the inputs are the index split into
+//         fields, FOR_FIELDS), blocks of [uint32 steps][uint64 first][uint64 n] and no inputs:
+//         vector k of the block (lane k % LANES of step k / LANES) is input tuple first + k,
+//         the last row padded with first + k % n, as the pipe's blocks are.
+// stdout: per block, each output port: steps rows of ROW bytes, in step order; or, started with
+//         `--shm FD SLOT` (FD: a shared memory file of two slots of SLOT bytes), the outputs in
+//         slot (block % 2), port after port, and on stdout only the block's uint32 count.
 // stdout: per block, each output port: steps rows of ROW bytes, in step order.
 // LATENCY 0 (a combinational unit): one eval() per step. Otherwise one clock cycle per step; the
 // outputs of step s are read LATENCY - 1 cycles after the edge that takes its inputs, and the
@@ -16,13 +23,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <sys/mman.h>
 #include <vector>
 
 #include "Vfast.h"
 #include "verilated.h"
 #include "ports.h"  // LATENCY, FOR_INPUTS(X), FOR_OUTPUTS(X) (port, row bytes): native.py
-#ifndef HANDSHAKE   // ports.h defines it (with LANES and BUDGET) for an elastic design
+#ifndef HANDSHAKE   // ports.h defines it (with BUDGET) for an elastic design
 #define HANDSHAKE 0
+#endif
+#ifndef FOR_FIELDS  // ports.h defines it where every input is a field of the exhaustive index
+#define FOR_FIELDS(X)
+#define INDEX_MODE 0
+#else
+#define INDEX_MODE 1
 #endif
 
 static bool read_exact(void* p, size_t n) { return fread(p, 1, n, stdin) == n; }
@@ -36,6 +50,24 @@ static void tick(Vfast* top) {
     top->eval();
     top->clk = 1;
     top->eval();
+}
+
+// An exhaustive block's inputs from its index: field (port, row, container bytes, slots per lane,
+// slot, shift, width) of tuple idx is (idx >> shift) & (2^width - 1), in container
+// lane * slots + slot of the port's row.
+static void fill_index(uint8_t* const* bufs, const size_t* rows, uint32_t steps, uint64_t first,
+                       uint64_t n) {
+    for (uint32_t s = 0; s < steps; s++)
+        for (uint32_t j = 0; j < LANES; j++) {
+            const uint64_t k = uint64_t(s) * LANES + j;
+            const uint64_t idx = first + (k < n ? k : k % n);
+            int f = 0;
+#define FILL(port, row, cb, slots, slot, shift, width) { \
+            const uint32_t v = (shift) >= 64 ? 0 : uint32_t((idx >> ((shift) & 63)) & \
+                ((uint64_t(1) << (width)) - 1)); \
+            memcpy(bufs[f] + s * rows[f] + (j * (slots) + (slot)) * (cb), &v, cb); f++; }
+            FOR_FIELDS(FILL)
+        }
 }
 
 #if !HANDSHAKE
@@ -82,13 +114,48 @@ int main(int argc, char** argv) {
     static_assert(sizeof(top->port) >= size_t(row), "port narrower than its row");
     FOR_INPUTS(DECLARE)
     FOR_OUTPUTS(DECLARE)
+    bool index = false;
+    uint8_t* shm = nullptr;     // --shm: the outputs' two slots
+    size_t slot = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--index")) {
+            index = true;
+        } else if (!strcmp(argv[i], "--shm") && i + 2 < argc) {
+            slot = strtoull(argv[i + 2], 0, 10);
+            void* m = mmap(nullptr, 2 * slot, PROT_READ | PROT_WRITE, MAP_SHARED,
+                           atoi(argv[i + 1]), 0);
+            if (m == MAP_FAILED) { perror("native: mmap"); return 2; }
+            shm = static_cast<uint8_t*>(m);
+            i += 2;
+        }
+    }
+    if (index && !INDEX_MODE) { fprintf(stderr, "native: no exhaustive fields\n"); return 2; }
+#define OUT_PTR(port, row) uint8_t* port##_out = nullptr;
+    FOR_OUTPUTS(OUT_PTR)
     uint32_t steps;
-    while (read_exact(&steps, 4) && steps) {
+    for (uint64_t block = 0; read_exact(&steps, 4) && steps; block++) {
 #define RESIZE(port, row) port##_buf.resize(steps * port##_row);
         FOR_INPUTS(RESIZE)
-        FOR_OUTPUTS(RESIZE)
+        size_t at = (block % 2) * slot;     // the next output port's place in the slot
+#define PLACE(port, row) if (shm) { port##_out = shm + at; at += steps * port##_row; } \
+        else { port##_buf.resize(steps * port##_row); port##_out = port##_buf.data(); }
+        FOR_OUTPUTS(PLACE)
+        if (shm && at > (block % 2 + 1) * slot) {
+            fprintf(stderr, "native: a block of %u steps overflows its slot\n", steps);
+            return 2;
+        }
+        if (index) {
+            uint64_t head[2];   // first tuple, tuples in the block
+            if (!read_exact(head, sizeof head)) return 1;
+#define FIELD_BUF(port, row, cb, slots, slot, shift, width) port##_buf.data(),
+#define FIELD_ROW(port, row, cb, slots, slot, shift, width) size_t(row),
+            uint8_t* bufs[] = {FOR_FIELDS(FIELD_BUF) nullptr};
+            const size_t rows[] = {FOR_FIELDS(FIELD_ROW) 0};
+            fill_index(bufs, rows, steps, head[0], head[1]);
+        } else {
 #define READ(port, row) if (!read_exact(port##_buf.data(), port##_buf.size())) return 1;
-        FOR_INPUTS(READ)
+            FOR_INPUTS(READ)
+        }
 #if HANDSHAKE
         // Lane j's share of a row is row / LANES bytes at offset j * (row / LANES).
         std::vector<uint32_t> in(LANES, 0), out(LANES, 0);
@@ -110,7 +177,7 @@ int main(int argc, char** argv) {
             for (uint32_t j = 0; j < LANES; j++) {
                 in[j] += taken >> j & 1;
                 if (!(valid >> j & 1) || out[j] == steps) continue;
-#define SAMPLE_LANE(port, row) memcpy(port##_buf.data() + out[j] * port##_row + j * (row / LANES), \
+#define SAMPLE_LANE(port, row) memcpy(port##_out + out[j] * port##_row + j * (row / LANES), \
     reinterpret_cast<const uint8_t*>(&top->port) + j * (row / LANES), row / LANES);
                 FOR_OUTPUTS(SAMPLE_LANE)
                 idle = 0;
@@ -133,13 +200,17 @@ int main(int argc, char** argv) {
             if (LATENCY) tick(top.get()); else top->eval();
             if (t + 1 >= delay) {
                 const size_t o = t + 1 - delay;
-#define SAMPLE(port, row) memcpy(port##_buf.data() + o * port##_row, &top->port, port##_row);
+#define SAMPLE(port, row) memcpy(port##_out + o * port##_row, &top->port, port##_row);
                 FOR_OUTPUTS(SAMPLE)
             }
         }
 #endif
-#define WRITE(port, row) write_exact(port##_buf.data(), port##_buf.size());
-        FOR_OUTPUTS(WRITE)
+#if !HANDSHAKE
+        const uint32_t first = steps * LANES;
+        if (shm) write_exact(&first, 4);
+#endif
+#define WRITE(port, row) write_exact(port##_buf.data(), steps * port##_row);
+        if (!shm) { FOR_OUTPUTS(WRITE) }
         fflush(stdout);
 #if HANDSHAKE
         if (owed) return 3;   // the design stopped delivering: the session says where

@@ -4,13 +4,15 @@ mode inputs (``rm``, ``rbits``) and the values of a small format's codes."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 
 import numpy as np
 
 from fpforge.rtl.formats import FloatFormat, Specials
 from fpforge.rtl.spec import Spec
 
-__all__ = ["space_size", "exhaustive", "MODE_PORTS", "mode_inputs", "value_table", "code_values",
+__all__ = ["space_size", "exhaustive", "index_layout", "IndexChunk", "index_fields", "MODE_PORTS",
+           "mode_inputs", "value_table", "code_values",
            "unknown_part"]
 
 
@@ -19,6 +21,12 @@ def _fields(spec: Spec, held=()) -> list[tuple[str, int, int]]:
     drawn per vector instead; ``held`` ports are constant)."""
     return [(p.name, p.lanes, p.lane_width) for p in spec.inputs()
             if p.name not in MODE_PORTS and p.name not in held]
+
+
+def index_layout(spec: Spec) -> list[tuple[str, int, int]]:
+    """(port, lanes, lane width) of the fields of the exhaustive index, the last in its low
+    bits (:func:`exhaustive`; the native simulator splits an index the same way)."""
+    return _fields(spec)
 
 
 def space_size(spec: Spec, held=()) -> int:
@@ -47,13 +55,55 @@ def exhaustive(spec: Spec, start: int, stop: int, held=None, *,
                 field = np.zeros(len(idx), dtypes[port])
             else:
                 field = idx >> dt(shift) if shift else idx
-            if shift + w < 8 * idx.itemsize:
+            # the mask, unless the bits above the field are none or the dtype drops them
+            if shift + w < 8 * idx.itemsize and w < 8 * np.dtype(dtypes[port]).itemsize:
                 field = field & dt((1 << w) - 1)
             cols.append(field.astype(dtypes[port], copy=False))
             shift += w
         out[port] = cols[0] if lanes == 1 else np.stack(cols[::-1], axis=1)
     out |= {port: np.full(len(idx), value, dtypes[port]) for port, value in held.items()}
     return {port: out[port] for port, _, _ in _fields(spec) if port in out}
+
+
+class IndexChunk(Mapping):
+    """Input tuples ``start`` .. ``stop - 1`` of the whole space (:func:`exhaustive`, narrow),
+    drawn only when a port is read: where the simulator and the golden model both split the
+    index themselves (the native engine's exhaustive runs), only a mismatch's report, classes
+    and dump read the inputs."""
+
+    def __init__(self, spec: Spec, start: int, stop: int):
+        self.spec, self.start, self.stop = spec, start, stop
+        self._codes: dict | None = None
+
+    def __len__(self) -> int:
+        return len(index_layout(self.spec))
+
+    def __iter__(self):
+        return (port for port, _, _ in index_layout(self.spec))
+
+    def __getitem__(self, port: str) -> np.ndarray:
+        if self._codes is None:
+            self._codes = exhaustive(self.spec, self.start, self.stop, narrow=True)
+        return self._codes[port]
+
+    @property
+    def vectors(self) -> int:
+        return self.stop - self.start
+
+
+def index_fields(spec: Spec, idx, xp=np) -> dict:
+    """The ports' codes of the uint32 index array ``idx`` of the array module ``xp`` (numpy or
+    jax.numpy: the golden model splits the index inside its compiled program), narrow, as
+    :func:`exhaustive` splits it."""
+    out, shift = {}, 0
+    for port, lanes, w in reversed(index_layout(spec)):
+        cols = []
+        for _ in range(lanes):
+            field = (idx >> shift) & ((1 << w) - 1) if shift < 32 else xp.zeros_like(idx)
+            cols.append(field.astype(_narrowest(w)))
+            shift += w
+        out[port] = cols[0] if lanes == 1 else xp.stack(cols[::-1], axis=1)
+    return {port: out[port] for port, _, _ in index_layout(spec)}
 
 
 def _narrowest(bits: int):

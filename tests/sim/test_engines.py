@@ -13,6 +13,7 @@ from fpforge.sim.engines import engine
 from fpforge.sim.engines.batch import BatchEngine
 from fpforge.sim.engines.harness import Harness
 from fpforge.sim.engines.native import NativeTop, container_bytes
+from fpforge.sim.stimulus.base import exhaustive
 from fpforge.sim.tiers import simulators
 
 needs_cxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler")
@@ -119,13 +120,28 @@ def test_native_top_puts_each_element_in_a_container():
     assert ".a({a[16 +: 6]})" in text and ".rm({rm[8 +: 3]})" in text
     assert ".clk(" not in text    # combinational: the bare unit
     assert "assign flags[16 +: 8] = {3'd0, flags_2[0 +: 5]};" in text
-    assert top.ports_header().splitlines() == [
-        "#define LATENCY 0", "#define FOR_INPUTS(X) X(a, 3) X(b, 3) X(rm, 3)",
+    assert top.ports_header().splitlines() == [    # rm is drawn per vector: no index fields
+        "#define LANES 3", "#define LATENCY 0", "#define FOR_INPUTS(X) X(a, 3) X(b, 3) X(rm, 3)",
         "#define FOR_OUTPUTS(X) X(y, 3) X(flags, 3)"]
     bus = NativeTop(Design.of(make_spec("mxdq", in_format="fp4e2m1", block=2, stages=2)), 2)
     text = bus._top()
     assert ".x({x[8 +: 4], x[0 +: 4]})" in text and ".clk(clk), .rst(rst), .valid_i(1'b1)" in text
     assert "#define FOR_OUTPUTS(X) X(y, 16)" in bus.ports_header()
+
+
+def test_native_top_splits_the_exhaustive_index_as_the_stimulus_does():
+    """fast --index: field (port, row bytes, container bytes, slots per lane, slot, shift, width),
+    the last port's last element in the low bits (sim/stimulus/base.py)."""
+    top = NativeTop(Design.of(make_spec("mul", format="fp16")), 4)
+    assert top.ports_header().splitlines()[0] == \
+        "#define FOR_FIELDS(X) X(a, 8, 2, 1, 0, 16, 16) X(b, 8, 2, 1, 0, 0, 16)"
+    bus = NativeTop(Design.of(make_spec("mxdq", in_format="fp4e2m1", block=2, stages=2)), 2)
+    fields = dict(((n, e), shift) for n, e, shift in bus.index_fields())
+    codes = exhaustive(bus.design.spec, 0, 1 << 16)
+    for (name, e), shift in fields.items():
+        col = codes[name] if codes[name].ndim == 1 else codes[name][:, e]
+        w = bus.design.spec.port(name).lane_width
+        assert (col == (np.arange(1 << 16) >> shift) % (1 << w)).all(), (name, e)
 
 
 @pytest.mark.slow
@@ -141,6 +157,29 @@ def test_native_engine_matches_the_golden_model_and_catches_a_fault():
     bad = native.verify(faulty_design(make_spec("mul", format="fp8e4m3"), "rtz-instead"),
                         Plan([["exhaustive", {"stop": 4096}]], batch=1 << 12))
     assert bad["mismatches"] > 0 and "rounding=rne" in bad["first_mismatches"][0]
+
+
+@pytest.mark.slow
+@needs_cxx
+def test_native_index_runs_report_as_the_pipe_runs():
+    """An exhaustive run the simulator and the golden model draw from the index (fast --index,
+    check.expected_index) reports a fault exactly as the same inputs through the pipe do (two
+    parts: the pipe path): counts, decoded mismatches, classes, the padded last row."""
+    from fpforge.sim.faults import faulty_design
+    from fpforge.sim.stream import Plan
+    native = engine("native")
+    design = faulty_design(make_spec("mul", format="fp8e4m3"), "rtz-instead")
+    assert native.index_start(design, Plan([["exhaustive", {"stop": 1000}]])) == 0
+    timing = {"stimulus", "elapsed_s", "vectors_per_s", "golden_s", "waited_for_reference_s",
+              "simulator_s", "simulator_cpu_s"}
+    index = native.verify(design, Plan([["exhaustive", {"start": 3, "stop": 65534}]],
+                                        batch=1 << 12, max_report=20))
+    pipe = native.verify(design, Plan([["exhaustive", {"start": 3, "stop": 4099}],
+                                       ["exhaustive", {"start": 4099, "stop": 65534}]],
+                                      batch=1 << 12, max_report=20))
+    assert index["mismatches"] > 0 and index["vectors"] == 65531
+    assert {k: v for k, v in index.items() if k not in timing} == \
+        {k: v for k, v in pipe.items() if k not in timing}
 
 
 @needs_cxx

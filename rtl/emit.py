@@ -1,9 +1,10 @@
 """The one way fpforge turns a unit into Verilog.
 
 :func:`verilog` builds a spec's component and converts it with Amaranth's builtin Yosys (pinned
-in pyproject.toml, whatever ``AMARANTH_USE_YOSYS`` says, and with ``emit_src=False``), so the
-text depends only on the spec, the module name and the pinned tools: the export, the benches,
-synthesis and the equivalence flow all simulate, map and prove the same bytes. The text is
+in pyproject.toml and run in this process, whatever ``AMARANTH_USE_YOSYS`` says, and with
+``emit_src=False``), so the text depends only on the spec, the module name and the pinned
+tools: the export, the benches, synthesis and the equivalence flow all simulate, map and prove
+the same bytes. The text is
 cached on disk under a digest of the spec, the name, every source file of rtl/ and the tool
 versions (a k = 32 MX quantizer takes seconds to convert; editing rtl/ invalidates the cache).
 
@@ -26,8 +27,8 @@ from .options import OptionError
 from .ports import CLOCK, RESET
 from .spec import Spec
 
-__all__ = ["verilog", "convert", "cache_dir", "source_digest", "check_module_name",
-           "check_signature", "ContractError", "ModuleNameError", "VERILOG_KEYWORDS", "MAX_NAME"]
+__all__ = ["verilog", "convert", "convert_amaranth", "cache_dir", "source_digest",
+           "check_module_name", "check_signature", "ContractError", "ModuleNameError", "VERILOG_KEYWORDS", "MAX_NAME"]
 
 RTL = Path(__file__).resolve().parent
 MAX_NAME = 200          # <name>.json beside <name>.v must fit a file name (255 bytes)
@@ -109,8 +110,25 @@ def _builtin_yosys():
             os.environ["AMARANTH_USE_YOSYS"] = saved
 
 
+# Amaranth 0.5's back.verilog script (strip_internal_attrs off), run by the builtin Yosys in
+# this process (rtl/wasm_yosys.py): the text of amaranth.back.verilog.convert without its
+# per-conversion Yosys process (tests/rtl/test_emit.py compares the two).
+_PASSES = ("proc -nomux -norom", "memory_collect", "write_verilog -norename ")
+
+
 def convert(component, name: str) -> str:
     """Any component as Verilog, with the pinned builtin Yosys; not cached."""
+    from amaranth.back import rtlil
+
+    from . import wasm_yosys
+    text = rtlil.convert(component, name=name, emit_src=False)
+    script = "\n".join((f"read_rtlil <<rtlil\n{text}\nrtlil", *_PASSES))
+    return wasm_yosys.run(["-q", "-"], script)
+
+
+def convert_amaranth(component, name: str) -> str:
+    """:func:`convert` as Amaranth's own ``verilog.convert`` does it (a Yosys process per
+    call): the reference the in-process path is checked against."""
     from amaranth.back import verilog as amaranth_verilog
     with _builtin_yosys():
         return amaranth_verilog.convert(component, name=name, emit_src=False)

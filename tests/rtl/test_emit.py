@@ -100,6 +100,22 @@ def test_same_text_from_another_process_and_hash_seed(tmp_path):
     assert other == emit.verilog(DETERMINISM)
 
 
+def test_in_process_yosys_writes_what_amaranths_own_conversion_writes(emitted):
+    """rtl/wasm_yosys.py runs Amaranth's builtin Yosys in this process on Amaranth's script:
+    for every corpus spec, the same bytes as ``amaranth.back.verilog.convert`` (a Yosys process
+    per call), so a new Amaranth whose script differs fails here."""
+    from fpforge.rtl.kinds import build
+    for spec in CORPUS:
+        assert emitted[spec.default_name].read_text() == \
+            emit.convert_amaranth(build(spec), spec.default_name), spec.default_name
+
+
+def test_in_process_yosys_errors_carry_its_message():
+    from fpforge.rtl import wasm_yosys
+    with pytest.raises(wasm_yosys.YosysError, match="No such command: no_such_pass"):
+        wasm_yosys.run(["-q", "-"], "no_such_pass")
+
+
 def test_the_cache_is_keyed_by_spec_and_name(tmp_path, monkeypatch):
     monkeypatch.setenv("FPFORGE_CACHE", str(tmp_path))
     spec = make_spec("mul", format="fp4e2m1")

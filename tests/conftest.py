@@ -1,4 +1,5 @@
-"""What every test shares: ``--cpu-durations=N``, the N tests of most CPU seconds and the total.
+"""What every test shares: the golden model's compilations, cached on disk (JAX_CACHE below), and
+``--cpu-durations=N``, the N tests of most CPU seconds and the total.
 
 Wall time says little on a shared or loaded machine (a test waits for a core); CPU seconds do.
 A test's CPU is its process's plus that of the children it waited for (simulators, Yosys, worker
@@ -7,9 +8,19 @@ the controller prints (the figure travels as the teardown report's ``cpu_s`` pro
 
 from __future__ import annotations
 
+import os
 import resource
+from pathlib import Path
 
 import pytest
+
+# The golden model's compiled kernels, on disk: pytest-xdist's workers run in separate processes,
+# and most of the golden tests' CPU is XLA compiling the same kernels (one per spec and shape) in
+# each of them. A worker that finds a kernel another compiled loads the executable that XLA
+# built, under a key covering the program, the jax/jaxlib version, the backend and XLA_FLAGS, so
+# the tests run the same machine code either way. The folder outlives the run (as build/ does):
+# the next run compiles only kernels it has not seen.
+JAX_CACHE = Path(__file__).resolve().parents[1] / "build" / "jax-cache-tests"
 
 _START = pytest.StashKey[float]()
 
@@ -20,9 +31,28 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    if not _is_xdist_controller(config):     # the controller runs no tests: no JAX to set up
+        _share_jax_compilations()
     n = config.getoption("cpu_durations")
     if n is not None:
         config.pluginmanager.register(CpuDurations(n), "cpu-durations")
+
+
+def _is_xdist_controller(config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and \
+        "PYTEST_XDIST_WORKER" not in os.environ
+
+
+def _share_jax_compilations():
+    """Every compilation (the golden model's are small: no time or size threshold) goes to the
+    shared cache, unless the environment names a cache of its own. No size limit: JAX's limit
+    rescans the whole folder on every write."""
+    if "JAX_COMPILATION_CACHE_DIR" in os.environ:
+        return
+    import jax
+    jax.config.update("jax_compilation_cache_dir", str(JAX_CACHE))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
 
 
 def _cpu_seconds() -> float:

@@ -1,4 +1,4 @@
-"""What every test shares: the golden model's compilations, cached on disk (JAX_CACHE below), and
+"""What every test shares: the golden model's compilations, cached on disk for the run (below), and
 ``--cpu-durations=N``, the N tests of most CPU seconds and the total.
 
 Wall time says little on a shared or loaded machine (a test waits for a core); CPU seconds do.
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,9 +20,12 @@ import pytest
 # and most of the golden tests' CPU is XLA compiling the same kernels (one per spec and shape) in
 # each of them. A worker that finds a kernel another compiled loads the executable that XLA
 # built, under a key covering the program, the jax/jaxlib version, the backend and XLA_FLAGS, so
-# the tests run the same machine code either way. The folder outlives the run (as build/ does):
-# the next run compiles only kernels it has not seen.
-JAX_CACHE = Path(__file__).resolve().parents[1] / "build" / "jax-cache-tests"
+# the tests run the same machine code either way. Each run has its own folder under build/,
+# made by the process that starts the run (the xdist controller, whose workers inherit its path
+# in JAX_CACHE_VARIABLE) and removed when it ends: the cache never grows from run to run, and two
+# runs in one checkout do not touch each other's.
+BUILD = Path(__file__).resolve().parents[1] / "build"
+JAX_CACHE_VARIABLE = "FPFORGE_TESTS_JAX_CACHE"
 
 _START = pytest.StashKey[float]()
 
@@ -31,8 +36,15 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    if not _is_xdist_controller(config):     # the controller runs no tests: no JAX to set up
-        _share_jax_compilations()
+    if "JAX_COMPILATION_CACHE_DIR" not in os.environ:       # else the environment's choice
+        if JAX_CACHE_VARIABLE not in os.environ:              # the process that starts the run
+            BUILD.mkdir(exist_ok=True)
+            os.environ[JAX_CACHE_VARIABLE] = tempfile.mkdtemp(prefix="jax-cache-tests-",
+                                                              dir=BUILD)
+            config.add_cleanup(lambda: shutil.rmtree(os.environ.pop(JAX_CACHE_VARIABLE),
+                                                     ignore_errors=True))
+        if not _is_xdist_controller(config):                 # the controller runs no tests
+            _share_jax_compilations(os.environ[JAX_CACHE_VARIABLE])
     n = config.getoption("cpu_durations")
     if n is not None:
         config.pluginmanager.register(CpuDurations(n), "cpu-durations")
@@ -43,14 +55,11 @@ def _is_xdist_controller(config) -> bool:
         "PYTEST_XDIST_WORKER" not in os.environ
 
 
-def _share_jax_compilations():
+def _share_jax_compilations(folder: str):
     """Every compilation (the golden model's are small: no time or size threshold) goes to the
-    shared cache, unless the environment names a cache of its own. No size limit: JAX's limit
-    rescans the whole folder on every write."""
-    if "JAX_COMPILATION_CACHE_DIR" in os.environ:
-        return
+    run's cache. No size limit: JAX's limit rescans the whole folder on every write."""
     import jax
-    jax.config.update("jax_compilation_cache_dir", str(JAX_CACHE))
+    jax.config.update("jax_compilation_cache_dir", folder)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
 

@@ -1,6 +1,7 @@
-"""Reading Verilog with the three tools downstream teams use: Verilator (lint, -Wall, with the
-export's waiver file), Icarus Verilog (-g2005) and Yosys (read_verilog), and asking Yosys which
-ports a module has.
+"""Reading Verilog with two of the tools downstream teams use, Icarus Verilog (-g2005) and Yosys
+(read_verilog), and asking Yosys which ports a module has. (The third, Verilator's -Wall lint
+with the export's waiver file, is run by the export tests, tests/rtl/export_cases.py, in one
+elaboration with their unused-input check.)
 
 Each reader takes several files at once (one tool start for many modules) and returns
 ``(ok, output)``.
@@ -16,30 +17,15 @@ import tempfile
 from pathlib import Path
 
 from fpforge.infra import toolchain
-from fpforge.rtl.lint import WAIVER_FILE
 
 from .frontend import PortInfo
 
-__all__ = ["verilator_lint", "iverilog_read", "yosys_read", "module_ports", "each_module_ports"]
+__all__ = ["iverilog_read", "yosys_read", "each_module_ports"]
 
 
 def _run(cmd: list[str], env=None, cwd=None) -> tuple[bool, str]:
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
     return proc.returncode == 0, (proc.stdout + proc.stderr).strip()
-
-
-def verilator_lint(paths, *, waiver: bool = True) -> tuple[bool, str]:
-    """``verilator --lint-only -Wall`` over ``paths``; several files are several top modules,
-    which Verilator reports as MULTITOP: that one is a property of the batch, so it is turned
-    off here rather than in the waiver file."""
-    exe, env = toolchain.verilator()
-    paths = [str(p) for p in paths]
-    cmd = [exe, "--lint-only", "-Wall"]
-    if len(paths) > 1:
-        cmd.append("-Wno-MULTITOP")
-    if waiver:
-        cmd.append(str(WAIVER_FILE))
-    return _run(cmd + paths, env)
 
 
 def iverilog_read(paths) -> tuple[bool, str]:
@@ -71,16 +57,11 @@ def yosys_read(paths) -> tuple[bool, str]:
         return _yosys_in(Path(work), paths, ["hierarchy -check"])
 
 
-def module_ports(paths, top: str) -> dict[str, PortInfo]:
-    """{port: PortInfo} of module ``top`` as Yosys elaborates it (a netlist's view, not a
-    reading of the text): one packed dimension, its bounds as declared. Raises ValueError when
-    Yosys cannot read the module."""
-    return each_module_ports([(paths, top)])[0]
-
-
 def each_module_ports(cases) -> list[dict[str, PortInfo]]:
-    """:func:`module_ports` of each ``(paths, top)`` in ``cases``, in one Yosys process (its
-    start costs more than reading a small unit): each case read into an empty design."""
+    """{port: PortInfo} of module ``top`` for each ``(paths, top)`` in ``cases``, as Yosys
+    elaborates it (a netlist's view, not a reading of the text): one packed dimension, its
+    bounds as declared. One Yosys process (its start costs more than reading a small unit), each
+    case read into an empty design. Raises ValueError when Yosys cannot read a module."""
     cases = [([Path(p).resolve() for p in paths], top) for paths, top in cases]
     script = []
     with tempfile.TemporaryDirectory(prefix="fpforge-yosys-") as work:

@@ -1,5 +1,6 @@
 """The lint waiver file of exported Verilog (``fpforge.vlt``, beside this module) and the rules it
-turns off. The tools that read exports (Verilator, Icarus, Yosys) are run by sim/lint.py."""
+turns off. The export tests read every export with Verilator (tests/rtl/export_cases.py), Icarus
+and Yosys (sim/lint.py)."""
 
 from __future__ import annotations
 

@@ -82,8 +82,9 @@ def verilator_check(paths, specs) -> tuple[str, list[str]]:
     module found unused (in whole or in part), a unit problem the waiver file must not hide.
 
     The run takes the waiver file less its UNUSEDSIGNAL rule, with warnings not fatal: every
-    other rule reports as the waiver file has it, so the first answer is the lint verdict of
-    sim/lint.py's ``verilator_lint``; the UNUSEDSIGNAL warnings are read for top inputs only.
+    other rule reports as the waiver file has it, so the first answer is the verdict of
+    ``verilator --lint-only -Wall`` with the waiver file (what docs/verilog-export.md promises);
+    the UNUSEDSIGNAL warnings are read for top inputs only.
     Both checks read the same files, and each costs a whole Verilator elaboration."""
     exe, env = verilator()
     waiver = WAIVER_FILE.read_text()

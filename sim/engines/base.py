@@ -3,14 +3,28 @@ of an input batch against a design's ports."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BUILD_ROOT", "SimulationError", "check_inputs", "SIMULATORS", "systemverilog_only",
-           "VERILATOR_WAIVERS"]
+__all__ = ["BUILD_ROOT", "build_lock", "SimulationError", "check_inputs", "SIMULATORS",
+           "systemverilog_only", "VERILATOR_WAIVERS"]
 
 BUILD_ROOT = Path(__file__).resolve().parents[2] / "build" / "sim"
+
+
+@contextlib.contextmanager
+def build_lock(folder: Path):
+    """One build of ``folder`` at a time, across processes: two pytest workers (or shards) that
+    build the same design would otherwise run one simulator on the file the other is still
+    writing ("sim.vvp: syntax error"); the second finds the build up to date. The lock file
+    lies beside the folder, which a build may delete and remake."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 SIMULATORS = ("icarus", "verilator")
 # Verilator's warnings off for every build of both Verilator engines. Amaranth's Verilog trips
 # width and unused-signal lints that do not matter here, and a user's design is built whatever

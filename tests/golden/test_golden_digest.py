@@ -12,7 +12,7 @@ of results that is meant (a bug fixed) gets a new file, named after its commit, 
 Most groups are computed op by op (``jax.disable_jit``): the same model code, without XLA
 compiling a kernel per spec, which was most of this test's time. The first group of each entry
 point and one in JIT_EVERY besides go through the jitted kernels (the product path), and must
-give the same pinned digests. About 40 CPU-seconds.
+give the same pinned digests. About half the CPU of jitting every group.
 """
 
 from __future__ import annotations

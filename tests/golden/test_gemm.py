@@ -24,6 +24,17 @@ MPFR_MODES = {"rne": gmpy2.RoundToNearest, "rtz": gmpy2.RoundToZero,
               "rdn": gmpy2.RoundDown, "rup": gmpy2.RoundUp}
 
 
+def covering(rows, cols, row_id=str, col_id=str):
+    """The (row, col) grid as pytest params, ids ``row-col``. make test keeps the pairs
+    (k mod rows, k mod cols) for k < max(rows, cols): each row and each col at least once. The
+    other pairs, the same code paths in another combination, are slow (make test-all)."""
+    n = max(len(rows), len(cols))
+    kept = {(k % len(rows), k % len(cols)) for k in range(n)}
+    return [pytest.param(r, c, id=f"{row_id(r)}-{col_id(c)}",
+                         marks=() if (i, j) in kept else pytest.mark.slow)
+            for j, c in enumerate(cols) for i, r in enumerate(rows)]
+
+
 def _context(fmt_name: str, rounding: str):
     fmt = resolve(fmt_name)
     return gmpy2.context(precision=fmt.precision, emin=fmt.emin - fmt.man_bits + 1,
@@ -171,10 +182,11 @@ def test_fake_quantize_passes_gradients_straight_through_in_the_input_dtype(dtyp
     np.testing.assert_array_equal(np.asarray(grad, np.float32), np.arange(5))
 
 
-@pytest.mark.parametrize("elem", ["fp8e4m3", "fp4e2m1", "fp6e2m3", "fp6e3m2", "mxint8"])
-@pytest.mark.parametrize("accum", [Accumulator("float32", "rne"), Accumulator("bfloat16", "rup"),
-                                   Accumulator("float16", "rtz", promote_every=64)],
-                         ids=lambda a: a.describe())
+# make test: each element format once, each accumulator at least once (see covering)
+@pytest.mark.parametrize("accum, elem", covering(
+    [Accumulator("float32", "rne"), Accumulator("bfloat16", "rup"),
+     Accumulator("float16", "rtz", promote_every=64)],
+    ["fp8e4m3", "fp4e2m1", "fp6e2m3", "fp6e3m2", "mxint8"], row_id=lambda a: a.describe()))
 def test_float64_block_sums_equal_the_dot_units_integer_model(elem, accum):
     """Every code (NaN elements, +-0, subnormals), zero blocks, and every scale from 0 to the
     E8M0 NaN: the float64 path and the dot unit's integer model give the same bits."""
@@ -204,8 +216,8 @@ def test_float64_path_is_refused_where_it_would_not_be_exact():
     assert exact_in_float64(GemmConfig("fp8e4m3", block=64))     # 36 + 6 bits
 
 
-@pytest.mark.parametrize("elem", ["fp8e4m3", "fp4e2m1", "mxint8"])
-@pytest.mark.parametrize("promote", [None, 64])
+# make test: each element format once, with and without promotion (see covering)
+@pytest.mark.parametrize("promote, elem", covering([None, 64], ["fp8e4m3", "fp4e2m1", "mxint8"]))
 def test_float32_hardware_sum_equals_the_shared_rounder(elem, promote):
     """The float32 accumulator's fast path (XLA's float32 where it is IEEE's) against the dot
     unit's integer model and the shared rounder; then a subnormal block result, which XLA
@@ -244,8 +256,9 @@ def test_bench_gemm_checks_its_bits_and_refuses_bad_sizes(capsys):
     assert "--size must be a positive multiple of 64" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("rule", ["floor", "ceil", "rceil", "even", "vllm"])
-@pytest.mark.parametrize("elem", ["fp8e4m3", "fp4e2m1", "mxint8"])
+# make test: each rule once, each element format at least once (the diagonal; see covering)
+@pytest.mark.parametrize("elem, rule", covering(["fp8e4m3", "fp4e2m1", "mxint8"],
+                                                ["floor", "ceil", "rceil", "even", "vllm"]))
 def test_channel_scales_are_the_rule_on_the_whole_row(rule, elem):
     """Per-channel quantization (the row's scale, repeated per block) equals the MX quantizer
     with one block as long as the row, where that block fits the quantizer (K <= 256)."""
@@ -455,7 +468,9 @@ def test_quantized_operand_values_carry_the_float32_scale(elem, bits):
     (a tensor QSNR of x against the unscaled elements would be meaningless)."""
     from fpforge.golden.gemm_operands import quantized_operand
     rng = np.random.default_rng(23)
-    x = (rng.standard_normal((8, 64)) * 2.0 ** rng.integers(-9, 9, (8, 1))).astype(np.float32)
+    # the shape of test_float32_channel_scales_on_integers_are_symmetric_int's a: the model's
+    # operations, run op by op here, are then compiled once for both
+    x = (rng.standard_normal((5, 128)) * 2.0 ** rng.integers(-9, 9, (5, 1))).astype(np.float32)
     top, f = (1 << (bits - 1)) - 1, bits - 2
     s = (np.abs(x).max(1) / np.float32(top / (1 << f))).astype(np.float32)
     q = np.clip(np.rint((x / s[:, None]).astype(np.float32) * (1 << f)), -top, top)

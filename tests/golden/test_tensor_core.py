@@ -155,9 +155,14 @@ CASES = [GemmConfig("fp8e4m3", accum="hopper_fp8", scaling="channel"),
          GemmConfig("fp4e2m1", accum="blackwell_mxf8f6f4"),
          GemmConfig("fp6e3m2", accum="blackwell_mxf8f6f4", scaling="channel"),
          GemmConfig("fp8e5m2", block=16, accum="ada_fp8", scaling="channel")]
+# In make test-all only: Hopper on E5M2 (Hopper's steps run on E4M3 above, E5M2 elements on
+# Ada's) and Blackwell on E4M3 blocks (Blackwell's block scales run on FP4 above).
+SLOW_CASES = (1, 2)
 
 
-@pytest.mark.parametrize("config", CASES, ids=lambda c: f"{c.elem_a}-{c.scaling}-"
+@pytest.mark.parametrize("config", [
+    pytest.param(c, marks=pytest.mark.slow if i in SLOW_CASES else ()) for i, c in
+    enumerate(CASES)], ids=lambda c: f"{c.elem_a}-{c.scaling}-"
                          f"{next(n for n, a in FUSED_PRESETS.items() if a == c.accum)}")
 def test_fused_accumulators_match_the_exact_rational_model(config):
     a, b = _data((3, 96), 1), _data((96, 4), 2)       # 3 steps of 32 products and c
@@ -214,7 +219,9 @@ def _one_cdna3_step(ea, eb, frac_bits, rng, rows=24):
     return got.astype(np.uint32), np.asarray(want).view(np.uint32).reshape(-1)
 
 
-@pytest.mark.parametrize("ea,eb", [("fp8e4m3fnuz", "fp8e4m3fnuz"),
+# The mixed pair runs both formats through the unit; E4M3 FNUZ alone is in make test-all.
+@pytest.mark.parametrize("ea,eb", [pytest.param("fp8e4m3fnuz", "fp8e4m3fnuz",
+                                                marks=pytest.mark.slow),
                                    ("fp8e5m2fnuz", "fp8e4m3fnuz")])
 def test_the_two_stage_dot_unit_is_one_cdna3_step(ea, eb):
     """golden/dot.py's two-stage dot unit (whose RTL the benches compare with it) against the
@@ -395,9 +402,12 @@ def _edge_operands(acc, elem: str, seed: int, m=16, n=24, blocks=5):
     return v[ca], x[ca], scales(m), v[cb], x[cb], scales(n), c
 
 
+# make test runs each preset and each element format (E5M2's infinities with Blackwell's NaN
+# scales); Hopper on E5M2 and Blackwell on E4M3, the same steps again, in make test-all.
 @pytest.mark.parametrize("preset, elem", [
-    ("hopper_fp8", "fp8e4m3"), ("hopper_fp8", "fp8e5m2"), ("hopper_fp8", "fp4e2m1"),
-    ("ada_fp8", "fp8e5m2"), ("blackwell_mxf8f6f4", "fp8e4m3"),
+    ("hopper_fp8", "fp8e4m3"), pytest.param("hopper_fp8", "fp8e5m2", marks=pytest.mark.slow),
+    ("hopper_fp8", "fp4e2m1"), ("ada_fp8", "fp8e5m2"),
+    pytest.param("blackwell_mxf8f6f4", "fp8e4m3", marks=pytest.mark.slow),
     ("blackwell_mxf8f6f4", "fp8e5m2"), ("blackwell_mxf8f6f4", "fp6e3m2")])
 def test_fused_matmul_matches_the_steps_on_edge_cases(preset, elem):
     acc = FUSED_PRESETS[preset]
@@ -432,7 +442,9 @@ def test_fused_matmul_on_column_tiles_matches_the_steps(preset, elem):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("ea, eb", [("fp8e4m3fnuz", "fp8e4m3fnuz"),
+# The mixed pair runs both formats through the path; E4M3 FNUZ alone is in make test-all.
+@pytest.mark.parametrize("ea, eb", [pytest.param("fp8e4m3fnuz", "fp8e4m3fnuz",
+                                                 marks=pytest.mark.slow),
                                     ("fp8e5m2fnuz", "fp8e4m3fnuz")])
 def test_two_stage_float32_path_is_the_float64_step_on_edge_cases(ea, eb):
     """The first stage per product in float32 and int32 and the rest on exact integers against

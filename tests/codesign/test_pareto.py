@@ -11,6 +11,8 @@ from fpforge.codesign import pareto, pareto_axes, pareto_report
 from fpforge.golden.gemm_config import GemmConfig
 from fpforge.cli import main
 
+from tests.codesign.shared_jax_cache import share_jax_cache
+
 ISSUE_COLUMNS = ("config", "elem_a", "elem_b", "scaling", "block", "scale_rule", "rounding",
                  "accum", "bits_per_elem", "qsnr_gauss_db", "qsnr_weights_db", "qsnr_dot_db",
                  "digits_acc", "digits_flips", "minilm_qsnr_db", "minilm_cos_err", "ge_per_mac",
@@ -34,8 +36,7 @@ def test_a_small_run_writes_every_report_with_the_issue_columns(tmp_path):
     config.write_text(json.dumps({"elements": ["fp4e2m1"], "block": [8],
                                   "scaling": ["block", "channel"],
                                   "accum": ["fp32", "bf16_promote128"]}))
-    out = tmp_path / "out"
-    (out).mkdir()
+    out = share_jax_cache(tmp_path / "out")
     (out / "pareto.png").write_text("stale")
     assert main(["pareto", "--config", str(config), "--out", str(out), "-j", "1"]) == 0
     with open(out / "pareto.csv") as fh:

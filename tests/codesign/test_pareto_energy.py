@@ -13,6 +13,8 @@ from fpforge.codesign import pareto, pareto_axes
 from fpforge.infra.executor import ResultStore
 from fpforge.synth.sweep import sweep
 
+from tests.codesign.shared_jax_cache import share_jax_cache
+
 AXES = {"elements": ["fp4e2m1"], "block": [8], "scaling": ["block"], "accum": ["bf16"]}
 VECTORS = 16
 
@@ -21,7 +23,7 @@ VECTORS = 16
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pareto-energy")
     (tmp / "axes.json").write_text(json.dumps(AXES))
-    out = tmp / "out"
+    out = share_jax_cache(tmp / "out")
     assert main(["pareto", "--config", str(tmp / "axes.json"), "--out", str(out), "--power",
                  "--vectors", str(VECTORS), "-j", "2"]) == 0
     with open(out / "pareto.csv") as fh:

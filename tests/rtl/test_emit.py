@@ -108,12 +108,26 @@ def test_same_text_from_another_process_and_hash_seed(tmp_path):
     assert other == emit.verilog(DETERMINISM)
 
 
+def one_spec_of_every_kind() -> list:
+    """A corpus spec of every kind, the pipelined one for every other kind (the first kind's
+    combinational one first): every kind's datapath and both kinds of module, combinational
+    and clocked, at a third of the corpus."""
+    chosen = []
+    for i, unit in enumerate(KINDS):
+        specs = [s for s in CORPUS if s.unit == unit]
+        chosen.append(next(s for s in specs if (s.stages > 0) == bool(i % 2)))
+    return chosen
+
+
 def test_in_process_yosys_writes_what_amaranths_own_conversion_writes(emitted):
     """rtl/wasm_yosys.py runs Amaranth's builtin Yosys in this process on Amaranth's script:
-    for every corpus spec, the same bytes as ``amaranth.back.verilog.convert`` (a Yosys process
-    per call), so a new Amaranth whose script differs fails here."""
+    for a spec of every kind (combinational and pipelined ones among them), the same bytes as
+    ``amaranth.back.verilog.convert`` (a Yosys process per call), so a new Amaranth whose
+    script differs fails here."""
     from fpforge.rtl.kinds import build
-    for spec in CORPUS:
+    specs = one_spec_of_every_kind()
+    assert {s.unit for s in specs} == set(KINDS) and {s.stages > 0 for s in specs} == {False, True}
+    for spec in specs:
         assert emitted[spec.default_name].read_text() == \
             emit.convert_amaranth(build(spec), spec.default_name), spec.default_name
 

@@ -51,12 +51,42 @@ def test_every_kind_combinational_and_pipelined(tmp_path):
     _check(KIND_SPECS + every_cut, tmp_path)
 
 
-@pytest.mark.parametrize("fmt", SMALL)
+# The formats of test_every_unit_in_every_format_rne that make test keeps: one of each encoding
+# class the units special-case (fn: NaN only, fnuz: one NaN and no -0, finite six bits, the
+# 16-bit width); test_options_combined puts every unit through the IEEE-like fp8e5m2, bf16,
+# E8M0 and fp4e2m1, test_every_rounding_mode through fp8e4m3. The rest run in make test-all.
+RNE_QUICK = ("float8_e4m3fn", "float8_e4m3fnuz", "float6_e2m3fn", "float16")
+# A format of the same class as a kept one, through the same code: the kept test named.
+RNE_COVERED_BY = {
+    "float8_e5m2": "test_options_combined[fp8e5m2]",
+    "float8_e4m3": "test_every_unit_in_every_format_rne[float16] (IEEE-like with infinities)",
+    "float8_e3m4": "test_every_unit_in_every_format_rne[float16] (IEEE-like with infinities)",
+    "float8_e5m2fnuz": "test_every_unit_in_every_format_rne[float8_e4m3fnuz]",
+    "float8_e4m3b11fnuz": "test_every_unit_in_every_format_rne[float8_e4m3fnuz]",
+    "float6_e3m2fn": "test_every_unit_in_every_format_rne[float6_e2m3fn]",
+    "float4_e2m1fn": "test_options_combined[fp4e2m1]",
+    "float8_e8m0fnu": "test_options_combined[e8m0]",
+    "bfloat16": "test_options_combined[bf16]",
+}
+assert set(RNE_QUICK) | set(RNE_COVERED_BY) == set(SMALL)
+assert not set(RNE_QUICK) & set(RNE_COVERED_BY)
+
+
+@pytest.mark.parametrize("fmt", [f if f in RNE_QUICK else pytest.param(f, marks=pytest.mark.slow)
+                                 for f in SMALL])
 def test_every_unit_in_every_format_rne(fmt, tmp_path):
     _check([spec(*pair) for pair in PAIRS if fmt in pair[1:]], tmp_path)
 
 
-@pytest.mark.parametrize("unit", [*SAME_FORMAT_UNITS, "cvt"])
+# mul, add, sub and fms feed the one rounder (rtl/fp_units/rounder.py) as fma does, each of
+# them under some rounding modes in test_every_kind_combinational_and_pipelined: fma's run
+# covers every mode in make test (test_every_rounding_mode[fma]); div, sqrt and cvt reach the
+# rounder from datapaths of their own and stay.
+ROUNDING_SLOW = ("mul", "add", "sub", "fms")
+
+
+@pytest.mark.parametrize("unit", [pytest.param(u, marks=pytest.mark.slow) if u in ROUNDING_SLOW
+                                  else u for u in (*SAME_FORMAT_UNITS, "cvt")])
 def test_every_rounding_mode(unit, tmp_path):
     inp = "float32" if unit == "cvt" else None
     _check([spec(unit, "fp8e4m3", inp, rounding=r) for r in ROUNDINGS if r != "rne"], tmp_path)
@@ -73,7 +103,11 @@ def test_options_combined(fmt, tmp_path):
     _check(specs, tmp_path)
 
 
-@pytest.mark.parametrize("fmt", ["binary8p4se", "binary8p1uf", "binary4p2sf", "binary8p3ue"])
+# binary4p2sf (signed, finite) in make test-all only: its conventions are binary8p4se's sign and
+# binary8p1uf's finite range, both kept, and its four bits fp4e2m1's (test_options_combined).
+@pytest.mark.parametrize("fmt", ["binary8p4se", "binary8p1uf",
+                                 pytest.param("binary4p2sf", marks=pytest.mark.slow),
+                                 "binary8p3ue"])
 def test_p3109_formats_and_saturation_modes(fmt, tmp_path):
     """The P3109 conventions (ext, unsigned with a zero, P = 1) under each saturation mode and
     the P3109 roundings, pipelined too."""

@@ -27,9 +27,18 @@ def designs():
     return [design_for(s) for s in SPECS] + [core_design("fp4e2m1")]
 
 
-def test_killing_a_worker_mid_sweep_loses_nothing(designs, tmp_path):
+@pytest.fixture(scope="module")
+def local(designs, tmp_path_factory):
+    """The designs synthesised here, one Yosys job each, into a result store: (records, store,
+    run directory). Both tests compare against this one run."""
+    tmp = tmp_path_factory.mktemp("local")
+    store = ResultStore(tmp / "store")
+    return run_designs(designs, out_dir=tmp / "a", fpga=False, store=store), store, tmp / "a"
+
+
+def test_killing_a_worker_mid_sweep_loses_nothing(designs, local, tmp_path):
     pytest.importorskip("distributed")
-    local = run_designs(designs, out_dir=tmp_path / "local", fpga=False)
+    local, _, _ = local
     killed = []
     with DaskExecutor(workers=2) as dask:
         def kill_one(task, result):
@@ -42,9 +51,9 @@ def test_killing_a_worker_mid_sweep_loses_nothing(designs, tmp_path):
     assert killed and figures(remote) == figures(local)
 
 
-def test_a_stored_sweep_runs_no_yosys_again(designs, tmp_path):
-    store = ResultStore(tmp_path / "store")
-    first = run_designs(designs, out_dir=tmp_path / "a", fpga=False, store=store)
+def test_a_stored_sweep_runs_no_yosys_again(designs, local, tmp_path):
+    first, store, first_run = local
+    assert list(first_run.rglob("yosys.log")), "the first run ran no Yosys"
     ran = []
     again = run_designs(designs, out_dir=tmp_path / "b", fpga=False, store=store,
                         progress=lambda task, result: ran.append(task.label))
@@ -53,7 +62,7 @@ def test_a_stored_sweep_runs_no_yosys_again(designs, tmp_path):
     assert not list((tmp_path / "b").rglob("yosys.log"))
     # ... but its records point into it, at the netlist the store brought, with the first
     # run's folder gone: asic.netlist is relative to the record's own JSON file.
-    shutil.rmtree(tmp_path / "a")
+    shutil.rmtree(first_run)
     for r in again:
         json_file = Path(r.directory).parent / f"{r.name}.json"
         assert json_file.is_file() and (tmp_path / "b") in json_file.parents

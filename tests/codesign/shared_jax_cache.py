@@ -1,0 +1,24 @@
+"""A pareto run's JAX compilations kept in the test run's shared cache.
+
+``fpforge pareto`` keeps its quality kernels' compilations under OUT/jax-cache
+(codesign/pareto.py, ``quality``). Each test's run has an OUT of its own, so each compiled the
+same kernels again: most of a one-configuration run's CPU. With OUT/jax-cache a link to the
+test run's cache (tests/conftest.py), a run loads the executables another test's run built,
+under a key covering the program and the backend, so the figures are those of the same machine
+code either way."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.conftest import JAX_CACHE_VARIABLE
+
+
+def share_jax_cache(out: Path) -> Path:
+    """Make the folder ``out`` (a pareto run's --out) with its jax-cache linked to the test
+    run's cache; returns ``out``."""
+    folder = os.environ.get("JAX_COMPILATION_CACHE_DIR") or os.environ[JAX_CACHE_VARIABLE]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "jax-cache").symlink_to(folder, target_is_directory=True)
+    return out

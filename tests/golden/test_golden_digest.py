@@ -12,7 +12,8 @@ of results that is meant (a bug fixed) gets a new file, named after its commit, 
 Most groups are computed op by op (``jax.disable_jit``): the same model code, without XLA
 compiling a kernel per spec, which was most of this test's time. The first group of each entry
 point and one in JIT_EVERY besides go through the jitted kernels (the product path), and must
-give the same pinned digests. About half the CPU of jitting every group.
+give the same pinned digests. About half the CPU of jitting every group; make test-all also
+runs every group jitted.
 """
 
 from __future__ import annotations
@@ -280,6 +281,13 @@ def test_golden_results_are_unchanged(base):
     # every entry point went through its jitted kernels, at the places JITTED_FIRSTS names
     assert {i: jitted_groups[i] for i in JITTED_FIRSTS} == JITTED_FIRSTS
     assert {n.split()[0] for n in JITTED_FIRSTS.values()} == {n.split()[0] for n in base}
+
+
+@pytest.mark.slow
+def test_every_group_through_the_jitted_kernels_is_unchanged(base):
+    """The whole corpus as users run it, every group jitted (make test-all; make test pins the
+    jitted kernels of every entry point and one group in JIT_EVERY, the rest op by op)."""
+    assert_unchanged(digests(corpus()), base)
 
 
 def test_one_flipped_result_fails_naming_its_group(base):

@@ -6,7 +6,9 @@ then every block's dot product runs on the simulated RTL ``dot`` unit and the ru
 simulated ``add`` unit (a float accumulator), or the chain of tensor-core steps on the ``dot``
 unit with its accumulator input ``c`` (MMA-Sim's presets: each step's result is the next c). The
 float32 results must equal ``emulated_matmul`` bit for bit; with the tensor-core unit built one
-fraction bit short (F - 1) they must not.
+fraction bit short (F - 1) they must not. The units run on the batch engine (Icarus, whole
+arrays per run: no cocotb start per step); make test runs one case of each step, make test-all
+every format of each.
 """
 
 import numpy as np
@@ -20,9 +22,8 @@ from fpforge.rtl.accum import TwoStage
 from fpforge.rtl.scalar import AddSpec
 from fpforge.rtl.options import UnitOptions
 from fpforge.sim.design import Design
-from fpforge.sim.engines.cocotb import CocotbEngine
+from fpforge.sim.engines.batch import BatchEngine
 from fpforge.sim.faults import faulty_design
-from fpforge.sim.tiers import simulators
 
 M, N = 3, 4
 
@@ -33,7 +34,7 @@ def _data(shape, seed):
 
 
 def _simulate(design, inputs):
-    out = CocotbEngine(simulators()[0]).simulate(design, inputs)
+    out = BatchEngine().simulate(design, inputs)
     return np.asarray(out["y"]).astype(np.uint64)
 
 
@@ -87,12 +88,19 @@ FLOAT_CASES = [GemmConfig("fp8e4m3", block=32, accum="fp32"),
                GemmConfig("fp4e2m1", "fp6e2m3", block=16,
                           accum=Accumulator("bfloat16", promote_every=32))]
 FUSED_CASES = [GemmConfig("fp8e4m3", accum="hopper_fp8", scaling="channel"),
-               GemmConfig("fp8e5m2", accum="hopper_fp8", scaling="channel"),
+               # slow: Hopper's step of [fp8e4m3xfp8e4m3-hopper_fp8-k32-floor] again, on E5M2
+               pytest.param(GemmConfig("fp8e5m2", accum="hopper_fp8", scaling="channel"),
+                            marks=pytest.mark.slow),
                GemmConfig("fp8e4m3", block=16, accum="ada_fp8", scaling="channel"),
-               GemmConfig("fp8e4m3", accum="blackwell_mxf8f6f4"),
+               # slow: the step of [fp4e2m1xfp6e3m2-blackwell_mxf8f6f4-...] below, on E4M3
+               pytest.param(GemmConfig("fp8e4m3", accum="blackwell_mxf8f6f4"),
+                            marks=pytest.mark.slow),
                GemmConfig("fp4e2m1", "fp6e3m2", accum="blackwell_mxf8f6f4"),
-               # kind::mxf4nvf4's grouped step: MXFP4, and NVFP4 under TransformerEngine's recipe
-               GemmConfig("fp4e2m1", block=32, accum="blackwell_mxf4nvf4"),
+               # kind::mxf4nvf4's grouped step: MXFP4 (slow: make test runs the step in
+               # [fp4e2m1xfp4e2m1-blackwell_mxf4nvf4-k16-nvfp4_te]), and NVFP4 under
+               # TransformerEngine's recipe
+               pytest.param(GemmConfig("fp4e2m1", block=32, accum="blackwell_mxf4nvf4"),
+                            marks=pytest.mark.slow),
                GemmConfig("fp4e2m1", block=16, accum="blackwell_mxf4nvf4",
                           scale_rule="nvfp4_te"),
                # CDNA3's two-stage step on its FNUZ formats
@@ -132,7 +140,7 @@ def test_emulated_matmul_is_the_simulated_tensor_core_step(config):
 
 
 def test_one_fraction_bit_fewer_in_the_unit_is_caught():
-    config = FUSED_CASES[0]
+    config = FUSED_CASES[0]      # Hopper's E4M3 step
     a, b, (ea, sa, eb, sb) = _operands(config, 3, seed=2)
     want = np.asarray(emulated_matmul(a, b, config)).view(np.uint32).reshape(-1)
     got = _tensor_core_on_rtl(config, ea, sa, eb, sb, fault="frac-bits-fewer")

@@ -1,7 +1,7 @@
 """The MX units (mxq, mxdq, dot) in the cocotb bench, against the golden model, bit for bit.
 
-Every case on both simulators (``SIM=icarus`` or ``SIM=verilator`` keeps one; the quick
-combinational cases run on Verilator in the slow tier only), in the same harness and checker as
+Every case on both simulators (``SIM=icarus`` or ``SIM=verilator`` keeps one; make test runs
+one unit on Verilator, the others there in the slow tier only), in the same harness and checker as
 the scalar kinds (one lane: their ports are wide). Quick tier: mxq fp8e4m3 k=32 (random,
 inf/NaN, every adversarial class), mxq fp4e2m1 k=32 rceil through a 2-stage pipeline with
 bubbles, mxdq fp8e4m3 k=4 under a slice of the scales, dot fp8e4m3 n=8 exact and fixed, and
@@ -62,8 +62,9 @@ def ident(spec):
 
 # ----- quick tier ---------------------------------------------------------------------------------
 
-# A cold Verilator build of an MX unit takes 35-80 s (CI builds every one cold): the
-# combinational cases run on Verilator in the slow tier, the pipelined one in both tiers.
+# A cold Verilator build of an MX unit takes 10-80 CPU-s (CI builds every one cold): make test
+# runs one unit on Verilator (test_block_units_cut_where_asked[mxdq_cut_decode-verilator], the
+# cheapest build), the rest on Icarus; make test-all every case on both.
 QUICK_SIMS = [pytest.param(s, marks=pytest.mark.slow) if s == "verilator" else s
               for s in simulators()]
 
@@ -102,7 +103,9 @@ def test_combinational(spec, stimulus, sim):
     check(spec, stimulus, sim, seed=5)
 
 
-@pytest.mark.parametrize("sim", simulators())
+# On Verilator in make test-all: make test runs this RTL on Icarus, and Verilator on a cut unit
+# (test_block_units_cut_where_asked[mxdq_cut_decode-verilator]).
+@pytest.mark.parametrize("sim", QUICK_SIMS)
 def test_pipelined_quantizer_with_bubbles(sim):
     spec = MxQuantSpec("fp4e2m1", scale_rule="rceil", pipeline=Pipeline(2))
     result = check(spec, MXQ, sim, seed=6, bubbles=0.3)
@@ -110,15 +113,28 @@ def test_pipelined_quantizer_with_bubbles(sim):
     assert result["steps"] > result["valid_steps"] == result["vectors"]
 
 
-@pytest.mark.parametrize("sim", simulators())
-@pytest.mark.parametrize("spec, stimulus", [
+CUT_UNITS = [
     (make_spec("mxq", format="fp4e2m1", scale_rule="rceil", rounding="stochastic",
                cuts="amax,round", stages=3), MXQ),
     (make_spec("mxdq", in_format="fp6e3m2", block=4, cuts="decode"),
      [["pairs", {"scales": QUICK_SCALES}]]),
     (make_spec("dot", in_format="fp8e4m3", n=8, accum="fixed", frac_bits=8, c_format="bf16",
                cuts="decode,product,sum,round"), DOT),
-], ids=["mxq_cuts_amax_round", "mxdq_cut_decode", "dot_every_cut"])
+]
+CUT_IDS = ["mxq_cuts_amax_round", "mxdq_cut_decode", "dot_every_cut"]
+
+
+def _cut_cases():
+    """Every cut unit on each simulator; on Verilator in make test only the dequantizer (the
+    others' Verilator runs in make test-all: the same RTL as their Icarus runs here)."""
+    for sim in simulators():
+        for (spec, stimulus), name in zip(CUT_UNITS, CUT_IDS):
+            slow = sim == "verilator" and name != "mxdq_cut_decode"
+            yield pytest.param(spec, stimulus, sim, id=f"{name}-{sim}",
+                               marks=[pytest.mark.slow] if slow else [])
+
+
+@pytest.mark.parametrize("spec, stimulus, sim", list(_cut_cases()))
 def test_block_units_cut_where_asked(spec, stimulus, sim):
     """Registers at named cut points, the scales, c and random bits carried with the data:
     bit-exact through bubbles."""

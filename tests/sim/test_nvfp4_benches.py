@@ -8,8 +8,9 @@ class, each with tensor amaxes from 2^-4 to 2^12 times the block's and the corne
 the smallest subnormal, FLT_MAX, inf, NaN) and dequantizer (every E4M3 scale code under every
 element code) on the batch engine (Icarus), stochastic rounding with TE's recipe, a pipelined
 quantizer, and the deliberately wrong clamp of each recipe, which must be reported. Slow tier:
-each quantizer again on 96 random and 16 non-finite blocks (the quick tier's 12 and 10), and
-the cocotb engine on both simulators.
+each quantizer again on 96 random and 16 non-finite blocks (the quick tier's 4 and 5), TE's
+and torchao's quick quantizers and dequantizers (whose arithmetic make test runs in the other
+tests named beside them), and the cocotb engine on both simulators.
 """
 
 import numpy as np
@@ -39,12 +40,17 @@ MXQ_CORNERS = MXQ[1:]
 # TE's wrong clamp shows in the non-finite blocks alone (7 of 16 mismatch), whose Icarus runs
 # cost 0.8 CPU-s where the adversarial classes' cost 4.7.
 NONFINITE = MXQ[1:2]
-# The unfaulted quantizers in make test: every adversarial class, every NaN pattern, every
-# corner tensor amax (one every 7 rows of the adversarial blocks) and a few random blocks; all
-# of MXQ in the slow tier.
-MXQ_QUICK = [["random", {"count": 12}], ["nonfinite", {"count": 10}], MXQ[2]]
+# The unfaulted quantizers in make test: every adversarial class, every NaN pattern (one per
+# non-finite block, in turn), every corner tensor amax (one every 7 rows of the adversarial
+# blocks) and a few random blocks (about 0.3 Icarus CPU-s each); all of MXQ in the slow tier.
+MXQ_QUICK = [["random", {"count": 4}], ["nonfinite", {"count": 5}], MXQ[2]]
 TIERS = [pytest.param(MXQ_QUICK, id="quick"),
          pytest.param(MXQ, id="full", marks=pytest.mark.slow)]
+# Recipes whose quick quantizer is make test-all's only: torchao's, which make test runs in
+# test_pipelined_quantizer[quick] (block 8, two stages); TE's, whose scale arithmetic make test
+# runs in test_stochastic_quantizer[quick] and its round-to-nearest element cast in
+# test_quantizer[nvfp4_modelopt-quick] (and its RTL, faulted, in test_wrong_clamp_is_caught).
+QUICK_IN_SLOW_TIER = ("nvfp4_te", "nvfp4_torchao")
 
 
 def run(spec, stimulus, engine, *, fault=None, seed=3):
@@ -61,13 +67,24 @@ def check(spec, stimulus, engine, **kw):
     assert result["mismatches"] == 0 and result["vectors"] == vectors > 0, explain
 
 
-@pytest.mark.parametrize("stimulus", TIERS)
-@pytest.mark.parametrize("rule", NVFP4)
+def _quantizer_cases():
+    for rule in NVFP4:
+        for tier in TIERS:
+            slow = tier.id == "full" or rule in QUICK_IN_SLOW_TIER
+            yield pytest.param(rule, tier.values[0], id=f"{rule}-{tier.id}",
+                               marks=[pytest.mark.slow] if slow else [])
+
+
+@pytest.mark.parametrize("rule,stimulus", list(_quantizer_cases()))
 def test_quantizer(rule, stimulus):
     check(make_spec("mxq", scale_rule=rule), stimulus, BatchEngine())
 
 
-@pytest.mark.parametrize("rule", TENSOR_SCALED)
+# torchao's dequantizer is ModelOpt's q * (sf * s2), 4over6's TE's with another global max: both
+# in make test-all only, [nvfp4_modelopt] and [nvfp4_te] run the arithmetic in make test.
+@pytest.mark.parametrize("rule", [pytest.param(r, marks=pytest.mark.slow)
+                                  if r in ("nvfp4_torchao", "nvfp4_4over6") else r
+                                  for r in TENSOR_SCALED])
 def test_dequantizer_every_scale_and_code(rule):
     check(make_spec("mxdq", scale_rule=rule), MXDQ, BatchEngine())
 
@@ -139,15 +156,18 @@ def test_cocotb(unit, sim):
 def test_unit_golden_is_the_library_quantizer(rule):
     """mxq_unit (one block per row, a tensor amax per row) gives what block_quantize gives for
     a tensor of those blocks under the same amax."""
+    # As many rows as the benches' golden batch (sim/check.py pads to it): the model's kernels
+    # of this shape are the ones test_quantizer compiled, and the library's mostly too.
+    rows = Plan.batch
     rng = np.random.default_rng(7)
-    x = (rng.standard_normal((24, 16)) * np.exp2(rng.integers(-30, 30, (24, 1)))).astype(
+    x = (rng.standard_normal((rows, 16)) * np.exp2(rng.integers(-30, 30, (rows, 1)))).astype(
         np.float32)
     amax = np.float32(np.abs(x).max() * 2)
     out = mxq_unit(make_spec("mxq", scale_rule=rule),
-                   {"x": x.view(np.uint32), "tensor_amax": np.full(24, amax).view(np.uint32)})
-    q = block_quantize(x.reshape(1, -1), rule, tensor_amax=amax)
-    assert np.array_equal(np.asarray(out["scale"]), np.asarray(q.scales).reshape(24))
-    assert np.array_equal(np.asarray(out["y"]), np.asarray(q.elements).reshape(24, 16))
+                   {"x": x.view(np.uint32), "tensor_amax": np.full(rows, amax).view(np.uint32)})
+    q = block_quantize(x, rule, tensor_amax=amax)
+    assert np.array_equal(np.asarray(out["scale"]), np.asarray(q.scales).reshape(rows))
+    assert np.array_equal(np.asarray(out["y"]), np.asarray(q.elements).reshape(rows, 16))
 
 
 @pytest.mark.parametrize("values,message", [

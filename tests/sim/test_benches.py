@@ -124,8 +124,9 @@ def test_pipelined_back_to_back_and_bubbles(spec, bubbles):
 
 # Every placement of the cut points --clock-ps chooses among, exhaustively on an 8-bit mul and a
 # 4-bit fma whose rounding mode travels with the data; an extra output stage on one. The mul and
-# add with a cut at every point they have register what crosses each point; the partial
-# placements of those two run with the slow sweeps.
+# add with a cut at every point they have (s4-cut-decode-product-core-round,
+# s4-cut-decode-align-core-round) register what crosses each point: their partial placements
+# run with the slow sweeps.
 PARTIAL_CUTS = [make_spec("mul", format="fp8e4m3", cuts=c) for c in
                 ("decode", "product", "round", "decode,core", "decode,product,round")] + \
     [make_spec("add", format="fp8e5m2", cuts="align")]

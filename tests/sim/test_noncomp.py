@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import cache
 
 import numpy as np
 import pytest
@@ -43,6 +44,7 @@ def _zero_code(fmt, neg):
     return fmt.sign_mask if neg and fmt.has_neg_zero else 0
 
 
+@cache         # the tests read each code of a format thousands of times, as a Fraction
 def _value(fmt, code):
     """(class, exact value or None for NaN, negative) of one code, from formats.py's plain-Python
     reading (no golden code)."""

@@ -14,10 +14,11 @@ float32 bit pattern.
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 from typing import NamedTuple
 
-from fpforge.rtl.blockscale import Arithmetic, BlockScaling, Pow2Rule, preset
+from fpforge.rtl.blockscale import Arithmetic, BlockScaling, Pow2Rule, ValueRule, preset
 from fpforge.rtl.formats import CATALOG, FloatFormat
 from fpforge.rtl.options import Rounding, Saturation, UnitOptions
 
@@ -46,33 +47,66 @@ def block_quantize(x, scaling: "BlockScaling | str", *, elem=None, tensor_amax=N
     calibration supplies; by default the largest finite magnitude of x. ``rbits`` (shaped like
     x) makes the element rounding stochastic (P3109 StochasticA with ``sr_bits`` bits: TE's
     software rule)."""
-    s = preset(scaling, elem) if isinstance(scaling, str) else \
-        (scaling.with_elem(elem) if elem is not None else scaling)
+    s = _resolve(scaling, elem)
     x = jnp.asarray(x)
     if x.dtype != jnp.float32:
         raise TypeError(f"block_quantize takes float32 arrays, not {x.dtype}")
-    bits = lax.bitcast_convert_type(x, U32)
+    _check_shape(x.shape, s)
+    r = None if rbits is None else jnp.broadcast_to(jnp.asarray(rbits), x.shape).astype(U32)
+    amax_t = None if tensor_amax is None else \
+        lax.bitcast_convert_type(jnp.asarray(tensor_amax, jnp.float32), U32)
+    quantize = _quantize if _compiles_slowly(s) else _quantize_jit
+    scales, elems, ts = quantize(lax.bitcast_convert_type(x, U32), amax_t, r, s=s,
+                                 sr_bits=sr_bits)
+    return BlockQuantized(scales, elems, ts)
+
+
+def _compiles_slowly(s: BlockScaling) -> bool:
+    """4over6 quantizes both candidates and sums 16 errors in float32 order, element by element:
+    as one XLA program it compiles for longer (33 CPU-s at the bench batch) than it runs op by
+    op (2.5)."""
+    return isinstance(s.rule, ValueRule) and s.rule.four_over_six
+
+
+def _quantize(bits, amax_t, rbits, *, s: BlockScaling, sr_bits: int):
+    """(scale codes, element codes, second-level scale or None) of float32 patterns ``bits``.
+    Integer arithmetic only (golden/fp32.py), so one XLA program gives the bits op-by-op
+    evaluation does."""
     blocks = _blocks(bits, s)
-    r = None if rbits is None else _blocks(jnp.broadcast_to(jnp.asarray(rbits), x.shape)
-                                           .astype(U32), s)
+    r = None if rbits is None else _blocks(rbits, s)
     if isinstance(s.rule, Pow2Rule):
         scales, elems = _pow2(blocks, s, r, sr_bits)
         ts = None
     else:
-        amax_t = finite_amax(bits) if tensor_amax is None else \
-            lax.bitcast_convert_type(jnp.asarray(tensor_amax, jnp.float32), U32)
+        amax_t = finite_amax(bits) if amax_t is None else amax_t
         scales, elems, ts, _ = _value(blocks, s, amax_t, _elem_options(r, sr_bits), r)
-    return BlockQuantized(scales, _unblocks(elems, s, x.shape), ts)
+    return scales, _unblocks(elems, s, bits.shape), ts
+
+
+_quantize_jit = functools.partial(jax.jit, static_argnames=("s", "sr_bits"))(_quantize)
 
 
 def block_dequantize(q: BlockQuantized, scaling: "BlockScaling | str", *, elem=None,
                      tensor_amax=None):
     """float32 values of quantized blocks, as the recipe's dequantizer computes them."""
-    s = preset(scaling, elem) if isinstance(scaling, str) else \
-        (scaling.with_elem(elem) if elem is not None else scaling)
-    codes = _blocks(jnp.asarray(q.elements).astype(U32), s)
+    s = _resolve(scaling, elem)
+    elements = jnp.asarray(q.elements)
+    _check_shape(elements.shape, s)
+    rule = s.rule
+    amax_t = None
+    if isinstance(rule, ValueRule) and rule.arithmetic is Arithmetic.TE:
+        if tensor_amax is None:
+            raise ValueError("TE's dequantizer needs the tensor amax (tensor_amax=)")
+        amax_t = lax.bitcast_convert_type(jnp.asarray(tensor_amax, jnp.float32), U32)
+    tensor_scale = None if q.tensor_scale is None else jnp.asarray(q.tensor_scale)
+    return _dequantize(elements, jnp.asarray(q.scales), tensor_scale, amax_t, s=s)
+
+
+@functools.partial(jax.jit, static_argnames=("s",))
+def _dequantize(elements, scales, tensor_scale, amax_t, *, s: BlockScaling):
+    codes = _blocks(elements.astype(U32), s)
     values = fp32.cast_back(codes, s.elem)                     # element values, float32
-    scales = jnp.asarray(q.scales)[..., None]
+    scales = scales[..., None]
     rule = s.rule
     if isinstance(rule, Pow2Rule):
         e = scales.astype(I32)
@@ -84,19 +118,19 @@ def block_dequantize(q: BlockQuantized, scaling: "BlockScaling | str", *, elem=N
     else:
         sf = fp32.cast_back(scales.astype(U32), s.scale_fmt)
         if rule.arithmetic is Arithmetic.TE:
-            out = _dequantize_values(values, sf, rule, _tensor_amax_of(q, tensor_amax))
+            out = _dequantize_values(values, sf, rule, amax_t)
         elif rule.arithmetic is Arithmetic.P3109:
             out = fp32.mul(values, sf)
         else:   # ModelOpt and torchao: q * (sf * s2) (torchao writes s2 * sf: the same product)
-            out = fp32.mul(values, fp32.mul(sf, q.tensor_scale))
-    return lax.bitcast_convert_type(_unblocks(jnp.asarray(out).astype(U32), s,
-                                              jnp.asarray(q.elements).shape), jnp.float32)
+            out = fp32.mul(values, fp32.mul(sf, tensor_scale))
+    return lax.bitcast_convert_type(_unblocks(jnp.asarray(out).astype(U32), s, elements.shape),
+                                    jnp.float32)
 
 
-def _tensor_amax_of(q, tensor_amax):
-    if tensor_amax is None:
-        raise ValueError("TE's dequantizer needs the tensor amax (tensor_amax=)")
-    return lax.bitcast_convert_type(jnp.asarray(tensor_amax, jnp.float32), U32)
+def _resolve(scaling, elem) -> BlockScaling:
+    if isinstance(scaling, str):
+        return preset(scaling, elem)
+    return scaling.with_elem(elem) if elem is not None else scaling
 
 
 # ----- blocks -----------------------------------------------------------------------------------
@@ -105,17 +139,23 @@ def _blocks(a, s: BlockScaling):
     """(..., nblocks, k) for 1 x k blocks, (..., tiles, k * k) for k x k tiles."""
     k = s.block
     if not s.tile:
-        if a.ndim == 0 or a.shape[-1] % k:
-            raise ValueError(f"the last axis (shape {a.shape}) must be a multiple of the block "
-                             f"size {k}")
         return a.reshape(*a.shape[:-1], a.shape[-1] // k, k)
-    if a.ndim < 2 or a.shape[-1] % k or a.shape[-2] % k:
-        raise ValueError(f"{k}x{k} tiles need the last two axes (shape {a.shape}) to be "
-                         f"multiples of {k}")
     r, c = a.shape[-2] // k, a.shape[-1] // k
     t = a.reshape(*a.shape[:-2], r, k, c, k)
     t = jnp.moveaxis(t, -3, -2)                     # (..., r, c, k, k)
     return t.reshape(*a.shape[:-2], r, c, k * k)
+
+
+def _check_shape(shape, s: BlockScaling):
+    """Blocks must tile the array: checked before tracing, on the concrete shape."""
+    k = s.block
+    if not s.tile:
+        if len(shape) == 0 or shape[-1] % k:
+            raise ValueError(f"the last axis (shape {shape}) must be a multiple of the block "
+                             f"size {k}")
+    elif len(shape) < 2 or shape[-1] % k or shape[-2] % k:
+        raise ValueError(f"{k}x{k} tiles need the last two axes (shape {shape}) to be "
+                         f"multiples of {k}")
 
 
 def _unblocks(b, s: BlockScaling, shape):

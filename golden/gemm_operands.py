@@ -10,6 +10,7 @@ stand for, by the recipe's own float32 arithmetic (the straight-through estimato
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 from fpforge.rtl.elements import element_format
@@ -75,12 +76,20 @@ def float_scales(config: GemmConfig, a, b):
 
 def _float_scale(x, elem: str, config: GemmConfig):
     """RN32(amax / max_elem) per row (channel_f32) or for the whole tensor, broadcast to the
-    rows; 1 where amax is 0 or not finite (the elements then carry the zeros or NaNs). On bit
-    patterns through the integer-exact IEEE division: XLA turns a division by a constant into a
-    multiplication by its rounded reciprocal, and flushes subnormals."""
+    rows; 1 where amax is 0 or not finite (the elements then carry the zeros or NaNs)."""
+    return _float_scale_of(jnp.asarray(x, jnp.float32),
+                           max_elem=fp32.bits(float(element_format(elem).grid.max_finite)),
+                           whole=config.scaling == "tensor_f32")
+
+
+@functools.partial(jax.jit, static_argnames=("max_elem", "whole"))
+def _float_scale_of(x, *, max_elem: int, whole: bool):
+    """On bit patterns through the integer-exact IEEE division: XLA turns a division by a
+    constant into a multiplication by its rounded reciprocal, and flushes subnormals. Integer
+    arithmetic only, so compiled as one program it gives the bits op-by-op evaluation does."""
     mag = array_bits(x) & 0x7FFF_FFFF
-    amax = jnp.max(mag) if config.scaling == "tensor_f32" else jnp.max(mag, axis=-1)
-    scale = fp32.div(amax, fp32.bits(float(element_format(elem).grid.max_finite)))
+    amax = jnp.max(mag) if whole else jnp.max(mag, axis=-1)
+    scale = fp32.div(amax, max_elem)
     scale = jnp.where((amax < 0x7F80_0000) & (scale != 0), scale, fp32.bits(1.0))
     return array_floats(jnp.broadcast_to(scale, x.shape[:1]))
 

@@ -17,8 +17,8 @@ from fpforge.rtl.options import OptionError
 from oracles import blockscale_refs as refs
 
 
-# The tests quantize BLOCKS blocks of 16 or SIZE // 32 blocks of 32, so that the model's
-# operations, run op by op, compile for one shape of each (most of this file's time).
+# The tests quantize BLOCKS blocks of 16 or SIZE // 32 blocks of 32, so that each recipe
+# compiles for one shape of each (4over6's quantizer, run op by op, for most of its time).
 SIZE = 9600
 BLOCKS = SIZE // 16
 

@@ -1,9 +1,9 @@
 """The cocotb benches against the RTL: the quick matrix of ``make test``.
 
 Every kind on Icarus and the 4-bit fma on Verilator (every kind on both with the slow sweeps;
-``SIM=icarus`` or ``SIM=verilator`` keeps one), 8-bit formats exhaustively; dynamic rounding with rm changing every cycle, stochastic rounding with random
-rbits, a 2-stage pipeline with bubbles, and the 16-bit tier (corner classes crossed, relations,
-biased random). Rerun one case with ``pytest tests/sim/test_benches.py -k '<id>'``.
+``SIM=icarus`` or ``SIM=verilator`` keeps one), 8-bit formats exhaustively; dynamic rounding
+with rm changing every cycle, stochastic rounding with random rbits, a 2-stage pipeline with
+bubbles, and the 16-bit tier (corner classes crossed, relations, biased random). Rerun one case with ``pytest tests/sim/test_benches.py -k '<id>'``.
 """
 
 import pytest

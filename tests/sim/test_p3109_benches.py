@@ -3,7 +3,8 @@
 Every input of each unit (fma: a sample) on the native Verilator engine; two cases on the cocotb
 bench too; and deliberately wrong variants (SatFinite where SatPropagate or SatNone was asked)
 caught, and StochasticA where B or C was asked. make test runs every unit kind, format and mode
-at least once and each fault once; make test-all the other pairings. The full cross of formats x units x modes is ``make verify-p3109`` (docs/verification.md).
+at least once and each fault once; make test-all the other pairings. The full cross of formats
+x units x modes is ``make verify-p3109`` (docs/verification.md).
 """
 
 import pytest

@@ -13,6 +13,14 @@ __all__ = ["BUILD_ROOT", "build_lock", "SimulationError", "check_inputs", "SIMUL
            "systemverilog_only", "VERILATOR_WAIVERS"]
 
 BUILD_ROOT = Path(__file__).resolve().parents[2] / "build" / "sim"
+SIMULATORS = ("icarus", "verilator")
+# Verilator's warnings off for every build of both Verilator engines. Amaranth's Verilog trips
+# width and unused-signal lints that do not matter here, and a user's design is built whatever
+# Verilator's lint thinks of its style (-Wno-fatal: warnings go to the build log; what counts is
+# what the design computes). -Wno-ENUMVALUE: the binding's wrapper overrides an enum parameter
+# with the number --param gives (FPnew's FpFormat=3), which Verilator refuses without it.
+VERILATOR_WAIVERS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN",
+                     "-Wno-ENUMVALUE"]
 
 
 @contextlib.contextmanager
@@ -25,14 +33,6 @@ def build_lock(folder: Path):
     with open(folder.parent / f".{folder.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
-SIMULATORS = ("icarus", "verilator")
-# Verilator's warnings off for every build of both Verilator engines. Amaranth's Verilog trips
-# width and unused-signal lints that do not matter here, and a user's design is built whatever
-# Verilator's lint thinks of its style (-Wno-fatal: warnings go to the build log; what counts is
-# what the design computes). -Wno-ENUMVALUE: the binding's wrapper overrides an enum parameter
-# with the number --param gives (FPnew's FpFormat=3), which Verilator refuses without it.
-VERILATOR_WAIVERS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN",
-                     "-Wno-ENUMVALUE"]
 
 
 class SimulationError(RuntimeError):

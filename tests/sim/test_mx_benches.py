@@ -3,11 +3,12 @@
 Every case on both simulators (``SIM=icarus`` or ``SIM=verilator`` keeps one; make test runs
 one unit on Verilator, the others there in the slow tier only), in the same harness and checker as
 the scalar kinds (one lane: their ports are wide). Quick tier: mxq fp8e4m3 k=32 (random,
-inf/NaN, every adversarial class), mxq fp4e2m1 k=32 rceil through a 2-stage pipeline with
+inf/NaN, every adversarial class), mxq fp4e2m1 k=8 rceil through a 2-stage pipeline with
 bubbles, mxdq fp8e4m3 k=4 under a slice of the scales, dot fp8e4m3 n=8 exact and fixed, and
 deliberately wrong units that must be reported. Slow tier (``-m slow``): every element format x
 every scale rule at k=32, bfloat16 input, stochastic rounding, dot every element-format pair at
-n=32, mxdq every (scale, code) pair of every element format, pipelines with bubbles.
+n=32, mxdq every (scale, code) pair of every element format, pipelines with bubbles (the quick
+tier's pipelined and cut fp4e2m1 quantizers at k=32 too).
 """
 
 import itertools
@@ -103,17 +104,24 @@ def test_combinational(spec, stimulus, sim):
     check(spec, stimulus, sim, seed=5)
 
 
-# On Verilator in make test-all: make test runs this RTL on Icarus, and Verilator on a cut unit
-# (test_block_units_cut_where_asked[mxdq_cut_decode-verilator]).
+# Bubbles through the stages do not depend on the block size: make test runs blocks of 8, make
+# test-all the real 32 too (test_combinational[mxq_fp8e4m3_k32_floor-icarus] builds and checks
+# a k=32 quantizer in make test). On Verilator in make test-all: make test runs this RTL on
+# Icarus, and Verilator on a cut unit (test_block_units_cut_where_asked[mxdq_cut_decode-...]).
+@pytest.mark.parametrize("block", [8, pytest.param(32, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("sim", QUICK_SIMS)
-def test_pipelined_quantizer_with_bubbles(sim):
-    spec = MxQuantSpec("fp4e2m1", scale_rule="rceil", pipeline=Pipeline(2))
+def test_pipelined_quantizer_with_bubbles(sim, block):
+    spec = MxQuantSpec("fp4e2m1", block=block, scale_rule="rceil", pipeline=Pipeline(2))
     result = check(spec, MXQ, sim, seed=6, bubbles=0.3)
     # valid_i was low on some cycles (garbage on x), and every vector still came out in order
     assert result["steps"] > result["valid_steps"] == result["vectors"]
 
 
+# The quantizer's cut points are the same at any block size: make test cuts blocks of 8, make
+# test-all the real 32 too ([mxq_k32_cuts_amax_round-*]).
 CUT_UNITS = [
+    (make_spec("mxq", format="fp4e2m1", block=8, scale_rule="rceil", rounding="stochastic",
+               cuts="amax,round", stages=3), MXQ),
     (make_spec("mxq", format="fp4e2m1", scale_rule="rceil", rounding="stochastic",
                cuts="amax,round", stages=3), MXQ),
     (make_spec("mxdq", in_format="fp6e3m2", block=4, cuts="decode"),
@@ -121,7 +129,8 @@ CUT_UNITS = [
     (make_spec("dot", in_format="fp8e4m3", n=8, accum="fixed", frac_bits=8, c_format="bf16",
                cuts="decode,product,sum,round"), DOT),
 ]
-CUT_IDS = ["mxq_cuts_amax_round", "mxdq_cut_decode", "dot_every_cut"]
+CUT_IDS = ["mxq_cuts_amax_round", "mxq_k32_cuts_amax_round", "mxdq_cut_decode",
+           "dot_every_cut"]
 
 
 def _cut_cases():
@@ -129,7 +138,7 @@ def _cut_cases():
     others' Verilator runs in make test-all: the same RTL as their Icarus runs here)."""
     for sim in simulators():
         for (spec, stimulus), name in zip(CUT_UNITS, CUT_IDS):
-            slow = sim == "verilator" and name != "mxdq_cut_decode"
+            slow = sim == "verilator" and name != "mxdq_cut_decode" or "k32" in name
             yield pytest.param(spec, stimulus, sim, id=f"{name}-{sim}",
                                marks=[pytest.mark.slow] if slow else [])
 
@@ -158,17 +167,25 @@ def test_dot_step_with_one_fraction_bit_fewer_is_reported():
     assert 0 < result["mismatches"] < result["vectors"]
 
 
-def test_two_stage_step_with_one_fraction_bit_fewer_is_reported():
+# Each half truncates to F bits at any length: make test builds CDNA3's step at n=8 (30 of its
+# 256 vectors differ; 56 at n=16), make test-all at its real 16 too
+# (test_combinational[mxdot_cdna3_step-icarus] builds and checks the n=16 step in make test).
+@pytest.mark.parametrize("n", [8, pytest.param(16, marks=pytest.mark.slow)])
+def test_two_stage_step_with_one_fraction_bit_fewer_is_reported(n):
     """CDNA3's step built with F = 23 (its halves' truncation)."""
-    spec = MxDotSpec("fp8e4m3fnuz", n=16, accum=TwoStage(24, 31),
+    spec = MxDotSpec("fp8e4m3fnuz", n=n, accum=TwoStage(24, 31),
                      c_fmt="float32", scaled=False)
     result = run_fault(spec, DOT, "frac-bits-fewer")
     assert 0 < result["mismatches"] < result["vectors"]
 
 
-def test_grouped_step_with_one_fraction_bit_fewer_is_reported():
+# Two groups of 16 cancel as four do (1 of the 256 vectors differs at n=32 as at n=64): make
+# test builds kind::mxf4nvf4's step at n=32, make test-all at its real 64 too
+# (test_combinational[mxdot_mxf4nvf4_step-icarus] builds and checks the n=64 step in make test).
+@pytest.mark.parametrize("n", [32, pytest.param(64, marks=pytest.mark.slow)])
+def test_grouped_step_with_one_fraction_bit_fewer_is_reported(n):
     """kind::mxf4nvf4's step built with F = 34: cancelling groups and c show it."""
-    spec = MxDotSpec("fp4e2m1", n=64, accum=Grouped(35, 16),
+    spec = MxDotSpec("fp4e2m1", n=n, accum=Grouped(35, 16),
                      rounding="rtz", c_fmt="float32", scale_fmt="float8_e4m3fn")
     result = run_fault(spec, DOT, "frac-bits-fewer")
     assert 0 < result["mismatches"] < result["vectors"]

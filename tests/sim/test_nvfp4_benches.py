@@ -10,7 +10,9 @@ element code) on the batch engine (Icarus), stochastic rounding with TE's recipe
 quantizer, and the deliberately wrong clamp of each recipe, which must be reported. Slow tier:
 each quantizer again on 96 random and 16 non-finite blocks (the quick tier's 4 and 5), TE's
 and torchao's quick quantizers and dequantizers (whose arithmetic make test runs in the other
-tests named beside them), and the cocotb engine on both simulators.
+tests named beside them), TE's wrong clamp and P3109's preset quantizer at their real block
+(make test runs them on small blocks: both are per-block arithmetic), and the cocotb engine on
+both simulators.
 """
 
 import numpy as np
@@ -101,12 +103,16 @@ def test_pipelined_quantizer(stimulus):
           BatchEngine())
 
 
-# One recipe's fault in make test; the others' (about 20 s each) in the slow tier.
-@pytest.mark.parametrize("rule", [r if r == "nvfp4_te" else
-                                  pytest.param(r, marks=pytest.mark.slow) for r in NVFP4])
-def test_wrong_clamp_is_caught(rule):
+# One recipe's fault in make test, on 4-element blocks: the clamp guards each block's scale
+# whatever its size (7 of the 16 non-finite blocks mismatch at k=4 as at 16; NVFP4's k=16
+# quantizer is built and checked in make test by test_stochastic_quantizer[quick]). The others'
+# (about 20 s each) and TE's at k=16 in the slow tier.
+@pytest.mark.parametrize("rule,block", [
+    pytest.param("nvfp4_te", 4, id="nvfp4_te-k4"),
+    *[pytest.param(r, 16, id=r, marks=pytest.mark.slow) for r in NVFP4]])
+def test_wrong_clamp_is_caught(rule, block):
     stimulus = NONFINITE if rule == "nvfp4_te" else MXQ
-    result, _ = run(make_spec("mxq", scale_rule=rule), stimulus, BatchEngine(),
+    result, _ = run(make_spec("mxq", scale_rule=rule, block=block), stimulus, BatchEngine(),
                     fault="wrong-clamp")
     assert result["mismatches"] > 0
 
@@ -125,13 +131,33 @@ def test_four_over_six_wrong_clamp_is_caught():
     assert result["mismatches"] > 0
 
 
-@pytest.mark.parametrize("values", [
+P3109_QUANTIZERS = [
     dict(scale_rule="p3109_maxabs"),
     dict(scale_rule="p3109_maxabs", format="binary4p2sf", block=8, rounding="stochastic_c",
          sr_bits=6, stages=1),
     dict(scale_rule="p3109_maxabs", format="fp8e4m3", block=4, rounding="rtz"),
-], ids=lambda v: make_spec("mxq", **v).default_name)
-@pytest.mark.parametrize("stimulus", TIERS)
+]
+
+
+def _p3109_cases():
+    """Each quantizer in both tiers, but the preset's k=32 one in make test on blocks of 8: its
+    scale (the amax over the preset's maximum, rounded up) and SatFinite elements are the same
+    at any block size; test_mx_benches.py::test_combinational[mxq_fp8e4m3_k32_floor-icarus]
+    builds and checks a k=32 quantizer in make test."""
+    def case(values, tier, slow):
+        return pytest.param(values, tier.values[0],
+                            id=f"{tier.id}-{make_spec('mxq', **values).default_name}",
+                            marks=[pytest.mark.slow] if slow else [])
+
+    for values in P3109_QUANTIZERS:
+        preset_block = "block" not in values
+        if preset_block:
+            yield case(dict(values, block=8), TIERS[0], slow=False)
+        for tier in TIERS:
+            yield case(values, tier, slow=preset_block or tier.id == "full")
+
+
+@pytest.mark.parametrize("values,stimulus", list(_p3109_cases()))
 def test_p3109_maxabs_quantizer(values, stimulus):
     check(make_spec("mxq", **values), stimulus, BatchEngine())
 

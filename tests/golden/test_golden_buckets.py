@@ -51,16 +51,15 @@ def _inputs(spec, shape, seed=0) -> dict:
 
 def _as_given(spec, inputs: dict) -> dict:
     """What the units computed before buckets: the kernel on the arrays as given."""
-    saved, buckets.MAX_PADDED = buckets.MAX_PADDED, -1
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(buckets, "MAX_PADDED", -1)
         return golden.evaluate(spec, **inputs)
-    finally:
-        buckets.MAX_PADDED = saved
 
 
 def _element(inputs: dict, index) -> dict:
-    return {k: np.broadcast_to(v, np.broadcast_shapes(*(w.shape for w in inputs.values())))
-            [index] for k, v in inputs.items()}
+    """The inputs of one element of the broadcast shape, 0-d."""
+    shape = np.broadcast_shapes(*(v.shape for v in inputs.values()))
+    return {k: np.broadcast_to(v, shape)[index] for k, v in inputs.items()}
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)

@@ -27,6 +27,7 @@ from fpforge.rtl.formats import FloatFormat
 from fpforge.rtl.func import FuncSpec
 
 from ._jax import I32, U32, U64, jax, jnp
+from .buckets import elementwise
 from .rounding import Mode, Raw, round_raw, rounding_case
 
 __all__ = ["recip_unit", "rsqrt_unit", "exp2_unit", "exact_raw", "P"]
@@ -176,13 +177,13 @@ def _raw(t: dict) -> Raw:
 
 @functools.partial(jax.jit, static_argnums=0)
 def _kernel(spec: FuncSpec, tab: dict, x, rm, rbits):
-    t = {k: v[x] for k, v in tab.items()}
+    t = {k: v[x.astype(U32)] for k, v in tab.items()}
     return round_raw(_raw(t), spec.out_fmt, spec.options, Mode(spec.rounding, rm), rbits)
 
 
 @functools.partial(jax.jit, static_argnums=0)
 def _case_kernel(fmt: FloatFormat, tab: dict, x):
-    return rounding_case(_raw({k: v[x] for k, v in tab.items()}), fmt)
+    return rounding_case(_raw({k: v[x.astype(U32)] for k, v in tab.items()}), fmt)
 
 
 def _unit(unit: str):
@@ -191,15 +192,15 @@ def _unit(unit: str):
                                                      spec.accuracy).items()}
 
     def golden(spec: FuncSpec, inputs: dict, want=("y", "flags")) -> dict:
-        rm, rbits = inputs.get("rm"), inputs.get("rbits")
-        y, flags = _kernel(spec.numerics(), tables(spec), jnp.asarray(inputs["x"]).astype(U32),
-                           None if rm is None else jnp.asarray(rm),
-                           None if rbits is None else jnp.asarray(rbits))
+        numerics, tab = spec.numerics(), tables(spec)
+        y, flags = elementwise(lambda *arrays: _kernel(numerics, tab, *arrays),
+                               [inputs["x"], inputs.get("rm"), inputs.get("rbits")])
         return {p: {"y": y, "flags": flags}[p] for p in want}
 
     def rounding_cases(spec: FuncSpec, inputs: dict):
         """golden/rounding.py's CASE_* bits of each exact result (sim/classes.py)."""
-        return _case_kernel(spec.out_fmt, tables(spec), jnp.asarray(inputs["x"]).astype(U32))
+        tab = tables(spec)
+        return elementwise(lambda x: _case_kernel(spec.out_fmt, tab, x), [inputs["x"]])
     golden.__doc__ = f"{unit} of x over its code table, rounded by the one rounder."
     golden.rounding_cases = rounding_cases
     return golden

@@ -18,6 +18,7 @@ from fpforge.rtl.intconv import F2iSpec, I2fSpec
 from fpforge.rtl.options import Flag
 
 from ._jax import I32, U32, U64, any_below, jax, jnp, msb, shl, shr, uint_dtype
+from .buckets import elementwise
 from .decode import decode
 from .rounding import Mode, Raw, round_raw, stochastic_carry
 
@@ -27,10 +28,11 @@ __all__ = ["i2f_unit", "f2i_unit"]
 
 
 def _unit(kernel):
-    """``f(spec, inputs, want)`` from ``kernel(spec, a, rm, rbits) -> (y, flags)``."""
+    """``f(spec, inputs, want)`` from ``kernel(spec, a, rm, rbits) -> (y, flags)``, which reads
+    the bits of a as uint32 (golden/buckets.py's canonical shapes)."""
     def unit(spec, inputs: dict, want=("y", "flags")) -> dict:
-        opt = lambda p: None if inputs.get(p) is None else jnp.asarray(inputs[p])  # noqa: E731
-        y, flags = kernel(spec, jnp.asarray(inputs["a"]).astype(U32), opt("rm"), opt("rbits"))
+        y, flags = elementwise(lambda *arrays: kernel(spec, *arrays),
+                               [inputs["a"], inputs.get("rm"), inputs.get("rbits")])
         out = {"y": y, "flags": flags}
         return {p: out[p] for p in (want or out)}
     unit.__doc__ = kernel.__doc__
@@ -42,7 +44,7 @@ def _unit(kernel):
 def i2f_unit(spec: I2fSpec, a, rm, rbits):
     """The integer a (its two's complement or unsigned bits) rounded into the format."""
     n = spec.int_fmt.width
-    a = a & jnp.uint32((1 << n) - 1)
+    a = a.astype(U32) & jnp.uint32((1 << n) - 1)
     neg = (a >> (n - 1)) & 1 if spec.int_fmt.signed else jnp.zeros_like(a)
     # The magnitude: 2^N - a for a negative a (-2^(N-1) included), in 64 bits.
     mag = jnp.where(neg == 1, (1 << n) - a.astype(U64), a.astype(U64))

@@ -14,6 +14,7 @@ from fpforge.rtl.noncomp import NoncompSpec, flushes
 from fpforge.rtl.options import Flag
 
 from ._jax import I32, U32, jax, jnp, msb, shl
+from .buckets import elementwise
 from .decode import decode
 from .rounding import code_dtype
 
@@ -71,11 +72,12 @@ def _invalid(cond):
 
 def _unit(compute):
     """``f(spec, inputs, want)`` from ``compute(spec, codes...) -> {port: array}``, jitted."""
-    kernel = jax.jit(compute, static_argnums=0)
+    kernel = jax.jit(lambda spec, *codes: compute(spec, *(c.astype(U32) for c in codes)),
+                     static_argnums=0)
 
     def unit(spec: NoncompSpec, inputs: dict, want=None) -> dict:
         names = [p.name for p in spec.inputs()]
-        out = kernel(spec, *(jnp.asarray(inputs[n]).astype(U32) for n in names))
+        out = elementwise(lambda *codes: kernel(spec, *codes), [inputs[n] for n in names])
         return {p: out[p] for p in (want or out)}
     unit.__doc__ = compute.__doc__
     return unit

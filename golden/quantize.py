@@ -16,6 +16,7 @@ from fpforge.rtl.options import UnitOptions
 from fpforge.rtl.scalar import CvtSpec
 
 from ._jax import jax, jnp
+from .buckets import elementwise
 from .model import evaluate
 from .scalar import cvt_unit
 
@@ -46,7 +47,8 @@ def quantize(x, fmt: "str | FloatFormat", *, rounding="rne", saturate=False, sat
 
 def dequantize(codes, fmt: "str | FloatFormat"):
     """Decode codes of ``fmt`` to float32 values (exact whenever float32 can hold them)."""
-    return _dequantize(CvtSpec(F32, (resolve(fmt),)), jnp.asarray(codes))
+    spec = CvtSpec(F32, (resolve(fmt),))
+    return elementwise(lambda c: _dequantize(spec, c), [codes], bits=(0,))
 
 
 @functools.partial(jax.jit, static_argnums=0)

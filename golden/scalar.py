@@ -17,6 +17,7 @@ from fpforge.rtl.options import UnitOptions
 from fpforge.rtl.scalar import AddSpec, CvtSpec, FmaSpec, MulSpec, ScalarSpec, SubSpec
 
 from ._jax import I32, U32, U64, any_below, jax, jnp, lax, msb, shl, shr
+from .buckets import elementwise
 from .decode import Unpacked, decode
 from .model import evaluate
 from .rounding import Mode, Raw, cuts_by_field, round_float, round_raw, rounding_case
@@ -102,25 +103,25 @@ def scalar_unit(*, addends=None):
 
     Operands are arrays of codes (or scalars) that broadcast together; float arrays are read bit
     for bit, as their codes (quantize's inputs); ``rm`` (RISC-V codes) and ``rbits`` likewise.
+    The kernel runs on golden/buckets.py's canonical shapes: one compilation serves many lengths.
     Codes come back in the narrowest unsigned dtype of the output format, flags as uint8 in
     RISC-V fflags order. Without ``flags`` in ``want`` the flag logic is compiled away.
     """
     def wrap(core):
         def unit(spec: ScalarSpec, inputs: dict, want=("y", "flags")) -> dict:
             with_flags = "flags" in want
-            out = _kernel(spec, core, addends, with_flags,
-                          tuple(jnp.asarray(inputs[p]) for p in spec.operands),
-                          _opt(inputs.get("rm")), _opt(inputs.get("rbits")))
+            n = len(spec.operands)
+
+            def run(*arrays):
+                return _kernel(spec, core, addends, with_flags, arrays[:n], *arrays[n:])
+            out = elementwise(run, [*(inputs[p] for p in spec.operands), inputs.get("rm"),
+                                    inputs.get("rbits")], bits=range(n))
             outs = {"y": out[0], "flags": out[1]} if with_flags else {"y": out}
             return {p: outs[p] for p in want}
         unit.__doc__ = core.__doc__
         unit.core, unit.addends = core, addends
         return unit
     return wrap
-
-
-def _opt(x):
-    return None if x is None else jnp.asarray(x)
 
 
 def _exact(spec: ScalarSpec, core, addends, operands) -> Raw:
@@ -158,8 +159,8 @@ def rounding_cases(spec: ScalarSpec, inputs: dict):
     if hasattr(unit, "rounding_cases"):           # a kind whose exact core is its own
         return unit.rounding_cases(spec, inputs)
     spec = spec.numerics()
-    return _case_kernel(spec, unit.core, unit.addends,
-                        tuple(jnp.asarray(inputs[p]) for p in spec.operands))
+    return elementwise(lambda *ops: _case_kernel(spec, unit.core, unit.addends, ops),
+                       [inputs[p] for p in spec.operands], bits=range(len(spec.operands)))
 
 
 def _two(p):

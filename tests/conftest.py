@@ -25,6 +25,18 @@ import pytest
 # in JAX_CACHE_VARIABLE) and removed when it ends: the cache never grows from run to run, and two
 # runs in one checkout do not touch each other's.
 BUILD = Path(__file__).resolve().parents[1] / "build"
+
+# XLA compiles the golden model's kernels without its optimisation passes in tests. A test runs
+# a kernel over a few hundred elements, so compiling is nearly all of the kernel's cost, and the
+# passes are over half of compiling (42 scalar kernels: 11 -> 5 CPU-s). The golden model is
+# integer-exact, so no pass may change a result: the digest test pins outputs computed under
+# XLA's defaults, and `make test-all` runs it again under them. Set here, before JAX starts, so
+# the simulators' and executors' processes inherit it; a run that sets XLA_FLAGS (even empty)
+# keeps its own.
+FAST_COMPILE_XLA_FLAGS = ("--xla_backend_optimization_level=0 "
+                          "--xla_llvm_disable_expensive_passes=true "
+                          "--xla_cpu_use_fusion_emitters=false")
+os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
 JAX_CACHE_VARIABLE = "FPFORGE_TESTS_JAX_CACHE"
 
 _START = pytest.StashKey[float]()

@@ -9,8 +9,11 @@ code either way."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import JAX_CACHE_VARIABLE
 
@@ -22,3 +25,15 @@ def share_jax_cache(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     (out / "jax-cache").symlink_to(folder, target_is_directory=True)
     return out
+
+
+@contextlib.contextmanager
+def compiled_as_users_do():
+    """Within the block, a pareto run's quality workers compile under XLA's defaults. make test
+    compiles without XLA's optimisation passes (tests/conftest.py), which suits kernels run on
+    a few hundred elements; the quality workers run models on large arrays, where the passes
+    pay for themselves (test_pareto's small run: 97 CPU-s under the defaults, 221 without the
+    passes). The workers are spawned, so they read the environment as they start."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XLA_FLAGS", "")
+        yield

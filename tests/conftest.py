@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -28,11 +30,13 @@ BUILD = Path(__file__).resolve().parents[1] / "build"
 
 # XLA compiles the golden model's kernels without its optimisation passes in tests. A test runs
 # a kernel over a few hundred elements, so compiling is nearly all of the kernel's cost, and the
-# passes are over half of compiling (42 scalar kernels: 11 -> 5 CPU-s). The golden model is
-# integer-exact, so no pass may change a result: the digest test pins outputs computed under
-# XLA's defaults, and `make test-all` runs it again under them. Set here, before JAX starts, so
-# the simulators' and executors' processes inherit it; a run that sets XLA_FLAGS (even empty)
-# keeps its own.
+# passes are over half of compiling (42 scalar kernels: 11 -> 5 CPU-s). Integer arithmetic, most
+# of the golden model, gives the same bits either way: the digest test pins outputs computed
+# under XLA's defaults. Float arithmetic need not: only the passes contract a * b + c into a
+# fused multiply-add, so a test of how compiled float code rounds is marked ``xla_defaults``
+# and runs in a process of its own under the defaults (below); `make test-all` runs every test
+# under them. Set here, before JAX starts, so the simulators' and executors' processes inherit
+# it; a run that sets XLA_FLAGS (even empty) keeps its own.
 FAST_COMPILE_XLA_FLAGS = ("--xla_backend_optimization_level=0 "
                           "--xla_llvm_disable_expensive_passes=true "
                           "--xla_cpu_use_fusion_emitters=false")
@@ -60,6 +64,22 @@ def pytest_configure(config):
     n = config.getoption("cpu_durations")
     if n is not None:
         config.pluginmanager.register(CpuDurations(n), "cpu-durations")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """An ``xla_defaults`` test, in a run compiling without XLA's passes: the test alone in a
+    child pytest under XLA's defaults, its verdict this test's."""
+    if pyfuncitem.get_closest_marker("xla_defaults") is None or \
+            os.environ.get("XLA_FLAGS") != FAST_COMPILE_XLA_FLAGS:
+        return None
+    child = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            "-m", "", pyfuncitem.nodeid], cwd=pyfuncitem.config.rootpath,
+                           env=dict(os.environ, XLA_FLAGS=""), capture_output=True, text=True)
+    if child.returncode != 0:
+        pytest.fail(f"under XLA's defaults (exit {child.returncode}):\n"
+                    + "\n".join(child.stdout.splitlines()[-30:]), pytrace=False)
+    return True
 
 
 def _is_xdist_controller(config) -> bool:

@@ -3,7 +3,9 @@ recipe and shape, golden/gemm_operands.py the float32 scale of a row or tensor; 
 float arithmetic differently inside a program (on the CPU it contracts a float32 a * b + c into
 one fused multiply-add). The model's float32 arithmetic is integer-only, so the programs must
 give the bits op-by-op evaluation (``jax.disable_jit``) gives: this file compares them, byte
-for byte, on a corpus of the corner cases."""
+for byte, on a corpus of the corner cases. It is a claim about XLA's default compilation,
+which make test's fast compilation would not test (tests/conftest.py): each test runs under
+XLA's defaults."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from fpforge.golden.gemm_config import GemmConfig
 from fpforge.golden.gemm_operands import float_scales
 from fpforge.rtl.blockscale import PRESETS, Arithmetic, ValueRule, preset
 from fpforge.rtl.formats import CATALOG
+
+pytestmark = pytest.mark.xla_defaults
 
 
 def _f32(*patterns):
@@ -149,3 +153,14 @@ def test_compiled_float_scales_are_op_by_op(scaling):
         with jax.disable_jit():
             eager = [np.asarray(f).tobytes() for f in float_scales(config, x, x.T)]
         assert jitted == eager, f"{elem} {scaling}"
+
+
+def test_this_file_compiles_as_users_do():
+    """Why the file runs under XLA's defaults: compiled so, a * b + c is one fused multiply-add
+    (one rounding) where op-by-op evaluation rounds twice; make test's fast compilation
+    (tests/conftest.py) rounds twice in both, and would hide a kernel that contracts."""
+    a, b, c = np.random.default_rng(5).standard_normal((3, 4096)).astype(np.float32)
+    jitted = np.asarray(jax.jit(lambda a, b, c: a * b + c)(a, b, c))
+    with jax.disable_jit():
+        eager = np.asarray(jax.numpy.asarray(a) * b + c)
+    assert (jitted.view(np.uint32) != eager.view(np.uint32)).any()

@@ -33,9 +33,9 @@ BUILD = Path(__file__).resolve().parents[1] / "build"
 # passes are over half of compiling (42 scalar kernels: 11 -> 5 CPU-s). Integer arithmetic, most
 # of the golden model, gives the same bits either way: the digest test pins outputs computed
 # under XLA's defaults. Float arithmetic need not: only the passes contract a * b + c into a
-# fused multiply-add, so a test of how compiled float code rounds is marked ``xla_defaults``
-# and runs in a process of its own under the defaults (below); `make test-all` runs every test
-# under them. Set here, before JAX starts, so the simulators' and executors' processes inherit
+# fused multiply-add. So a claim about the model as users compile it (the digest's first
+# groups; how compiled float code rounds) is marked ``xla_defaults`` and runs in a child
+# pytest under the defaults (below); `make test-all` runs every test under them. Set here, before JAX starts, so the simulators' and executors' processes inherit
 # it; a run that sets XLA_FLAGS (even empty) keeps its own.
 FAST_COMPILE_XLA_FLAGS = ("--xla_backend_optimization_level=0 "
                           "--xla_llvm_disable_expensive_passes=true "

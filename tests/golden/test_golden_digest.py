@@ -21,8 +21,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -246,12 +244,8 @@ def format_digests(groups: dict[str, str]) -> str:
 
 
 def read_digests(path: Path) -> dict[str, str]:
-    return read_digests_text(path.read_text())
-
-
-def read_digests_text(text: str) -> dict[str, str]:
     out = {}
-    for line in text.splitlines():
+    for line in path.read_text().splitlines():
         if line and not line.startswith("#"):
             digest, name = line.split("  ", 1)
             out[name] = digest
@@ -297,15 +291,13 @@ def test_every_group_through_the_jitted_kernels_is_unchanged(base):
     assert_unchanged(digests(corpus()), base)
 
 
-def test_the_first_groups_compiled_under_xla_defaults(base):
+@pytest.mark.xla_defaults
+def test_the_first_groups_as_users_compile_them(base):
     """make test compiles the golden model without XLA's optimisation passes (tests/conftest.py);
     users compile with them. The first groups (mul, add, sub and fma, through the jitted
-    kernels) compiled under XLA's defaults, in a process of its own, give the pinned digests
-    too; make test-all runs every test under the defaults."""
-    run = subprocess.run([sys.executable, __file__, "--first", str(len(FIRST_GROUPS))],
-                         env=dict(os.environ, XLA_FLAGS=""), capture_output=True, text=True,
-                         check=True)
-    got = read_digests_text(run.stdout)
+    kernels) compiled under XLA's defaults give the pinned digests too; make test-all runs
+    every test under the defaults."""
+    got = digests(itertools.islice(corpus(), len(FIRST_GROUPS)))
     assert got == {k: base[k] for k in FIRST_GROUPS}
 
 
@@ -331,9 +323,7 @@ def test_dtype_and_shape_are_part_of_the_digest():
 
 if __name__ == "__main__":
     # The data file of the current tree: python tests/golden/test_golden_digest.py > FILE
-    # (``--first N``: the first N groups only).
-    first = int(sys.argv[2]) if sys.argv[1:2] == ["--first"] else None
-    groups = digests(itertools.islice(corpus(), first))
+    groups = digests(corpus())
     sys.stdout.write(f"# golden results: {len(groups)} groups, total {total_digest(groups)} "
                      "(tests/golden/test_golden_digest.py)\n")
     sys.stdout.write(format_digests(groups))

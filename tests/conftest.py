@@ -1,4 +1,5 @@
-"""What every test shares: the golden model's compilations, cached on disk for the run (below), and
+"""What every test shares: the golden model compiled without XLA's optimisation passes (tests
+marked ``xla_defaults`` excepted) and cached on disk for the run (below), and
 ``--cpu-durations=N``, the N tests of most CPU seconds and the total.
 
 Wall time says little on a shared or loaded machine (a test waits for a core); CPU seconds do.
@@ -18,6 +19,22 @@ from pathlib import Path
 
 import pytest
 
+# XLA compiles the golden model's kernels without its optimisation passes in tests. A test runs
+# a kernel over a few hundred elements, so compiling is nearly all of the kernel's cost, and the
+# passes are a third to a half of compiling (42 scalar kernels, three interleaved runs: 8.0-8.8
+# CPU-s under the defaults, 5.1-6.2 without the passes). Integer arithmetic, most of the golden
+# model, gives the same bits either way: the digest test pins outputs computed under XLA's
+# defaults. Float arithmetic need not: only the passes contract a * b + c into a fused
+# multiply-add. So a claim about the model as users compile it (the digest's first groups; how
+# compiled float code rounds) is marked ``xla_defaults`` and runs in a child pytest under the
+# defaults (pytest_pyfunc_call below); `make test-all` runs every test under them. Set here,
+# before JAX starts, so the simulators' and executors' processes inherit it; a run that sets
+# XLA_FLAGS (even empty) keeps its own.
+FAST_COMPILE_XLA_FLAGS = ("--xla_backend_optimization_level=0 "
+                          "--xla_llvm_disable_expensive_passes=true "
+                          "--xla_cpu_use_fusion_emitters=false")
+os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
+
 # The golden model's compiled kernels, on disk: pytest-xdist's workers run in separate processes,
 # and most of the golden tests' CPU is XLA compiling the same kernels (one per spec and shape) in
 # each of them. A worker that finds a kernel another compiled loads the executable that XLA
@@ -27,21 +44,6 @@ import pytest
 # in JAX_CACHE_VARIABLE) and removed when it ends: the cache never grows from run to run, and two
 # runs in one checkout do not touch each other's.
 BUILD = Path(__file__).resolve().parents[1] / "build"
-
-# XLA compiles the golden model's kernels without its optimisation passes in tests. A test runs
-# a kernel over a few hundred elements, so compiling is nearly all of the kernel's cost, and the
-# passes are a third to a half of compiling (42 scalar kernels, three interleaved runs: 8.0-8.8
-# CPU-s under the defaults, 5.1-6.2 without the passes). Integer arithmetic, most
-# of the golden model, gives the same bits either way: the digest test pins outputs computed
-# under XLA's defaults. Float arithmetic need not: only the passes contract a * b + c into a
-# fused multiply-add. So a claim about the model as users compile it (the digest's first
-# groups; how compiled float code rounds) is marked ``xla_defaults`` and runs in a child
-# pytest under the defaults (below); `make test-all` runs every test under them. Set here, before JAX starts, so the simulators' and executors' processes inherit
-# it; a run that sets XLA_FLAGS (even empty) keeps its own.
-FAST_COMPILE_XLA_FLAGS = ("--xla_backend_optimization_level=0 "
-                          "--xla_llvm_disable_expensive_passes=true "
-                          "--xla_cpu_use_fusion_emitters=false")
-os.environ.setdefault("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
 JAX_CACHE_VARIABLE = "FPFORGE_TESTS_JAX_CACHE"
 
 _START = pytest.StashKey[float]()

@@ -164,6 +164,7 @@ test:
 # Under XLA's default compilation, as users run the golden model (make test compiles it without
 # the optimisation passes: tests/conftest.py).
 test-all:
+	@command -v slurmctld >/dev/null || { apt-get update -qq && apt-get install -y -qq slurm-wlm munge; }
 	XLA_FLAGS= $(PY) -m pytest -q -n $(JOBS) --junitxml=build/test-results-all.xml
 
 bench-golden:

@@ -14,6 +14,7 @@ import pytest
 from fpforge.rtl.accum import Fixed
 from fpforge.rtl.dot import MxDotSpec
 from fpforge.rtl.elements import ELEMENT_FORMATS
+from fpforge.rtl.pipeline import Pipeline
 from fpforge.sim.stimulus.dot import mixed_rows, pair_rows
 
 from tests.rtl.fp_units.rtl_check import assert_exact, check, design_of
@@ -126,5 +127,5 @@ def test_fp8e4m3_every_pair():
 @pytest.mark.slow
 @pytest.mark.parametrize("stages", [1, 2, 3])
 def test_pipelined(stages):
-    spec = MxDotSpec("fp8e4m3", "fp4e2m1", n=8, accum=Fixed(), stages=stages)
+    spec = MxDotSpec("fp8e4m3", "fp4e2m1", n=8, accum=Fixed(), pipeline=Pipeline(stages))
     assert_dots_exact([spec], mixed_rows("fp8e4m3", "fp4e2m1", 8, 21))

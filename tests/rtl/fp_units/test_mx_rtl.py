@@ -175,5 +175,5 @@ def test_stochastic(elem):
 @pytest.mark.slow
 @pytest.mark.parametrize("stages", [1, 2, 3])
 def test_pipelined(stages):
-    spec = MxQuantSpec("fp6e2m3", block=8, scale_rule="even", stages=stages)
+    spec = MxQuantSpec("fp6e2m3", block=8, scale_rule="even", pipeline=Pipeline(stages))
     assert_quantizers_exact([spec], blocks("fp6e2m3", 8, 4))

@@ -22,7 +22,8 @@ from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.options import OptionError
 from fpforge.rtl.spec import Spec
 
-from fpforge.infra.executor import LocalExecutor, Task, TaskFailed, digest
+from fpforge.infra.executor import LocalExecutor, ResultStore, Task, TaskFailed, digest
+from fpforge.rtl.emit import cache_dir
 
 from .cell_library import LIBRARIES, Library, check_library, library_for
 from .flow import TARGETS, Job, JobResult, Source, SynthError, job_key, yosys_version
@@ -53,7 +54,8 @@ def new_run_dir(out_dir: Path, tag: str) -> Path:
 
 def run(specs: list[Spec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAULT_JOBS,
         fpga=True, cores=True, run_dir=None, pnr=False,
-        delay_target_ps: float | None = None, lib: str = "fpforge") -> list[SynthRecord]:
+        delay_target_ps: float | None = None, lib: str = "fpforge",
+        cached: bool = True) -> list[SynthRecord]:
     """Synthesise every spec (any kind) and, for mul/fma, its bare integer core, and report.
 
     ``lib``: the cell library (cell_library.LIBRARIES: "fpforge", "sky130hd"); ``liberty``: a
@@ -61,7 +63,7 @@ def run(specs: list[Spec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAUL
     ``pnr``: also place and route every unit on iCE40 and ECP5 for its Fmax (synth/pnr.py).
     ``delay_target_ps``: map the units for this worst-path delay (a registered unit's clock
     period) instead of for area (flow.run_job); the cores stay area-mapped references.
-    Returns units first, then cores. Raises SynthError (with log tail and rerun command).
+    ``cached``: as run_designs'. Returns units first, then cores. Raises SynthError (with log tail and rerun command).
     """
     specs = list(specs)
     designs = [replace(design_for(s), delay_target_ps=delay_target_ps) for s in specs]
@@ -79,18 +81,19 @@ def run(specs: list[Spec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAUL
     tag = "_".join(sorted({(s.formats().get("y") or next(iter(s.formats().values()))).ident
                            for s in specs})) or "designs"
     return run_designs(designs, liberty=liberty, out_dir=out_dir, jobs=jobs, fpga=fpga,
-                       run_dir=run_dir, tag=tag, pnr=pnr, lib=lib)
+                       run_dir=run_dir, tag=tag, pnr=pnr, lib=lib, cached=cached)
 
 
 def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
                 jobs=DEFAULT_JOBS, fpga=True, run_dir=None, tag="designs",
                 report=True, pnr=False, executor=None, store=None,
-                progress=None, lib: str = "fpforge") -> list[SynthRecord]:
+                progress=None, lib: str = "fpforge", cached: bool = True) -> list[SynthRecord]:
     """Synthesise ready-made designs (Verilog text, top name, ports) in parallel Yosys
     processes; with ``pnr``, place and route the units (not the reference cores) for their
     FPGA Fmax. ``executor`` (fpforge.infra.executor; default: ``jobs`` local threads) runs the
     Yosys jobs, ``store`` keeps their results by content key, ``progress(task, result)`` is
-    called as each completes."""
+    called as each completes. ``cached``: take and keep jobs in the synthesis cache
+    (synthesis_cache); a benchmark of the runs themselves says False."""
     names = [d.name for d in designs]
     if len(set(names)) != len(names):
         raise ValueError(f"design names must be unique, got {names}")
@@ -138,7 +141,8 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     own = executor is None
     executor = executor or LocalExecutor(jobs)
     try:
-        done = executor.run(tasks, store=store, on_done=progress)
+        done, from_cache = _run_cached(executor, tasks, store, progress,
+                                       synthesis_cache() if cached else None)
         results: dict[tuple, JobResult] = {_key(j.target, j.tops): r.moved_to(j)
                                            for j, r in zip(work, done)}
         placed = _place_and_route(executor, [sources[d.name] for d in designs
@@ -159,7 +163,7 @@ def run_designs(designs: list[Design], liberty=None, out_dir=DEFAULT_OUT_DIR, *,
     if report:
         from . import report as rep
         rep.write_json(records, run_dir)
-        header = run_header(library, run_dir, wall, cpu, jobs)
+        header = run_header(library, run_dir, wall, cpu, jobs, (from_cache, len(tasks)))
         rep.write_markdown(records, run_dir, header=header)
         import json     # the header, for the command line to print what the report states
         (run_dir / "header.json").write_text(json.dumps(header, indent=2) + "\n")
@@ -182,7 +186,8 @@ def _place_and_route(executor, sources: list[Source], run_dir: Path) -> dict:
 
 
 def run_header(library: Library, run_dir: Path, wall: float | None, cpu: float | None,
-               jobs: int) -> dict:
+               jobs: int, cached: tuple[int, int] = (0, 0)) -> dict:
+    """``cached``: (jobs taken from the synthesis cache, jobs)."""
     import amaranth
     header = {"yosys": yosys_version(), "amaranth": amaranth.__version__,
               "liberty": library.describe(),
@@ -191,7 +196,36 @@ def run_header(library: Library, run_dir: Path, wall: float | None, cpu: float |
     if wall is not None:
         header["time"] = (f"{wall:.1f} s wall for all Yosys runs, {jobs} in parallel; "
                           f"{cpu:.1f} s CPU")
+        if cached[0]:
+            header["time"] += (f" ({cached[0]} of {cached[1]} jobs from the synthesis cache, "
+                               f"their CPU as first measured)")
     return header
+
+
+def synthesis_cache() -> ResultStore:
+    """Every synthesis job's result by its content key (flow.job_key: the designs, library,
+    options, Yosys and OpenSTA versions and flow code), beside the Verilog cache (rtl/emit.py)."""
+    return ResultStore(cache_dir() / "synth")
+
+
+def _run_cached(executor, tasks: list[Task], store, progress,
+                cache: ResultStore | None) -> tuple[list, int]:
+    """The tasks' results in order, and how many came from ``cache``: a job that ran before
+    with the same content key is taken from there, the rest run on ``executor`` (kept in
+    ``store`` too when given) and go into the cache as each completes."""
+    hits = {t.key: cache.get(t.key) for t in tasks if t.key in cache} if cache else {}
+    for t in tasks:
+        if t.key in hits and progress:
+            progress(t, hits[t.key])
+
+    def done(task, result):
+        if cache is not None:
+            cache.put(task.key, result)
+        if progress:
+            progress(task, result)
+    todo = [t for t in tasks if t.key not in hits]
+    ran = dict(zip((t.key for t in todo), executor.run(todo, store=store, on_done=done)))
+    return [hits[t.key] if t.key in hits else ran[t.key] for t in tasks], len(hits)
 
 
 def _key(target: str, tops=()) -> tuple:

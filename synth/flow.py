@@ -26,7 +26,7 @@ from fpforge.infra.toolchain import yosys
 
 from .cell_library import Library
 from .scripts import asic_script, batch_top, fpga_script
-from .sta import Timing, run_sta
+from .sta import Timing, run_sta, sta_version
 
 __all__ = ["Source", "Job", "JobResult", "AsicFigures", "GenericFigures", "FpgaFigures",
            "SynthError", "TARGETS", "YosysRun", "run_yosys", "script_command", "yosys_version",
@@ -201,22 +201,26 @@ class JobResult:
     seconds: float      # wall
     cpu_seconds: float  # user + system of the Yosys process
     figures: dict       # top -> (GenericFigures, AsicFigures) for asic, FpgaFigures for FPGA
-    # asic: the mapped Verilog, so a result taken from a store puts it in the run that uses it.
-    netlist: str = ""
+    # The job's folder (its scripts, logs, reports and mapped netlist) by path within it, so a
+    # result taken from a store or the synthesis cache restores the folder in the run that uses
+    # it. Every path a script names is relative to the folder, so the copy runs as it is.
+    files: tuple[tuple[str, bytes], ...] = ()
 
     def moved_to(self, job: "Job") -> "JobResult":
-        """This result as ``job``'s (the same content, another run's directory): its mapped
-        netlist written there, so records, power and gate-level runs read their own run."""
+        """This result as ``job``'s (the same content, another run's directory): its folder
+        written there, so records, power and gate-level runs read their own run."""
         if job.directory == self.job.directory:
             return self
-        if self.netlist:
-            job.directory.mkdir(parents=True, exist_ok=True)
-            (job.directory / "netlist.v").write_text(self.netlist)
+        for name, data in self.files:
+            path = job.directory / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
         return replace(self, job=job)
 
 
 MAPPING_TRIES = 4
-# What a job's result depends on besides its inputs: this flow's code and cell data.
+# What a job's result depends on besides its inputs: the tools' versions, this flow's code and
+# cell data.
 _FLOW_FILES = ("flow.py", "scripts.py", "cell_library.py", "sta.py", "liberty.py", "cells.py",
                "cells_nldm.csv")
 
@@ -224,7 +228,7 @@ _FLOW_FILES = ("flow.py", "scripts.py", "cell_library.py", "sta.py", "liberty.py
 @lru_cache(maxsize=1)
 def flow_version() -> str:
     here = Path(__file__).parent
-    return digest(yosys_version(), *[(here / f).read_text() for f in _FLOW_FILES])
+    return digest(yosys_version(), sta_version(), *[(here / f).read_text() for f in _FLOW_FILES])
 
 
 def job_key(job: "Job") -> str:
@@ -272,8 +276,9 @@ def run_job(job: Job) -> JobResult:
         last, abc_target = delay, abc_target * target / delay * 0.98
         if abc_target < floor:
             break
-    netlist = (job.directory / "netlist.v").read_text() if job.target == "asic" else ""
-    return JobResult(job, round(seconds, 2), round(cpu, 2), figures, netlist)
+    files = tuple((str(p.relative_to(job.directory)), p.read_bytes())
+                  for p in sorted(job.directory.rglob("*")) if p.is_file())
+    return JobResult(job, round(seconds, 2), round(cpu, 2), figures, files)
 
 
 def parse_job(job: Job) -> dict:

@@ -19,6 +19,7 @@ neighbouring registers' clock-to-Q.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -149,7 +150,10 @@ def run_sta(directory: Path, library, netlist: Path, top: str, registered: bool)
     names) in ``directory`` (script ``sta.tcl``, report ``sta.log``)."""
     directory = Path(directory)
     b = library.boundary
-    script = sta_script(str(Path(library.liberty).resolve()), str(Path(netlist).resolve()), top,
+    # paths relative to the folder, which a stored result restores elsewhere (synth/flow.py)
+    here = directory.resolve()
+    script = sta_script(os.path.relpath(Path(library.liberty).resolve(), here),
+                        os.path.relpath(Path(netlist).resolve(), here), top,
                         registered, b.input_transition, b.output_load, b.ps_per_unit)
     return parse_report(run_script(directory, "sta", script, netlist), registered,
                         library.cells, b.ps_per_unit)

@@ -222,6 +222,19 @@ def test_float32_hardware_sum_equals_the_shared_rounder(elem, promote):
     """The float32 accumulator's fast path (XLA's float32 where it is IEEE's) against the dot
     unit's integer model and the shared rounder; then a subnormal block result, which XLA
     would flush, must send it to the shared rounder and still agree."""
+    _fast_path_agrees(elem, promote, blocks=7)
+
+
+@pytest.mark.parametrize("promote", [None, 64])
+def test_float32_hardware_sum_over_more_blocks_than_one_unrolled_step(promote):
+    """2 x FLOAT32_SUM_UNROLL + 6 blocks: the fast path's loop over whole unrolled steps and a
+    part of one, a promotion interval (4 blocks) straddling each step's end, and a last,
+    partial interval."""
+    from fpforge.golden.gemm import FLOAT32_SUM_UNROLL
+    _fast_path_agrees("fp8e4m3", promote, blocks=2 * FLOAT32_SUM_UNROLL + 6)
+
+
+def _fast_path_agrees(elem, promote, blocks):
     from fpforge.golden.gemm import matmul_codes
     config = GemmConfig(elem, block=16, accum=Accumulator(promote_every=promote))
     rng = np.random.default_rng(11)
@@ -229,11 +242,11 @@ def test_float32_hardware_sum_equals_the_shared_rounder(elem, promote):
     nan_free = [c for c in range(1 << width) if not np.isnan(ml_decode(
         np.array([c]), element_format(elem).grid.name)[0])] if elem != "mxint8" else \
         list(range(256))
-    m, n, k = 8, 7, 16 * 7
+    m, n, k = 8, 7, 16 * blocks
     ea = rng.choice(nan_free, (m, k)).astype(np.uint8)
     eb = rng.choice(nan_free, (n, k)).astype(np.uint8)
-    sa = rng.integers(110, 140, (m, 7)).astype(np.uint8)
-    sb = rng.integers(110, 140, (n, 7)).astype(np.uint8)
+    sa = rng.integers(110, 140, (m, blocks)).astype(np.uint8)
+    sb = rng.integers(110, 140, (n, blocks)).astype(np.uint8)
     for _ in range(2):
         fast, slow = (np.asarray(matmul_codes(ea, sa, eb, sb, config=config, via_float64=f))
                       for f in (True, False))

@@ -63,7 +63,8 @@ def run(specs: list[Spec], liberty=None, out_dir=DEFAULT_OUT_DIR, *, jobs=DEFAUL
     ``pnr``: also place and route every unit on iCE40 and ECP5 for its Fmax (synth/pnr.py).
     ``delay_target_ps``: map the units for this worst-path delay (a registered unit's clock
     period) instead of for area (flow.run_job); the cores stay area-mapped references.
-    ``cached``: as run_designs'. Returns units first, then cores. Raises SynthError (with log tail and rerun command).
+    ``cached``: as run_designs'. Returns units first, then cores. Raises SynthError (with log
+    tail and rerun command).
     """
     specs = list(specs)
     designs = [replace(design_for(s), delay_target_ps=delay_target_ps) for s in specs]
@@ -202,10 +203,14 @@ def run_header(library: Library, run_dir: Path, wall: float | None, cpu: float |
     return header
 
 
-def synthesis_cache() -> ResultStore:
+def synthesis_cache() -> ResultStore | None:
     """Every synthesis job's result by its content key (flow.job_key: the designs, library,
-    options, Yosys and OpenSTA versions and flow code), beside the Verilog cache (rtl/emit.py)."""
-    return ResultStore(cache_dir() / "synth")
+    options, Yosys and OpenSTA versions and flow code), beside the Verilog cache (rtl/emit.py);
+    None where that folder cannot be made (a read-only cache only costs the jobs next time)."""
+    try:
+        return ResultStore(cache_dir() / "synth")
+    except OSError:
+        return None
 
 
 def _run_cached(executor, tasks: list[Task], store, progress,
@@ -213,14 +218,18 @@ def _run_cached(executor, tasks: list[Task], store, progress,
     """The tasks' results in order, and how many came from ``cache``: a job that ran before
     with the same content key is taken from there, the rest run on ``executor`` (kept in
     ``store`` too when given) and go into the cache as each completes."""
-    hits = {t.key: cache.get(t.key) for t in tasks if t.key in cache} if cache else {}
+    hits = {t.key: cache.get(t.key) for t in tasks if t.key in cache} \
+        if cache is not None else {}
     for t in tasks:
         if t.key in hits and progress:
             progress(t, hits[t.key])
 
     def done(task, result):
         if cache is not None:
-            cache.put(task.key, result)
+            try:
+                cache.put(task.key, result)
+            except OSError:
+                pass            # as for the folder: the job runs again next time
         if progress:
             progress(task, result)
     todo = [t for t in tasks if t.key not in hits]

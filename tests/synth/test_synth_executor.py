@@ -14,7 +14,7 @@ import pytest
 from fpforge import synth
 from fpforge.infra.executor import DaskExecutor, ResultStore
 from fpforge.rtl.kinds import make_spec
-from fpforge.synth import run_designs
+from fpforge.synth import run_designs, synthesis_cache
 from fpforge.synth.records import core_design, design_for
 from fpforge.synth.sta import sta_command
 
@@ -126,3 +126,14 @@ def test_a_second_run_takes_every_job_from_the_synthesis_cache(designs, tmp_path
     other = run_designs(designs[:1], out_dir=tmp_path / "c", fpga=False, lib="sky130hd")
     assert "synthesis cache" not in _header(tmp_path / "c")["time"]
     assert other[0].asic.ge != first[0].asic.ge
+
+
+def test_a_cache_that_cannot_be_made_costs_only_the_jobs(designs, tmp_path, monkeypatch):
+    """The cache's folder below a file (root writes anywhere else): no cache, the run as
+    without one."""
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("FPFORGE_CACHE", str(tmp_path / "file" / "cache"))
+    assert synthesis_cache() is None
+    monkeypatch.setattr(synth, "synthesis_cache", synthesis_cache)
+    records = run_designs(designs[:1], out_dir=tmp_path / "a", fpga=False)
+    assert records[0].asic.ge > 0 and "synthesis cache" not in _header(tmp_path / "a")["time"]

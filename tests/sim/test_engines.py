@@ -47,7 +47,8 @@ def test_inputs_must_match_the_ports():
 
 
 def test_unknown_engine():
-    with pytest.raises(ValueError, match="^unknown engine 'x'; valid: batch, cocotb, native$"):
+    with pytest.raises(ValueError,
+                       match="^unknown engine 'x'; valid: batch, cocotb, native, gates$"):
         engine("x")
 
 

@@ -127,30 +127,28 @@ def _ports_header(top: NativeTop) -> str:
     elements per lane, lane width, first plane), and the exhaustive index's fields with their
     planes."""
     d = top.design
+    first = {}                       # each port's first plane (inputs and outputs apart)
+    for ports in (d.inputs, d.outputs):
+        at = 0
+        for p in ports:
+            first[p.name], at = at, at + p.lanes * p.lane_width
+
+    def row(p):
+        return f"{p.name}, {top.row_bytes(p)}, {top.bytes[p.name]}, {p.lanes}"
 
     def rows(ports):
-        out, at = [], 0
-        for p in ports:
-            out.append(f"X({p.name}, {top.row_bytes(p)}, {top.bytes[p.name]}, {p.lanes}, "
-                       f"{p.lane_width}, {at})")
-            at += p.lanes * p.lane_width
-        return " ".join(out), at
+        return " ".join(f"X({row(p)}, {p.lane_width}, {first[p.name]})" for p in ports)
 
-    ins, n_in = rows(d.inputs)
-    outs, n_out = rows(d.outputs)
-    first = {}
-    at = 0
-    for p in d.inputs:
-        first[p.name] = at
-        at += p.lanes * p.lane_width
     by_name = {p.name: p for p in d.inputs}
     fields = top.index_fields()
     index = "" if fields is None else "#define FOR_FIELDS(X) " + " ".join(
-        f"X({n}, {top.row_bytes(by_name[n])}, {top.bytes[n]}, {by_name[n].lanes}, {e}, "
-        f"{shift}, {by_name[n].lane_width}, {first[n]})" for n, e, shift in fields) + "\n"
-    return (index + f"#define LANES {top.lanes}\n#define IN_PLANES {n_in}\n"
-            f"#define OUT_PLANES {n_out}\n#define FOR_INPUTS(X) {ins}\n"
-            f"#define FOR_OUTPUTS(X) {outs}\n")
+        f"X({row(by_name[n])}, {e}, {shift}, {by_name[n].lane_width}, {first[n]})"
+        for n, e, shift in fields) + "\n"
+    planes = {kind: sum(p.lanes * p.lane_width for p in ports)
+              for kind, ports in (("IN", d.inputs), ("OUT", d.outputs))}
+    return (index + f"#define LANES {top.lanes}\n#define IN_PLANES {planes['IN']}\n"
+            f"#define OUT_PLANES {planes['OUT']}\n#define FOR_INPUTS(X) {rows(d.inputs)}\n"
+            f"#define FOR_OUTPUTS(X) {rows(d.outputs)}\n")
 
 
 class GatesEngine(NativeEngine):
@@ -170,8 +168,9 @@ class GatesEngine(NativeEngine):
         if design.latency or design.elastic:
             raise DesignError(f"{design.label} is pipelined; the gates engine simulates "
                               "combinational designs: use --engine native")
-        key = hashlib.sha1(f"{design.key()}:{MAIN_CPP.read_text()}:{AIG_SCRIPT}:"
-                           f"{CXX_FLAGS}".encode()).hexdigest()[:10]
+        # the design, the loop, and this module (the script, the C++ it writes, the flags)
+        key = hashlib.sha1(f"{design.key()}:{MAIN_CPP.read_text()}:"
+                           f"{Path(__file__).read_text()}".encode()).hexdigest()[:10]
         d = BUILD_ROOT / "gates" / f"{design.label[:80]}_{key}"
         with build_lock(d):
             return self._build(design, d)
@@ -227,5 +226,4 @@ class GatesEngine(NativeEngine):
         if design.text is not None:
             names.append(f"{design.top}.v")
             (d / names[-1]).write_text(design.text)
-        flags = " ".join(f'"{a}"' for a in args)
-        return [f'read_verilog {flags} "{n}"'.replace("  ", " ") for n in names]
+        return [" ".join(["read_verilog", *args, f'"{n}"']) for n in names]

@@ -4,6 +4,7 @@ that can fail: with the golden model over every input, with Icarus (the batch en
 inputs, and a wrong unit must fail exactly as Icarus finds it failing."""
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -108,3 +109,19 @@ def test_a_pipelined_unit_on_the_gates_engine_is_exit_2(capsys):
     err = capsys.readouterr().err
     assert status == 2
     assert err.count("\n") == 1 and "use --engine native" in err
+
+
+def test_a_users_includes_and_defines_reach_yosys(tmp_path, capsys):
+    """The module's rounding comes from an included file, chosen by a define."""
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "round.vh").write_text(f"`ifdef TIES_AWAY\n`define INC {TIES_AWAY}\n`else\n"
+                                  f"`define INC {RNE}\n`endif\n")
+    src = Path(write(tmp_path, '0;\n`include "round.vh"\n  wire inc2 = `INC', "inc.v"))
+    src.write_text(src.read_text().replace("trunc + {7'd0, inc}", "trunc + {7'd0, inc2}"))
+    common = ["verify-exhaustive", "--engine", "gates", *CVT, "--top", "my_narrow",
+              "--port", "x=h", "--port", "y=q", "--verilog", str(src), "--include", str(inc)]
+    assert main(common) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    assert main([*common, "--define", "TIES_AWAY"]) == 1
+    assert "FAIL" in capsys.readouterr().out

@@ -20,7 +20,8 @@ __all__ = ["add_verify", "add_verify_equiv"]
 def add_verify(sub):
     """``verify`` and ``verify-exhaustive``: one set of options, the second always exhaustive."""
     for name, helptext in (("verify", "check a unit against the golden model, bit for bit"),
-                           ("verify-exhaustive", "every input, sharded, on the native engine (or the gates engine)")):
+                           ("verify-exhaustive", "every input, sharded, on the native engine "
+                                                 "(Verilator) or the gates engine")):
         c = sub.add_parser(name, help=helptext, description=helptext + " (docs/verification.md)."
                            " Exit status 0: every vector matched; 1: mismatches; 2: bad input.")
         add_spec_options(c, required=False)

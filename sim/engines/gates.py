@@ -25,6 +25,7 @@ the netlist) behind it, with LANES = 256 vectors per step.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -44,20 +45,24 @@ GATES_LANES = 256          # bits of one word: vectors per gate operation
 # Yosys's reading of the module as an and-inverter graph. ``opt_expr -mux_undef`` and
 # ``setundef -zero`` settle the x constants proc writes for branches a full_case chain never
 # takes (Amaranth marks its if/elif chains full_case); ``opt -fast`` only merges and removes.
+# The AIGER map names no output bit tied to a constant, so the ports' bits (constants as "0" or
+# "1") are written too, without the cells.
 AIG_SCRIPT = ("hierarchy -check -top {top}; proc; flatten; opt_expr -mux_undef; opt -fast; "
               "setundef -zero; techmap; opt -fast; aigmap; opt_clean; "
-              "write_aiger -ascii -map model.map model.aag")
+              "write_aiger -ascii -map model.map model.aag; delete t:*; "
+              "write_json -noscopeinfo ports.json")
 CXX_FLAGS = ["-O2", "-std=c++17"]
 
 
-def netlist_model(aag: str, mapping: str, design: Design) -> str:
+def netlist_model(aag: str, mapping: str, design: Design, constants: dict | None = None) -> str:
     """The C++ of ``eval_gates(in, out)`` from Yosys's ASCII AIGER ``aag`` and its ``-map``
     file: every input bit read from its plane (port by port in the design's order, element e's
-    bit k at plane e * width + k), every output bit written to its own. Raises DesignError for a
-    netlist the loop cannot run (latches, an input that is no data port)."""
+    bit k at plane e * width + k), every output bit written to its own; ``constants``:
+    {(port, bit): 0 or 1} of the output bits tied to a constant (the map leaves them out).
+    Raises DesignError for a netlist the loop cannot run (latches, an input that is no data
+    port, an output bit it does not drive)."""
     lines = aag.split("\n")
-    _, M, I, L, O, A = lines[0].split()[:6]
-    I, L, O, A = int(I), int(L), int(O), int(A)
+    I, L, O, A = map(int, lines[0].split()[2:6])       # "aag M I L O A"
     if L:
         raise DesignError(f"{design.label}: the gates engine simulates combinational designs; "
                           f"Yosys finds {L} flip-flop or latch bits: use --engine native")
@@ -92,15 +97,26 @@ def netlist_model(aag: str, mapping: str, design: Design) -> str:
     for k in range(A):
         lhs, r0, r1 = map(int, lines[first + k].split())
         body.append(f"  const V n{lhs >> 1} = {_ref(r0)} & {_ref(r1)};")
-    driven = set()
+    undriven = dict(planes_out)
     for k in range(O):
         lit = int(lines[1 + I + L + k])
-        plane = planes_out.get(named["output"].get(k, ("", 0)))
-        if plane is not None:
+        plane = undriven.pop(named["output"].get(k, ("", 0)), None)
+        if plane is not None:           # else an output no spec port reads
             body.append(f"  out[{plane}] = {_ref(lit)};")
-            driven.add(plane)
-    body += [f"  out[{p}] = ZERO;" for p in sorted(set(planes_out.values()) - driven)]
+    for key, value in (constants or {}).items():
+        if key in undriven:
+            body.append(f"  out[{undriven.pop(key)}] = {'ONES' if value else 'ZERO'};")
+    if undriven:
+        raise DesignError(f"{design.label}: the netlist has no output "
+                          f"{', '.join(f'{n}[{b}]' for n, b in list(undriven)[:8])}")
     return "\n".join(body + ["}", ""])
+
+
+def _constant_outputs(ports_json: str, top: str) -> dict:
+    """{(port, bit): 0 or 1} of the output bits of module ``top`` Yosys ties to a constant."""
+    ports = json.loads(ports_json)["modules"][top]["ports"]
+    return {(name, k): int(b) for name, p in ports.items() if p["direction"] == "output"
+            for k, b in enumerate(p["bits"]) if b in ("0", "1")}
 
 
 def _ref(lit: int) -> str:
@@ -192,8 +208,9 @@ class GatesEngine(NativeEngine):
             raise SimulationError(f"Yosys could not map {design.label} to gates "
                                   f"({tail[0] if tail else r.returncode}); see {log}")
         top = NativeTop(design, self.lanes)
-        (d / "model.cpp").write_text(netlist_model((d / "model.aag").read_text(),
-                                                   (d / "model.map").read_text(), design))
+        (d / "model.cpp").write_text(netlist_model(
+            (d / "model.aag").read_text(), (d / "model.map").read_text(), design,
+            _constant_outputs((d / "ports.json").read_text(), design.top)))
         (d / "ports.h").write_text(_ports_header(top))
         shutil.copyfile(MAIN_CPP, d / "gates_main.cpp")
         cxx = shutil.which("g++") or shutil.which("c++")

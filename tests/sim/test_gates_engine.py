@@ -80,6 +80,13 @@ def test_a_netlist_with_state_or_an_undriven_input_is_refused():
     stray = "aag 2 2 0 1 0\n2\n4\n2\n"
     with pytest.raises(DesignError, match=r"reads stray\[0\], which no data input drives"):
         netlist_model(stray, "input 0 0 a\ninput 1 0 stray\noutput 0 0 y\n", design)
+    one_bit = ("aag 1 1 0 1 0\n2\n2\n", "input 0 0 a\noutput 0 0 y\n", design)
+    with pytest.raises(DesignError, match=r"has no output y\[1\], y\[2\]"):
+        netlist_model(*one_bit)
+    # output bits tied to a constant come from the ports' bits, not from the map
+    tied = {("y", k): k % 2 for k in range(1, 8)} | {("flags", k): 0 for k in range(5)}
+    model = netlist_model(*one_bit, constants=tied)
+    assert "out[0] = n1;" in model and "out[1] = ONES;" in model and "out[2] = ZERO;" in model
 
 
 def test_verify_exhaustive_on_the_gates_engine(capsys):

@@ -42,13 +42,14 @@ __all__ = ["GatesEngine", "GATES_LANES", "netlist_model"]
 HERE = Path(__file__).resolve().parent
 MAIN_CPP = HERE / "gates_main.cpp"
 GATES_LANES = 256          # bits of one word: vectors per gate operation
-# Yosys's reading of the module as an and-inverter graph. ``opt_expr -mux_undef`` and
-# ``setundef -zero`` settle the x constants proc writes for branches a full_case chain never
-# takes (Amaranth marks its if/elif chains full_case); ``opt -fast`` only merges and removes.
-# The AIGER map names no output bit tied to a constant, so the ports' bits (constants as "0" or
-# "1") are written too, without the cells.
-AIG_SCRIPT = ("hierarchy -check -top {top}; proc; flatten; opt_expr -mux_undef; opt -fast; "
-              "setundef -zero; techmap; opt -fast; aigmap; opt_clean; "
+# Yosys's reading of the module as an and-inverter graph; ``memory`` turns ROM tables into
+# logic. ``opt_expr -mux_undef`` and ``setundef -zero -undriven`` settle the x that proc writes
+# for branches a full_case chain never takes (Amaranth marks its if/elif chains full_case) and
+# the words a table does not fill (input ports are never undriven); ``opt -fast`` only merges
+# and removes. The AIGER map names no output bit tied to a constant, so the ports' bits
+# (constants as "0" or "1") are written too, without the cells.
+AIG_SCRIPT = ("hierarchy -check -top {top}; proc; flatten; memory; opt_expr -mux_undef; "
+              "opt -fast; setundef -zero -undriven; techmap; opt -fast; aigmap; opt_clean; "
               "write_aiger -ascii -map model.map model.aag; delete t:*; "
               "write_json -noscopeinfo ports.json")
 CXX_FLAGS = ["-O2", "-std=c++17"]

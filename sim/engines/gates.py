@@ -35,7 +35,7 @@ from fpforge.infra import toolchain
 from ..design import Design
 from ..errors import DesignError
 from .base import BUILD_ROOT, SimulationError, build_lock
-from .native import NativeEngine, NativeTop
+from .native import PROTOCOL_H, NativeEngine, NativeTop
 
 __all__ = ["GatesEngine", "GATES_LANES", "netlist_model"]
 
@@ -67,7 +67,7 @@ def netlist_model(aag: str, mapping: str, design: Design, constants: dict | None
     if L:
         raise DesignError(f"{design.label}: the gates engine simulates combinational designs; "
                           f"Yosys finds {L} flip-flop or latch bits: use --engine native")
-    planes_in, planes_out = _planes(design.inputs, design), _planes(design.outputs, design)
+    planes_in, planes_out = _planes(design, False), _planes(design, True)
     named = {"input": {}, "output": {}}
     for line in mapping.splitlines():
         kind, index, bit, name = line.split()[:4]
@@ -128,44 +128,31 @@ def _ref(lit: int) -> str:
     return f"~n{var}" if neg else f"n{var}"
 
 
-def _planes(ports, design: Design) -> dict:
-    """{(module port name, bit): plane} for ``ports`` in order (element e's bit k of port p at
-    p's first plane + e * lane width + k)."""
-    planes, at = {}, 0
-    for p in ports:
-        for bit in range(p.lanes * p.lane_width):
-            planes[design.outer(p.name), bit] = at + bit
-        at += p.lanes * p.lane_width
-    return planes
+def _planes(design: Design, outputs: bool) -> dict:
+    """{(module port name, bit): plane} of the inputs' (or outputs') bits (NativeTop.first_bits:
+    element e's bit k of port p at p's first plane + e * lane width + k)."""
+    first = NativeTop(design).first_bits(outputs)
+    return {(design.outer(p.name), bit): first[p.name] + bit
+            for p in (design.outputs if outputs else design.inputs)
+            for bit in range(p.lanes * p.lane_width)}
 
 
 def _ports_header(top: NativeTop) -> str:
-    """ports.h of gates_main.cpp: each input and output (port, row bytes, container bytes,
-    elements per lane, lane width, first plane), and the exhaustive index's fields with their
-    planes."""
+    """ports.h of gates_main.cpp: the native engine's (rows, the exhaustive index's fields), and
+    each port's planes (port, container bytes, elements per lane, lane width, first plane)."""
     d = top.design
-    first = {}                       # each port's first plane (inputs and outputs apart)
-    for ports in (d.inputs, d.outputs):
-        at = 0
-        for p in ports:
-            first[p.name], at = at, at + p.lanes * p.lane_width
 
-    def row(p):
-        return f"{p.name}, {top.row_bytes(p)}, {top.bytes[p.name]}, {p.lanes}"
+    def planes(ports, outputs):
+        first = top.first_bits(outputs)
+        return " ".join(f"X({p.name}, {top.bytes[p.name]}, {p.lanes}, {p.lane_width}, "
+                        f"{first[p.name]})" for p in ports)
 
-    def rows(ports):
-        return " ".join(f"X({row(p)}, {p.lane_width}, {first[p.name]})" for p in ports)
-
-    by_name = {p.name: p for p in d.inputs}
-    fields = top.index_fields()
-    index = "" if fields is None else "#define FOR_FIELDS(X) " + " ".join(
-        f"X({row(by_name[n])}, {e}, {shift}, {by_name[n].lane_width}, {first[n]})"
-        for n, e, shift in fields) + "\n"
-    planes = {kind: sum(p.lanes * p.lane_width for p in ports)
-              for kind, ports in (("IN", d.inputs), ("OUT", d.outputs))}
-    return (index + f"#define LANES {top.lanes}\n#define IN_PLANES {planes['IN']}\n"
-            f"#define OUT_PLANES {planes['OUT']}\n#define FOR_INPUTS(X) {rows(d.inputs)}\n"
-            f"#define FOR_OUTPUTS(X) {rows(d.outputs)}\n")
+    count = {k: sum(p.lanes * p.lane_width for p in ports)
+             for k, ports in (("IN", d.inputs), ("OUT", d.outputs))}
+    return (top.ports_header() + f"#define IN_PLANES {count['IN']}\n"
+            f"#define OUT_PLANES {count['OUT']}\n"
+            f"#define FOR_INPUT_PLANES(X) {planes(d.inputs, False)}\n"
+            f"#define FOR_OUTPUT_PLANES(X) {planes(d.outputs, True)}\n")
 
 
 class GatesEngine(NativeEngine):
@@ -186,7 +173,7 @@ class GatesEngine(NativeEngine):
             raise DesignError(f"{design.label} is pipelined; the gates engine simulates "
                               "combinational designs: use --engine native")
         # the design, the loop, and this module (the script, the C++ it writes, the flags)
-        key = hashlib.sha1(f"{design.key()}:{MAIN_CPP.read_text()}:"
+        key = hashlib.sha1(f"{design.key()}:{MAIN_CPP.read_text()}:{PROTOCOL_H.read_text()}:"
                            f"{Path(__file__).read_text()}".encode()).hexdigest()[:10]
         d = BUILD_ROOT / "gates" / f"{design.label[:80]}_{key}"
         with build_lock(d):
@@ -213,7 +200,8 @@ class GatesEngine(NativeEngine):
             (d / "model.aag").read_text(), (d / "model.map").read_text(), design,
             _constant_outputs((d / "ports.json").read_text(), design.top)))
         (d / "ports.h").write_text(_ports_header(top))
-        shutil.copyfile(MAIN_CPP, d / "gates_main.cpp")
+        for source in (MAIN_CPP, PROTOCOL_H):
+            shutil.copyfile(source, d / source.name)
         cxx = shutil.which("g++") or shutil.which("c++")
         if cxx is None:
             raise SimulationError("no C++ compiler (g++) for the gates engine")

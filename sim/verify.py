@@ -34,8 +34,7 @@ from .vectors import (FailingDump, file_disagreement, file_disagreement_lines, m
                       read_vectors)
 
 __all__ = ["Verdict", "plan_for", "verify", "verify_exhaustive", "verify_matrix", "write_junit",
-           "shard_range", "check_exhaustive_size", "held_fmt", "EXHAUSTIVE_MAX", "NATIVE_RATE",
-           "EXHAUSTIVE_ENGINES"]
+           "shard_range", "check_exhaustive_size", "held_fmt", "EXHAUSTIVE_MAX", "NATIVE_RATE"]
 
 EXHAUSTIVE_OUT = BUILD_ROOT / "exhaustive"
 # The native engine's rate, measured: ``make verify-exhaustive UNIT=mul FORMAT=fp16`` (2^32

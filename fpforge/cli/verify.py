@@ -232,7 +232,8 @@ def _verify(args) -> int:
         if args.stalls or args.bubbles:
             raise OptionError("--stalls and --bubbles go with the cocotb engine; --exhaustive "
                               "offers an operation every cycle and takes every result")
-        # verify --exhaustive runs on the native engine (its --engine picks cocotb or batch)
+        # verify-exhaustive's --engine: native or gates; verify's names the engine of its
+        # tiers (cocotb, batch), so verify --exhaustive runs on the native engine
         exhaustive_engine = args.engine if args.engine in EXHAUSTIVE_ENGINES else "native"
         # A unit of several formats: every member in turn, each with fmt held (--fmt: one).
         with executor_of(args) as executor:

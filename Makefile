@@ -123,7 +123,7 @@ help:
 	@echo "make sweep          every catalog format <= 16 bits x unit, option variants, MX units (CSV, Markdown, PNG); MAX_WIDTH=32 adds float32; LIB=sky130hd [POWER=1 DATA=gaussian]: pJ/op per unit; UNIT=extra (or a list, or all) [FORMAT=fp8e4m3,fp16]: the other scalar kinds (docs/synth/kinds.md)"
 	@echo "make verify         the full cocotb matrix (hours; each case on the faster simulator, SIM=icarus|verilator keeps one;"
 	@echo "                    VERIFY_FORMATS=fp8e4m3,fp16 runs those formats' part)"
-	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N | FORCE=1]   every input pair"
+	@echo "make verify-exhaustive UNIT=add FORMAT=fp16 [SHARDS=N | SHARD=i/N] [LIMIT=N | FORCE=1] [ENGINE=gates]   every input pair"
 	@echo "  FORMATS=fp16,bf16 [FMT=i]: a multi-format unit, every member in turn (FMT: member i alone) with fmt held"
 	@echo "                    (more than 2^36 inputs only with LIMIT or FORCE)"
 	@echo "make verify-p3109   every unit kind on the P3109 formats x saturation modes x P3109 roundings, every input (about 25 min on 2 cores)"
@@ -236,7 +236,8 @@ verify:
 verify-exhaustive:
 	$(FPFORGE) verify-exhaustive --unit $(or $(UNIT),mul) $(SPEC_ARGS) \
 	  $(if $(SHARD),--shard $(SHARD),--shards $(SHARDS)) $(call opt,--limit,$(LIMIT)) \
-	  $(if $(filter-out 0,$(FORCE)),--force) $(call opt,--fmt,$(FMT)) $(RUN_ARGS)
+	  $(if $(filter-out 0,$(FORCE)),--force) $(call opt,--fmt,$(FMT)) $(call opt,--engine,$(ENGINE)) \
+	  $(RUN_ARGS)
 
 # The exhaustive run's rate against the bare simulators' in one run (docs/verification.md).
 bench-exhaustive:

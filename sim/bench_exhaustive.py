@@ -13,6 +13,9 @@ else on the cores, so that is the figure it is measured against, in the same run
    model, no comparison);
 3. the run: ``verify_exhaustive`` on the first ``vectors`` inputs, ``shards`` shards.
 
+Steps 2 and 3 run on each exhaustive engine in turn, the native engine (Verilator) and the gates
+engine (sim/engines/gates.py; combinational designs), so the two compare in one run.
+
 It prints the three, the run's rate as a fraction of the bare rate (by wall time, and by CPU time
 per vector: on a shared machine the wall-time ratio mostly measures the other processes) and the
 time 2^32 inputs (or the whole space, if smaller) would take.
@@ -82,11 +85,11 @@ def _through_pipe(top, inputs: dict, want: dict, index: bool) -> dict:
                              f"<u{top.bytes[p]}") for p, v in want.items()}
 
 
-def bare_rate(design: Design, vectors: int, shards: int, exe=None) -> dict:
-    """``shards`` bare simulators at once on ``vectors`` vectors in all: their wall time (the
-    slowest), CPU seconds and rate."""
-    from .engines.native import NativeEngine
-    eng = NativeEngine()
+def bare_rate(design: Design, vectors: int, shards: int, exe=None, engine: str = "native") -> dict:
+    """``shards`` bare simulators of ``engine`` at once on ``vectors`` vectors in all: their wall
+    time (the slowest), CPU seconds and rate."""
+    from .engines import engine as get_engine
+    eng = get_engine(engine)
     t0 = time.perf_counter()
     procs = [eng.bare(design, vectors // shards, exe=exe) for _ in range(shards)]
     cpu = 0.0
@@ -103,13 +106,20 @@ def bare_rate(design: Design, vectors: int, shards: int, exe=None) -> dict:
 
 
 def run_bench(design: Design, *, vectors: int = 1 << 28, shards: int = 0, log=print) -> int:
+    """Both exhaustive engines on ``design`` in one run (the gates engine where it takes the
+    design), each against its own bare simulators; 0 if every run passed."""
+    from .engines import EXHAUSTIVE_ENGINES, engine as get_engine
+    from .errors import DesignError
     from .stimulus.base import space_size
-    from .verify import verify_exhaustive
-    from .engines.native import NativeEngine
     shards = shards or os.cpu_count() or 1
     total = space_size(design.spec)
     vectors = min(vectors, total)
-    exe = NativeEngine().build(design)
+    exes = {}
+    for name in EXHAUSTIVE_ENGINES:
+        try:
+            exes[name] = get_engine(name).build(design)
+        except DesignError as e:
+            log(f"  ({name} engine: {e})")
     log(f"bench-exhaustive {design.label}: {vectors:,} of {total:,} inputs, {shards} shard(s), "
         f"{os.cpu_count()} cores, load average "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -117,27 +127,42 @@ def run_bench(design: Design, *, vectors: int = 1 << 28, shards: int = 0, log=pr
     log("  Python stages, one core (CPU ns per vector): " +
         ", ".join(f"{k} {v:.1f}" for k, v in stages.items()) +
         f"; {sum(stages.values()):.1f} in all")
-    bare = bare_rate(design, vectors, shards, exe)
-    log(f"  bare simulators ({shards} at once): {bare['wall_s']:.2f} s, "
+    space = min(total, 1 << 32)
+    ok, idle = True, {}
+    for name, exe in exes.items():
+        ok &= _bench_engine(design, name, exe, vectors, shards, space, idle, log)
+    if len(idle) > 1:
+        log(f"  {space:,} inputs on {shards} idle cores: " + ", ".join(
+            f"{name} {t:.0f} s" for name, t in idle.items()) +
+            f"; gates / native {idle['native'] / idle['gates']:.2f}x faster")
+    return 0 if ok else 1
+
+
+def _bench_engine(design, name, exe, vectors, shards, space, idle, log) -> bool:
+    """One engine's bare simulators and run (``idle``: its 2^32 projection, filled in)."""
+    from .verify import verify_exhaustive
+    bare = bare_rate(design, vectors, shards, exe, engine=name)
+    log(f"  {name} engine, bare simulators ({shards} at once): {bare['wall_s']:.2f} s, "
         f"{bare['vectors_per_s'] / 1e6:.1f} M vectors/s, {bare['cpu_s']:.2f} CPU s "
         f"({1e9 / bare['vectors_per_cpu_s']:.1f} CPU ns per vector)")
-    v = verify_exhaustive(design, shards=shards, limit=vectors, progress=False, log=lambda *_: 0)
+    v = verify_exhaustive(design, shards=shards, limit=vectors, progress=False,
+                          log=lambda *_: 0, engine=name)
     s = v.summary
     sims = sum(r.get("simulator_cpu_s") or 0 for r in s["per_shard"].values())
     golden = sum(r.get("golden_s") or 0 for r in s["per_shard"].values())
     rate = s["vectors_per_s"]
-    log(f"  run: {'PASS' if v.ok else 'FAIL'}, {s['vectors']:,} vectors, {s['mismatches']} "
-        f"mismatches, {s['wall_s']:.2f} s, {rate / 1e6:.1f} M vectors/s; {s['cpu_s']:.1f} CPU s: "
-        f"simulators {sims:.1f} ({sims / s['vectors'] * 1e9:.1f} ns per vector), Python "
-        f"{s['cpu_s'] - sims:.1f} (golden model threads {golden:.1f} s wall)")
-    space = min(total, 1 << 32)
+    log(f"  {name} engine, run: {'PASS' if v.ok else 'FAIL'}, {s['vectors']:,} vectors, "
+        f"{s['mismatches']} mismatches, {s['wall_s']:.2f} s, {rate / 1e6:.1f} M vectors/s; "
+        f"{s['cpu_s']:.1f} CPU s: simulators {sims:.1f} ({sims / s['vectors'] * 1e9:.1f} ns "
+        f"per vector), Python {s['cpu_s'] - sims:.1f} (golden model threads {golden:.1f} s "
+        f"wall)")
     run_ns, bare_ns = s["cpu_s"] / s["vectors"] * 1e9, 1e9 / bare["vectors_per_cpu_s"]
-    log(f"  run / bare simulators: {rate / bare['vectors_per_s']:.2f} by wall time; "
+    log(f"    run / bare simulators: {rate / bare['vectors_per_s']:.2f} by wall time; "
         f"{bare_ns / run_ns:.2f} by CPU time ({run_ns:.1f} against {bare_ns:.1f} CPU ns per "
         f"vector: what an idle machine would show)")
-    log(f"  {space:,} inputs: {space / rate:.0f} s at the run's rate, "
-        f"{space * run_ns / 1e9 / shards:.0f} s on {shards} idle cores at its CPU time per "
-        f"vector, {space * bare_ns / 1e9 / shards:.0f} s at the bare simulators' (load average "
+    idle[name] = space * run_ns / 1e9 / shards
+    log(f"    {space:,} inputs: {space / rate:.0f} s at the run's rate, {idle[name]:.0f} s on "
+        f"{shards} idle cores at its CPU time per vector, {space * bare_ns / 1e9 / shards:.0f} "
+        f"s at the bare simulators' (load average "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())})")
-    return 0 if v.ok else 1
-
+    return v.ok

@@ -25,7 +25,7 @@ from fpforge.rtl.spec import Spec
 from .classes import merge as merge_classes
 from .classes import summary_lines
 from .design import Design
-from .engines import engine as get_engine
+from .engines import EXHAUSTIVE_ENGINES, engine as get_engine
 from .engines.base import BUILD_ROOT
 from .stimulus.base import space_size
 from .stream import Plan
@@ -174,17 +174,26 @@ def held_fmt(spec: Spec, fmt: int | None) -> dict:
     return {FMT_PORT: fmt}
 
 
-def _exhaustive_shard(design: Design, plan: Plan, exe: str, progress_path: str) -> dict:
-    """One shard of an exhaustive run, on the built native model (an executor task)."""
-    from .engines.native import NativeEngine
-    return NativeEngine().verify(design, plan, exe=Path(exe), progress_path=progress_path)
+def _exhaustive_engine(name: str):
+    if name not in EXHAUSTIVE_ENGINES:
+        raise ValueError(f"unknown exhaustive engine {name!r}; valid: "
+                         f"{', '.join(EXHAUSTIVE_ENGINES)}")
+    return get_engine(name)
+
+
+def _exhaustive_shard(design: Design, plan: Plan, exe: str, progress_path: str,
+                      engine: str = "native") -> dict:
+    """One shard of an exhaustive run, on the built model (an executor task)."""
+    return _exhaustive_engine(engine).verify(design, plan, exe=Path(exe),
+                                             progress_path=progress_path)
 
 
 def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int] | None = None,
                       limit: int = 0, force: bool = False, seed: int = 1, progress: bool = True,
                       log=print, executor=None, store=None, dump: str | None = None,
-                      fmt: int | None = None) -> Verdict:
-    """Every input of ``design`` (the first ``limit`` only, if given) on the native engine,
+                      fmt: int | None = None, engine: str = "native") -> Verdict:
+    """Every input of ``design`` (the first ``limit`` only, if given) on the native engine
+    (Verilator) or ``engine="gates"`` (Yosys's gate netlist, combinational designs),
     cut into ``shards`` contiguous shards run in parallel (one simulator process each, one
     build), or only ``shard`` = (i, N). Writes the merged summary under build/sim/exhaustive/.
     More than EXHAUSTIVE_MAX inputs is refused before any work unless ``limit`` or ``force``.
@@ -192,7 +201,7 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
     ``fmt``: a multi-format unit's member code, held on its fmt input (every input of that
     member, and the bits its elements leave, docs/multiformat.md).
     """
-    from .engines.native import LANES, NativeEngine
+    eng = _exhaustive_engine(engine)
     spec = design.spec
     held = held_fmt(spec, fmt)
     total = check_exhaustive_size(spec, limit=limit, force=force, fmt=fmt)
@@ -200,12 +209,12 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
     label = design.label + (f".fmt{fmt}" if held else "")
     nshards = shard[1] if shard else (shards or os.cpu_count() or 1)
     mine = [shard[0]] if shard else list(range(nshards))
-    eng = NativeEngine()
+    simulator = "Verilator" if engine == "native" else "Yosys's gate netlist"
     log(f"exhaustive {label}: {spec.describe()}" +
         (f"; fmt held at {fmt} ({spec.members[fmt].describe_formats()})" if held else "") +
         f"\n  {total:,} inputs, {nshards} "
-        f"shard(s), running {', '.join(map(str, mine))}; native engine (Verilator), {LANES} "
-        f"lanes, seed {seed}")
+        f"shard(s), running {', '.join(map(str, mine))}; {engine} engine ({simulator}), "
+        f"{eng.lanes} lanes, seed {seed}")
     t_build = time.perf_counter()
     exe = eng.build(design)
     log(f"  built in {time.perf_counter() - t_build:.1f} s: {exe.parent}")
@@ -228,7 +237,7 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
     model = hashlib.sha256(Path(exe).read_bytes()).hexdigest()
     tasks = [Task(digest("exhaustive", model, plans[i].to_dict(), seed),
                   "fpforge.sim.verify:_exhaustive_shard",
-                  (design, plans[i], str(exe), str(progress_paths[i])),
+                  (design, plans[i], str(exe), str(progress_paths[i]), engine),
                   f"{label} shard {i}/{nshards}") for i in mine]
     own = executor is None
     executor = executor or LocalExecutor(len(mine))
@@ -256,7 +265,8 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
     merged = {"spec": label, "describe": spec.describe(), "inputs": total,
               "shards": nshards, "ran": mine, "vectors": vectors, "mismatches": mismatches,
               "complete": vectors == want, "wall_s": wall, "vectors_per_s": vectors / wall,
-              "engine": "native", "sim": "verilator", "lanes": LANES, "seed": seed,
+              "engine": engine, "sim": "verilator" if engine == "native" else "yosys",
+              "lanes": eng.lanes, "seed": seed,
               "load_average": os.getloadavg(), "cpu_s": cpu, "first_mismatches": first[:20],
               "not_compared": list(design.absent), "notes": list(design.notes),
               **({"failed": "; ".join(f"shard {i}: {r['failed']}" for i, r in results.items()

@@ -16,7 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # Files the installed package reads at run time besides its Python modules.
-RUNTIME_FILES = ("fpforge/sim/engines/native_main.cpp", "fpforge/rtl/lint/fpforge.vlt",
+RUNTIME_FILES = ("fpforge/sim/engines/native_main.cpp", "fpforge/sim/engines/gates_main.cpp",
+                 "fpforge/sim/engines/pipe_protocol.h",
+                 "fpforge/rtl/lint/fpforge.vlt",
                  "fpforge/synth/cells_nldm.csv",
                  "fpforge/synth/libraries/sky130hd/sky130_fd_sc_hd__tt_025C_1v80.lib.gz",
                  "fpforge/synth/libraries/sky130hd/LICENSE")

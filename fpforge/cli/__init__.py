@@ -5,7 +5,7 @@
     fpforge power         energy per operation from switching activity on a data set (sky130hd)
     fpforge sweep         every catalog format x unit, option variants, block units (make sweep)
     fpforge verify        a unit -- fpforge's own or any Verilog -- against the golden model
-    fpforge verify-exhaustive   every input, sharded, on the native Verilator engine
+    fpforge verify-exhaustive   every input, sharded, on the native (Verilator) or gates engine
     fpforge verify-equiv  prove every matrix spec's Verilog equivalent to an earlier commit's
     fpforge bench-ppa | bench-golden | bench-mx | bench-gemm | bench-exhaustive   the benchmarks
     fpforge pareto [--quick] [--config FILE] [--out DIR]   cost against quality

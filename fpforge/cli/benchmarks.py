@@ -101,10 +101,11 @@ def add_bench_exhaustive(sub):
     from .common import add_spec_options
     b = sub.add_parser("bench-exhaustive", help="an exhaustive run's rate against the bare "
                        "simulator's",
-                       description="The native engine's Python stages per vector, the bare "
-                                   "simulators' rate (no golden model, no comparison) and a "
-                                   "verify-exhaustive run of the first --limit inputs, with "
-                                   "their ratio (docs/verification.md).")
+                       description="The exhaustive run's Python stages per vector, then on "
+                                   "each exhaustive engine (native; gates for a combinational "
+                                   "unit) the bare simulators' rate (no golden model, no "
+                                   "comparison) and a verify-exhaustive run of the first "
+                                   "--limit inputs, with their ratio (docs/verification.md).")
     add_spec_options(b)
     b.add_argument("--limit", type=int, default=1 << 28,
                    help="inputs of the measured run (default 2^28)")

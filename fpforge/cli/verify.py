@@ -9,6 +9,7 @@ from fpforge.rtl.kinds import make_spec
 from fpforge.rtl.multiformat import MultiFormatSpec
 from fpforge.rtl.options import OptionError
 from fpforge.sim.check import NAN_POLICIES
+from fpforge.sim.engines import EXHAUSTIVE_ENGINES
 
 from .common import (add_executor_options, add_jobs, add_spec_options, executor_of,
                      format_list, positive, result_store, spec_values, unit_list)
@@ -19,7 +20,8 @@ __all__ = ["add_verify", "add_verify_equiv"]
 def add_verify(sub):
     """``verify`` and ``verify-exhaustive``: one set of options, the second always exhaustive."""
     for name, helptext in (("verify", "check a unit against the golden model, bit for bit"),
-                           ("verify-exhaustive", "every input, sharded, on the native engine")):
+                           ("verify-exhaustive", "every input, sharded, on the native engine "
+                                                 "(Verilator) or the gates engine")):
         c = sub.add_parser(name, help=helptext, description=helptext + " (docs/verification.md)."
                            " Exit status 0: every vector matched; 1: mismatches; 2: bad input.")
         add_spec_options(c, required=False)
@@ -134,6 +136,10 @@ def add_verify(sub):
             add_jobs(r)
             c.set_defaults(run=_verify)
         else:
+            r.add_argument("--engine", choices=EXHAUSTIVE_ENGINES, default="native",
+                           help="native (default): Verilator's model of the module; gates: "
+                                "Yosys's gate netlist of a combinational Verilog module, 256 "
+                                "vectors per gate operation (docs/verification.md)")
             c.set_defaults(run=_verify_exhaustive, sim=None)
 
 
@@ -226,6 +232,9 @@ def _verify(args) -> int:
         if args.stalls or args.bubbles:
             raise OptionError("--stalls and --bubbles go with the cocotb engine; --exhaustive "
                               "offers an operation every cycle and takes every result")
+        # verify-exhaustive's --engine: native or gates; verify's names the engine of its
+        # tiers (cocotb, batch), so verify --exhaustive runs on the native engine
+        exhaustive_engine = args.engine if args.engine in EXHAUSTIVE_ENGINES else "native"
         # A unit of several formats: every member in turn, each with fmt held (--fmt: one).
         with executor_of(args) as executor:
             verdicts = [vf.verify_exhaustive(design, shards=args.shards, shard=args.shard,
@@ -234,7 +243,7 @@ def _verify(args) -> int:
                                              store=result_store(args, "exhaustive"),
                                              dump=_member_path(args.dump_failing, code,
                                                                len(members)),
-                                             fmt=code)
+                                             fmt=code, engine=exhaustive_engine)
                         for code in members]
         for verdict in verdicts:
             print(verdict.explain())
@@ -264,7 +273,7 @@ def _member_path(path, code, members: int):
 
 def _verify_exhaustive(args) -> int:
     args.exhaustive = True
-    args.matrix, args.fault, args.engine = False, None, None
+    args.matrix, args.fault = False, None
     args.bubbles = args.stalls = 0
     args.vectors = None
     return _verify(args)

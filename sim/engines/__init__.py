@@ -15,7 +15,9 @@ Engines (``ENGINES``):
 - ``cocotb``: the cocotb bench on Icarus or Verilator (``sim=``), a lane harness with bubbles,
   the clock inside the simulator (sim/engines/cocotb.py);
 - ``native``: a Verilator C++ loop fed through pipes, for 2^32-vector runs
-  (sim/engines/native.py).
+  (sim/engines/native.py);
+- ``gates``: the native engine's loop on Yosys's gate netlist of a combinational design, 256
+  vectors per gate operation (sim/engines/gates.py).
 
 What they share (the build folder, ``SimulationError``, the check of an input batch) is
 sim/engines/base.py, below them all: this package only chooses among them.
@@ -23,7 +25,7 @@ sim/engines/base.py, below them all: this package only chooses among them.
 
 from __future__ import annotations
 
-__all__ = ["ENGINES", "engine"]
+__all__ = ["ENGINES", "EXHAUSTIVE_ENGINES", "engine"]
 
 
 def engine(name: str, sim: str | None = None):
@@ -37,7 +39,11 @@ def engine(name: str, sim: str | None = None):
     if name == "native":
         from .native import NativeEngine
         return NativeEngine()
+    if name == "gates":
+        from .gates import GatesEngine
+        return GatesEngine()
     raise ValueError(f"unknown engine {name!r}; valid: {', '.join(ENGINES)}")
 
 
-ENGINES = ("batch", "cocotb", "native")
+ENGINES = ("batch", "cocotb", "native", "gates")
+EXHAUSTIVE_ENGINES = ("native", "gates")     # verify-exhaustive's (one pipe protocol)

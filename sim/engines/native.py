@@ -60,10 +60,11 @@ from .base import BUILD_ROOT, VERILATOR_WAIVERS, SimulationError, build_lock, ch
 from .cocotb import VERILATED_MK_FIXES, bench_env
 from .runtime_cache import runtime_cache, seed_runtime, store_runtime
 
-__all__ = ["NativeTop", "NativeEngine", "container_bytes", "LANES", "keep_heap"]
+__all__ = ["NativeTop", "NativeEngine", "container_bytes", "LANES", "keep_heap", "PROTOCOL_H"]
 
 HERE = Path(__file__).resolve().parent
 MAIN_CPP = HERE / "native_main.cpp"
+PROTOCOL_H = HERE / "pipe_protocol.h"     # the pipe protocol, shared with gates_main.cpp
 # 4 copies of a 16-bit unit ran 25-30 % fewer CPU ns per vector than 16 (the bare simulator,
 # fp16 mul and add, docs/verification.md): the eval code of 16 copies outgrows the caches.
 LANES = 4
@@ -166,16 +167,24 @@ class NativeTop:
         return [(p.name, e, fields[p.name, e]) for p in self.design.inputs
                 for e in range(p.lanes)]
 
+    def first_bits(self, outputs: bool = False) -> dict[str, int]:
+        """{port: its first bit} when the inputs' (or the outputs') bits are numbered port
+        after port in the design's order, element e's bit k at first + e * lane width + k."""
+        first, at = {}, 0
+        for p in self.design.outputs if outputs else self.design.inputs:
+            first[p.name], at = at, at + p.lanes * p.lane_width
+        return first
+
     def ports_header(self) -> str:
         ports = lambda group: " ".join(f"X({p.name}, {self.row_bytes(p)})"  # noqa: E731
                                        for p in group)
         hs = f"#define HANDSHAKE 1\n#define BUDGET {cycle_budget()}\n" \
             if self.design.elastic else ""
-        fields = self.index_fields()
+        fields, bits = self.index_fields(), self.first_bits()
         by_name = {p.name: p for p in self.design.inputs}
         index = "" if fields is None else "#define FOR_FIELDS(X) " + " ".join(
             f"X({n}, {self.row_bytes(by_name[n])}, {self.bytes[n]}, {by_name[n].lanes}, {e}, "
-            f"{shift}, {by_name[n].lane_width})" for n, e, shift in fields) + "\n"
+            f"{shift}, {by_name[n].lane_width}, {bits[n]})" for n, e, shift in fields) + "\n"
         return (hs + index + f"#define LANES {self.lanes}\n#define LATENCY "
                 f"{self.design.latency}\n"
                 f"#define FOR_INPUTS(X) {ports(self.design.inputs)}\n"
@@ -341,6 +350,7 @@ class NativeEngine:
         exe = d / "obj" / "fast"
         sources = {"top.v": top.verilog(), "ports.h": top.ports_header(),
                    "native_main.cpp": MAIN_CPP.read_text(),
+                   PROTOCOL_H.name: PROTOCOL_H.read_text(),
                    "sources.txt": "\n".join(design.source_args + design.source_files)}
         if exe.exists() and all((d / n).exists() and (d / n).read_text() == t
                                 for n, t in sources.items()):

@@ -23,7 +23,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <sys/mman.h>
 #include <vector>
 
 #include "Vfast.h"
@@ -32,42 +31,13 @@
 #ifndef HANDSHAKE   // ports.h defines it (with BUDGET) for an elastic design
 #define HANDSHAKE 0
 #endif
-#ifndef FOR_FIELDS  // ports.h defines it where every input is a field of the exhaustive index
-#define FOR_FIELDS(X)
-#define INDEX_MODE 0
-#else
-#define INDEX_MODE 1
-#endif
-
-static bool read_exact(void* p, size_t n) { return fread(p, 1, n, stdin) == n; }
-
-static void write_exact(const void* p, size_t n) {
-    if (fwrite(p, 1, n, stdout) != n) { perror("native: write"); exit(2); }
-}
+#include "pipe_protocol.h"  // the block framing, --index and --shm, fill_index
 
 static void tick(Vfast* top) {
     top->clk = 0;
     top->eval();
     top->clk = 1;
     top->eval();
-}
-
-// An exhaustive block's inputs from its index: field (port, row, container bytes, slots per lane,
-// slot, shift, width) of tuple idx is (idx >> shift) & (2^width - 1), in container
-// lane * slots + slot of the port's row.
-static void fill_index(uint8_t* const* bufs, const size_t* rows, uint32_t steps, uint64_t first,
-                       uint64_t n) {
-    for (uint32_t s = 0; s < steps; s++)
-        for (uint32_t j = 0; j < LANES; j++) {
-            const uint64_t k = uint64_t(s) * LANES + j;
-            const uint64_t idx = first + (k < n ? k : k % n);
-            int f = 0;
-#define FILL(port, row, cb, slots, slot, shift, width) { \
-            const uint32_t v = (shift) >= 64 ? 0 : uint32_t((idx >> ((shift) & 63)) & \
-                ((uint64_t(1) << (width)) - 1)); \
-            memcpy(bufs[f] + s * rows[f] + (j * (slots) + (slot)) * (cb), &v, cb); f++; }
-            FOR_FIELDS(FILL)
-        }
 }
 
 #if !HANDSHAKE
@@ -78,10 +48,8 @@ static void fill_index(uint8_t* const* bufs, const size_t* rows, uint32_t steps,
 static int bare(Vfast* top, uint64_t steps) {
     const size_t block = 4096;
     uint64_t x = 88172645463325252ull, sink = 0;
-#define BARE_DECLARE(port, row) std::vector<uint8_t> port##_bare(block * (row)); \
-    for (auto& c : port##_bare) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; c = uint8_t(x); }
-    FOR_INPUTS(BARE_DECLARE)
-    FOR_OUTPUTS(BARE_DECLARE)
+    FOR_INPUTS(BARE_ROWS)
+    FOR_OUTPUTS(BARE_ROWS)
     const auto t0 = std::chrono::steady_clock::now();
     for (uint64_t t = 0; t < steps; t++) {
         const size_t s = t % block;
@@ -93,7 +61,7 @@ static int bare(Vfast* top, uint64_t steps) {
         FOR_OUTPUTS(BARE_SAMPLE)
     }
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    printf("%llu %.6f %llu\n", (unsigned long long)steps, dt, (unsigned long long)(sink & 1));
+    print_bare(steps, dt, sink);
     return 0;
 }
 #endif
@@ -109,52 +77,22 @@ int main(int argc, char** argv) {
     if (argc == 3 && !strcmp(argv[1], "--bare")) return bare(top.get(), strtoull(argv[2], 0, 10));
 #endif
 
-#define DECLARE(port, row) std::vector<uint8_t> port##_buf; \
-    const size_t port##_row = (row); \
+#define FITS(port, row) \
     static_assert(sizeof(top->port) >= size_t(row), "port narrower than its row");
-    FOR_INPUTS(DECLARE)
-    FOR_OUTPUTS(DECLARE)
-    bool index = false;
-    uint8_t* shm = nullptr;     // --shm: the outputs' two slots
-    size_t slot = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--index")) {
-            index = true;
-        } else if (!strcmp(argv[i], "--shm") && i + 2 < argc) {
-            slot = strtoull(argv[i + 2], 0, 10);
-            void* m = mmap(nullptr, 2 * slot, PROT_READ | PROT_WRITE, MAP_SHARED,
-                           atoi(argv[i + 1]), 0);
-            if (m == MAP_FAILED) { perror("native: mmap"); return 2; }
-            shm = static_cast<uint8_t*>(m);
-            i += 2;
-        }
-    }
-    if (index && !INDEX_MODE) { fprintf(stderr, "native: no exhaustive fields\n"); return 2; }
-#define OUT_PTR(port, row) uint8_t* port##_out = nullptr;
-    FOR_OUTPUTS(OUT_PTR)
+    FOR_INPUTS(FITS)
+    FOR_OUTPUTS(FITS)
+    START_RUN()
     uint32_t steps;
     for (uint64_t block = 0; read_exact(&steps, 4) && steps; block++) {
-#define RESIZE(port, row) port##_buf.resize(steps * port##_row);
-        FOR_INPUTS(RESIZE)
-        size_t at = (block % 2) * slot;     // the next output port's place in the slot
-#define PLACE(port, row) if (shm) { port##_out = shm + at; at += steps * port##_row; } \
-        else { port##_buf.resize(steps * port##_row); port##_out = port##_buf.data(); }
-        FOR_OUTPUTS(PLACE)
-        if (shm && at > (block % 2 + 1) * slot) {
-            fprintf(stderr, "native: a block of %u steps overflows its slot\n", steps);
-            return 2;
-        }
-        if (index) {
+        START_BLOCK()
+        if (run.index) {
             uint64_t head[2];   // first tuple, tuples in the block
             if (!read_exact(head, sizeof head)) return 1;
-#define FIELD_BUF(port, row, cb, slots, slot, shift, width) port##_buf.data(),
-#define FIELD_ROW(port, row, cb, slots, slot, shift, width) size_t(row),
             uint8_t* bufs[] = {FOR_FIELDS(FIELD_BUF) nullptr};
             const size_t rows[] = {FOR_FIELDS(FIELD_ROW) 0};
             fill_index(bufs, rows, steps, head[0], head[1]);
         } else {
-#define READ(port, row) if (!read_exact(port##_buf.data(), port##_buf.size())) return 1;
-            FOR_INPUTS(READ)
+            FOR_INPUTS(READ_INPUT)
         }
 #if HANDSHAKE
         // Lane j's share of a row is row / LANES bytes at offset j * (row / LANES).
@@ -207,10 +145,9 @@ int main(int argc, char** argv) {
 #endif
 #if !HANDSHAKE
         const uint32_t first = steps * LANES;
-        if (shm) write_exact(&first, 4);
+        if (run.shm) write_exact(&first, 4);
 #endif
-#define WRITE(port, row) write_exact(port##_buf.data(), steps * port##_row);
-        if (!shm) { FOR_OUTPUTS(WRITE) }
+        if (!run.shm) { FOR_OUTPUTS(WRITE_OUTPUT) }
         fflush(stdout);
 #if HANDSHAKE
         if (owed) return 3;   // the design stopped delivering: the session says where

@@ -47,7 +47,8 @@ def test_inputs_must_match_the_ports():
 
 
 def test_unknown_engine():
-    with pytest.raises(ValueError, match="^unknown engine 'x'; valid: batch, cocotb, native$"):
+    with pytest.raises(ValueError,
+                       match="^unknown engine 'x'; valid: batch, cocotb, native, gates$"):
         engine("x")
 
 
@@ -130,11 +131,12 @@ def test_native_top_puts_each_element_in_a_container():
 
 
 def test_native_top_splits_the_exhaustive_index_as_the_stimulus_does():
-    """fast --index: field (port, row bytes, container bytes, slots per lane, slot, shift, width),
-    the last port's last element in the low bits (sim/stimulus/base.py)."""
+    """fast --index: field (port, row bytes, container bytes, slots per lane, slot, shift, width,
+    the port's first bit among the inputs'), the last port's last element in the low bits
+    (sim/stimulus/base.py)."""
     top = NativeTop(Design.of(make_spec("mul", format="fp16")), 4)
     assert top.ports_header().splitlines()[0] == \
-        "#define FOR_FIELDS(X) X(a, 8, 2, 1, 0, 16, 16) X(b, 8, 2, 1, 0, 0, 16)"
+        "#define FOR_FIELDS(X) X(a, 8, 2, 1, 0, 16, 16, 0) X(b, 8, 2, 1, 0, 0, 16, 16)"
     bus = NativeTop(Design.of(make_spec("mxdq", in_format="fp4e2m1", block=2, stages=2)), 2)
     fields = dict(((n, e), shift) for n, e, shift in bus.index_fields())
     codes = exhaustive(bus.design.spec, 0, 1 << 16)

@@ -1,0 +1,145 @@
+"""The gates engine (sim/engines/gates.py): Yosys's gate netlist of a combinational module, 256
+vectors per gate operation, behind the native engine's pipe protocol. Every case is a comparison
+that can fail: with the golden model over every input, with Icarus (the batch engine) on the same
+inputs, and a wrong unit must fail exactly as Icarus finds it failing."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kind_examples import SMALL, small
+from fpforge.cli import main
+from fpforge.rtl.kinds import make_spec
+from fpforge.sim.design import Design
+from fpforge.sim.engines.batch import BatchEngine
+from fpforge.sim.engines.gates import GatesEngine, netlist_model
+from fpforge.sim.errors import DesignError
+from fpforge.sim.faults import faulty_design
+from fpforge.sim.frontend import Sources
+from fpforge.sim.stream import Plan
+from fpforge.sim.verify import verify_exhaustive
+
+from tests.fpforge.test_verify_command import CVT, RNE, TIES_AWAY, write
+
+SPEC = make_spec("mul", format="fp8e4m3")
+# exp2's table leaves words unfilled (x in Verilog: tied to 0 here), amax has a bus; the other
+# kinds in make test-all.
+QUICK_KINDS = ("exp2", "amax")
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_every_input_of_an_8_bit_unit(shards):
+    # One shard: whole steps from multiples of 256 (the index's bits written as words). Three:
+    # shards start mid-step and end padded (the index split into rows, then into words).
+    v = verify_exhaustive(Design.of(SPEC), shards=shards, progress=False, log=lambda *_: 0,
+                          engine="gates")
+    assert v.ok, v.explain()
+    assert (v.summary["vectors"], v.summary["engine"], v.summary["lanes"]) == \
+        (1 << 16, "gates", 256)
+
+
+@pytest.mark.parametrize("unit", [pytest.param(u, marks=() if u in QUICK_KINDS else
+                                               pytest.mark.slow) for u in SMALL])
+def test_every_input_of_every_kind(unit):
+    result = GatesEngine().verify(Design.of(small(unit)), Plan([["exhaustive", {}]], seed=3))
+    assert result["mismatches"] == 0 and result["vectors"] > 0, result["first_mismatches"]
+
+
+def test_a_wrong_unit_fails_exactly_as_on_icarus():
+    design = faulty_design(SPEC, "rtz-instead")
+    plan = Plan([["exhaustive", {}]])
+    gates, icarus = GatesEngine().verify(design, plan), BatchEngine().verify(design, plan)
+    assert gates["mismatches"] == icarus["mismatches"] > 0
+    assert gates["first_mismatches"] == icarus["first_mismatches"]
+
+
+@pytest.mark.parametrize("spec", [
+    make_spec("add", format="fp16", rounding="dynamic"),              # rm: not an index field
+    make_spec("mul", format="fp8e5m2", rounding="stochastic"),        # rbits
+    make_spec("mul", format="fp8e4m3", lanes=3),                      # elements per port
+    make_spec("dot", format="fp16", in_format="fp8e4m3", n=4),        # 8-bit buses, 16-bit out
+], ids=lambda s: s.default_name)
+def test_outputs_equal_icarus_on_the_same_inputs(spec):
+    design = Design.of(spec)
+    rng = np.random.default_rng(5)
+    n = 3000                          # not a multiple of 256: the last step padded
+    inputs = {p.name: rng.integers(0, 1 << p.lane_width, (n, p.lanes) if p.lanes > 1 else n,
+                                   dtype=np.uint32) for p in design.inputs}
+    gates, icarus = GatesEngine().simulate(design, inputs), BatchEngine().simulate(design, inputs)
+    assert set(gates) == {p.name for p in design.outputs}
+    for port, want in icarus.items():
+        assert np.array_equal(gates[port], want), port
+
+
+def test_what_it_does_not_simulate_is_refused_naming_the_native_engine(tmp_path):
+    with pytest.raises(DesignError, match="pipelined; the gates engine simulates "
+                                          "combinational designs: use --engine native"):
+        GatesEngine().build(Design.of(make_spec("mul", format="fp8e4m3", stages=1)))
+    sv = tmp_path / "unit.sv"
+    sv.write_text("module unit; endmodule\n")
+    with pytest.raises(DesignError, match="SystemVerilog sources; .* use --engine native"):
+        GatesEngine().build(replace(Design.of(SPEC), sources=Sources(files=(sv,))))
+
+
+def test_a_netlist_with_state_or_an_undriven_input_is_refused():
+    design = Design.of(SPEC)
+    latch = "aag 3 1 1 1 1\n2\n4 6\n4\n6 2 4\n"
+    with pytest.raises(DesignError, match="1 flip-flop or latch bits: use --engine native"):
+        netlist_model(latch, "", design)
+    stray = "aag 2 2 0 1 0\n2\n4\n2\n"
+    with pytest.raises(DesignError, match=r"reads stray\[0\], which no data input drives"):
+        netlist_model(stray, "input 0 0 a\ninput 1 0 stray\noutput 0 0 y\n", design)
+    one_bit = ("aag 1 1 0 1 0\n2\n2\n", "input 0 0 a\noutput 0 0 y\n", design)
+    with pytest.raises(DesignError, match=r"has no output y\[1\], y\[2\]"):
+        netlist_model(*one_bit)
+    # output bits tied to a constant come from the ports' bits, not from the map
+    tied = {("y", k): k % 2 for k in range(1, 8)} | {("flags", k): 0 for k in range(5)}
+    model = netlist_model(*one_bit, constants=tied)
+    assert "out[0] = n1;" in model and "out[1] = ONES;" in model and "out[2] = ZERO;" in model
+
+
+def test_verify_exhaustive_on_the_gates_engine(capsys):
+    status = main(["verify-exhaustive", "--unit", "mul", "--format", "fp4e2m1", "--shards", "2",
+                   "--engine", "gates"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "256 of 256 vectors, 0 mismatches" in out and "gates engine" in out
+
+
+def test_a_users_module_passes_and_its_rounding_bug_fails(tmp_path, capsys):
+    """An independent Verilog module (other port names, no flags port) on the gates engine."""
+    common = ["verify-exhaustive", "--engine", "gates", *CVT, "--top", "my_narrow",
+              "--port", "x=h", "--port", "y=q"]
+    status = main([*common, "--verilog", write(tmp_path, RNE)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "65,536 of 65,536 vectors, 0 mismatches" in out
+    status = main([*common, "--verilog", write(tmp_path, TIES_AWAY, "ties.v")])
+    out = capsys.readouterr().out
+    assert status == 1 and "FAIL" in out
+
+
+def test_a_pipelined_unit_on_the_gates_engine_is_exit_2(capsys):
+    status = main(["verify-exhaustive", "--unit", "mul", "--format", "fp8e4m3", "--stages", "1",
+                   "--engine", "gates"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1 and "use --engine native" in err
+
+
+def test_a_users_includes_and_defines_reach_yosys(tmp_path, capsys):
+    """The module's rounding comes from an included file, chosen by a define."""
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "round.vh").write_text(f"`ifdef TIES_AWAY\n`define INC {TIES_AWAY}\n`else\n"
+                                  f"`define INC {RNE}\n`endif\n")
+    src = Path(write(tmp_path, '0;\n`include "round.vh"\n  wire inc2 = `INC', "inc.v"))
+    src.write_text(src.read_text().replace("trunc + {7'd0, inc}", "trunc + {7'd0, inc2}"))
+    common = ["verify-exhaustive", "--engine", "gates", *CVT, "--top", "my_narrow",
+              "--port", "x=h", "--port", "y=q", "--verilog", str(src), "--include", str(inc)]
+    assert main(common) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    assert main([*common, "--define", "TIES_AWAY"]) == 1
+    assert "FAIL" in capsys.readouterr().out

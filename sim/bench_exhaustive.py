@@ -134,7 +134,7 @@ def run_bench(design: Design, *, vectors: int = 1 << 28, shards: int = 0, log=pr
     if len(idle) > 1:
         log(f"  {space:,} inputs on {shards} idle cores: " + ", ".join(
             f"{name} {t:.0f} s" for name, t in idle.items()) +
-            f"; gates / native {idle['native'] / idle['gates']:.2f}x faster")
+            f"; gates {idle['native'] / idle['gates']:.2f}x faster than native")
     return 0 if ok else 1
 
 

@@ -207,9 +207,10 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
     total = check_exhaustive_size(spec, limit=limit, force=force, fmt=fmt)
     # one member's run: its own summary and progress files, the one build of the unit
     label = design.label + (f".fmt{fmt}" if held else "")
+    record = label + ("" if engine == "native" else f".{engine}")   # its files: one per engine
     nshards = shard[1] if shard else (shards or os.cpu_count() or 1)
     mine = [shard[0]] if shard else list(range(nshards))
-    simulator = "Verilator" if engine == "native" else "Yosys's gate netlist"
+    simulator = {"verilator": "Verilator", "yosys": "Yosys's gate netlist"}[eng.simulator]
     log(f"exhaustive {label}: {spec.describe()}" +
         (f"; fmt held at {fmt} ({spec.members[fmt].describe_formats()})" if held else "") +
         f"\n  {total:,} inputs, {nshards} "
@@ -226,7 +227,7 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
                                                                      else {})}]],
                         seed=seed, batch=1 << 20,
                         max_report=20, dump=f"{Path(dump).resolve()}.shard{i}" if dump else "")
-        progress_paths[i] = EXHAUSTIVE_OUT / f"{label}.shard{i}of{nshards}.progress.json"
+        progress_paths[i] = EXHAUSTIVE_OUT / f"{record}.shard{i}of{nshards}.progress.json"
         progress_paths[i].unlink(missing_ok=True)
     want = sum(shard_range(total, i, nshards)[1] - shard_range(total, i, nshards)[0]
                for i in mine)
@@ -265,7 +266,7 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
     merged = {"spec": label, "describe": spec.describe(), "inputs": total,
               "shards": nshards, "ran": mine, "vectors": vectors, "mismatches": mismatches,
               "complete": vectors == want, "wall_s": wall, "vectors_per_s": vectors / wall,
-              "engine": engine, "sim": "verilator" if engine == "native" else "yosys",
+              "engine": engine, "sim": eng.simulator,
               "lanes": eng.lanes, "seed": seed,
               "load_average": os.getloadavg(), "cpu_s": cpu, "first_mismatches": first[:20],
               "not_compared": list(design.absent), "notes": list(design.notes),
@@ -281,7 +282,7 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
         merged["dump"] = merge_dumps(Path(dump).resolve(), FailingDump(dump, spec, label),
                                      [(r["dump"]["path"], r["dump"]["failing"])
                                       for r in results.values()])
-    name = label + (f".shard{mine[0]}of{nshards}" if shard else "")
+    name = record + (f".shard{mine[0]}of{nshards}" if shard else "")
     out = EXHAUSTIVE_OUT / f"{name}.json"
     out.write_text(json.dumps(merged, indent=1))
     log(f"{label}: {vectors:,} of {want:,} vectors, {mismatches} mismatches, {wall:.1f} s, "

@@ -7,14 +7,16 @@ faster than about 65 s on 2 cores, whatever the rest does. Here Yosys maps the m
 and-inverter graph (its own reading of the same Verilog file: ``read_verilog``, ``proc``,
 ``flatten``, ``techmap``, ``aigmap``; no optimisation beyond Yosys's own clean-ups), and every
 signal is a 256-bit word whose bit j is vector j: one AND of two words evaluates that gate for
-256 vectors (``model.cpp``, generated; GCC's vector extension, two SSE2 or one AVX2 operation).
+256 vectors (``model.cpp``, generated; GCC's vector extension, compiled for any x86-64: two SSE2
+operations per word, so the binary runs wherever an executor sends a shard).
 
-What it checks: the netlist Yosys reads from the file, two-state like Verilator (``x``
-constants that ``proc`` leaves for unreachable branches are tied to 0; an output that could
-really be ``x`` is the cocotb and batch engines' business). Combinational designs only, read by
-Yosys's Verilog reader (fpforge's units and a user's Verilog; SystemVerilog goes to Verilator):
-a pipelined or elastic design, or one with an input the netlist needs and the design does not
-drive, is refused with a message naming the native engine.
+What it checks: the netlist Yosys reads from the file, two-state like Verilator: every ``x``
+(the branch a ``full_case`` chain never takes, a table's unfilled words, anything reachable too)
+and every undriven bit is 0, as Verilator's model makes them; an output that could really be
+``x`` or ``z`` is the cocotb and batch engines' business (4-state Icarus). Combinational designs
+only, read by Yosys's Verilog reader (fpforge's units and a user's Verilog; SystemVerilog goes to
+Verilator): a pipelined or elastic design, a netlist with state, or an input the netlist needs
+that is no data port is refused with a message naming the native engine.
 
 Everything else is the native engine's (sim/engines/native.py): the same pipe protocol and
 session, the same exhaustive index split inside the simulator (``--index``), the same checker
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -43,16 +46,17 @@ HERE = Path(__file__).resolve().parent
 MAIN_CPP = HERE / "gates_main.cpp"
 GATES_LANES = 256          # bits of one word: vectors per gate operation
 # Yosys's reading of the module as an and-inverter graph; ``memory`` turns ROM tables into
-# logic. ``opt_expr -mux_undef`` and ``setundef -zero -undriven`` settle the x that proc writes
-# for branches a full_case chain never takes (Amaranth marks its if/elif chains full_case) and
-# the words a table does not fill (input ports are never undriven); ``opt -fast`` only merges
-# and removes. The AIGER map names no output bit tied to a constant, so the ports' bits
-# (constants as "0" or "1") are written too, without the cells.
+# logic. ``opt_expr -mux_undef`` and ``setundef -zero -undriven`` make every x and undriven bit 0
+# (two-state, as Verilator; input ports are never undriven): the x proc writes for the branch a
+# full_case chain never takes (Amaranth marks its if/elif chains full_case), a table's unfilled
+# words. ``opt -fast`` only merges and removes. The AIGER map names no output bit tied to a
+# constant, so the ports' bits (constants as "0" or "1") are written too, without the cells.
 AIG_SCRIPT = ("hierarchy -check -top {top}; proc; flatten; memory; opt_expr -mux_undef; "
               "opt -fast; setundef -zero -undriven; techmap; opt -fast; aigmap; opt_clean; "
               "write_aiger -ascii -map model.map model.aag; delete t:*; "
               "write_json -noscopeinfo ports.json")
 CXX_FLAGS = ["-O2", "-std=c++17"]
+SCRIPT_WORD = re.compile(r"[A-Za-z0-9_.'+-]*")      # a define's value Yosys's script carries
 
 
 def netlist_model(aag: str, mapping: str, design: Design, constants: dict | None = None) -> str:
@@ -159,6 +163,7 @@ class GatesEngine(NativeEngine):
     """The native engine's protocol on a bit-parallel gate netlist (module docstring)."""
 
     name = "gates"
+    simulator = "yosys"
 
     def __init__(self):
         super().__init__(lanes=GATES_LANES)
@@ -172,8 +177,9 @@ class GatesEngine(NativeEngine):
         if design.latency or design.elastic:
             raise DesignError(f"{design.label} is pipelined; the gates engine simulates "
                               "combinational designs: use --engine native")
-        # the design, the loop, and this module (the script, the C++ it writes, the flags)
+        # the design, the loop, its ports.h, and this module (the script, the C++ it writes)
         key = hashlib.sha1(f"{design.key()}:{MAIN_CPP.read_text()}:{PROTOCOL_H.read_text()}:"
+                           f"{_ports_header(NativeTop(design, self.lanes))}:"
                            f"{Path(__file__).read_text()}".encode()).hexdigest()[:10]
         d = BUILD_ROOT / "gates" / f"{design.label[:80]}_{key}"
         with build_lock(d):
@@ -223,8 +229,12 @@ class GatesEngine(NativeEngine):
                 dest = d / f"inc{i}"
                 shutil.copytree(inc, dest, dirs_exist_ok=True)
                 args.append(f"-Iinc{i}")
-            args += [f"-D{n}" if v is None else f"-D{n}={v}"
-                     for n, v in design.sources.defines]
+            for n, v in design.sources.defines:
+                if v is not None and not SCRIPT_WORD.fullmatch(v):
+                    raise DesignError(f"--define {n}={v}: the gates engine passes defines to "
+                                      "Yosys's script, which takes letters, digits and _.'+-:"
+                                      " here; use --engine native")
+                args.append(f"-D{n}" if v is None else f"-D{n}={v}")
         names = []
         for i, f in enumerate(design.source_files):
             names.append(f"src{i}_{Path(f).name}")

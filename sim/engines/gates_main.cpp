@@ -18,6 +18,7 @@
 // IN_PLANES, OUT_PLANES, FOR_INPUT_PLANES(X) and FOR_OUTPUT_PLANES(X) with X(port, container
 // bytes, elements per lane, lane width, first plane)
 #include "ports.h"
+#define PROG "gates"
 #include "pipe_protocol.h"
 
 typedef uint64_t V __attribute__((vector_size(32)));

@@ -333,6 +333,7 @@ class NativeEngine:
     """Verilator, C++ loop, raw bytes through pipes (module docstring)."""
 
     name = "native"
+    simulator = "verilator"         # the summaries' "sim"
 
     def __init__(self, lanes: int = LANES):
         self.lanes = lanes

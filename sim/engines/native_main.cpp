@@ -9,7 +9,6 @@
 // stdout: per block, each output port: steps rows of ROW bytes, in step order; or, started with
 //         `--shm FD SLOT` (FD: a shared memory file of two slots of SLOT bytes), the outputs in
 //         slot (block % 2), port after port, and on stdout only the block's uint32 count.
-// stdout: per block, each output port: steps rows of ROW bytes, in step order.
 // LATENCY 0 (a combinational unit): one eval() per step. Otherwise one clock cycle per step; the
 // outputs of step s are read LATENCY - 1 cycles after the edge that takes its inputs, and the
 // last inputs are held while the pipeline drains.
@@ -44,7 +43,7 @@ static void tick(Vfast* top) {
 // `fast --bare STEPS`: the simulator alone, the ceiling of a run's rate (make bench-exhaustive).
 // The loop below without the pipes: STEPS steps over a 4096-row block of pseudo-random input
 // codes, each step's inputs copied in, evaluated (clocked) and its outputs copied out, as a run
-// does; prints "STEPS SECONDS".
+// does; prints "STEPS SECONDS SINK".
 static int bare(Vfast* top, uint64_t steps) {
     const size_t block = 4096;
     uint64_t x = 88172645463325252ull, sink = 0;

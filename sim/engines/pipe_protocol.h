@@ -12,6 +12,9 @@
 #include <sys/mman.h>
 #include <vector>
 
+#ifndef PROG         // the loop's name in its messages
+#define PROG "native"
+#endif
 #ifndef FOR_FIELDS
 #define FOR_FIELDS(X)
 #define INDEX_MODE 0
@@ -22,7 +25,7 @@
 static bool read_exact(void* p, size_t n) { return fread(p, 1, n, stdin) == n; }
 
 static void write_exact(const void* p, size_t n) {
-    if (fwrite(p, 1, n, stdout) != n) { perror("native: write"); exit(2); }
+    if (fwrite(p, 1, n, stdout) != n) { perror(PROG ": write"); exit(2); }
 }
 
 // `--index` (the inputs are the index split into fields) and `--shm FD SLOT` (the outputs in
@@ -39,13 +42,13 @@ struct RunOptions {
                 slot = strtoull(argv[i + 2], 0, 10);
                 void* m = mmap(nullptr, 2 * slot, PROT_READ | PROT_WRITE, MAP_SHARED,
                                atoi(argv[i + 1]), 0);
-                if (m == MAP_FAILED) { perror("native: mmap"); return false; }
+                if (m == MAP_FAILED) { perror(PROG ": mmap"); return false; }
                 shm = static_cast<uint8_t*>(m);
                 i += 2;
             }
         }
         if (index && !INDEX_MODE) {
-            fprintf(stderr, "native: no exhaustive fields\n");
+            fprintf(stderr, PROG ": no exhaustive fields\n");
             return false;
         }
         return true;
@@ -82,7 +85,7 @@ static void print_bare(uint64_t steps, double seconds, uint64_t sink) {
     size_t at = (block % 2) * run.slot; \
     FOR_OUTPUTS(PLACE_OUTPUT) \
     if (run.shm && at > (block % 2 + 1) * run.slot) { \
-        fprintf(stderr, "native: a block of %u steps overflows its slot\n", steps); \
+        fprintf(stderr, PROG ": a block of %u steps overflows its slot\n", steps); \
         return 2; \
     }
 #define WRITE_OUTPUT(port, row) write_exact(port##_buf.data(), steps * port##_row);

@@ -143,3 +143,12 @@ def test_a_users_includes_and_defines_reach_yosys(tmp_path, capsys):
     capsys.readouterr()
     assert main([*common, "--define", "TIES_AWAY"]) == 1
     assert "FAIL" in capsys.readouterr().out
+
+
+def test_a_define_the_script_cannot_carry_is_refused(tmp_path, capsys):
+    status = main(["verify-exhaustive", "--engine", "gates", *CVT, "--top", "my_narrow",
+                   "--port", "x=h", "--port", "y=q", "--verilog", write(tmp_path, RNE),
+                   "--define", "NOTE=a b"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1
+    assert "--define NOTE=a b: the gates engine passes defines" in err and "--engine native" in err

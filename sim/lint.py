@@ -20,7 +20,7 @@ from fpforge.infra import toolchain
 
 from .frontend import PortInfo
 
-__all__ = ["iverilog_read", "yosys_read", "each_module_ports"]
+__all__ = ["iverilog_read", "yosys_read", "yosys_reads", "each_module_ports"]
 
 
 def _run(cmd: list[str], env=None, cwd=None) -> tuple[bool, str]:
@@ -35,19 +35,19 @@ def iverilog_read(paths) -> tuple[bool, str]:
 
 def _yosys_in(work: Path, paths, commands: list[str]) -> tuple[bool, str]:
     """Run Yosys commands after reading ``paths``, in ``work``."""
-    return _run(toolchain.yosys() + ["-q", "-p", "; ".join(_reads(work, paths) + commands)],
+    return _run(toolchain.yosys() + ["-q", "-p", "; ".join(yosys_reads(work, paths) + commands)],
                 cwd=work)
 
 
-def _reads(work: Path, paths, prefix: str = "src") -> list[str]:
-    """The commands reading ``paths`` in ``work``. The WebAssembly sandbox sees neither absolute
-    host paths nor every relative one (a folder named ``lib`` is its own), so the files are
-    copied into ``work`` under plain names first."""
+def yosys_reads(work: Path, paths, prefix: str = "src", flags=()) -> list[str]:
+    """The commands reading ``paths`` in ``work`` (each with ``flags``: -I, -D). The WebAssembly
+    sandbox sees neither absolute host paths nor every relative one (a folder named ``lib`` is
+    its own), so the files are copied into ``work`` under plain names first."""
     names = []
     for i, p in enumerate(paths):
         names.append(f"{prefix}{i}_{Path(p).name}")
         shutil.copyfile(p, work / names[-1])
-    return [f'read_verilog "{n}"' for n in names]
+    return [" ".join(["read_verilog", *flags, f'"{n}"']) for n in names]
 
 
 def yosys_read(paths) -> tuple[bool, str]:
@@ -66,7 +66,7 @@ def each_module_ports(cases) -> list[dict[str, PortInfo]]:
     script = []
     with tempfile.TemporaryDirectory(prefix="fpforge-yosys-") as work:
         for i, (paths, top) in enumerate(cases):
-            script += [*_reads(Path(work), paths, f"c{i}_"), f"hierarchy -top {top}", "proc",
+            script += [*yosys_reads(Path(work), paths, f"c{i}_"), f"hierarchy -top {top}", "proc",
                        f'write_json "ports{i}.json"', "design -reset"]
         ok, log = _run(toolchain.yosys() + ["-q", "-p", "; ".join(script)], cwd=work)
         if not ok:

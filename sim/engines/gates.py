@@ -37,6 +37,7 @@ from fpforge.infra import toolchain
 
 from ..design import Design
 from ..errors import DesignError
+from ..lint import yosys_reads
 from .base import BUILD_ROOT, SimulationError, build_lock
 from .native import PROTOCOL_H, NativeEngine, NativeTop
 
@@ -96,8 +97,7 @@ def netlist_model(aag: str, mapping: str, design: Design, constants: dict | None
     if missing:
         raise DesignError(f"{design.label}: the netlist reads {', '.join(missing[:8])}"
                           f"{' ...' if len(missing) > 8 else ''}, which no data input drives "
-                          "(an undriven signal, or a control input of a pipelined design): "
-                          "use --engine native")
+                          "(a control input of a pipelined design): use --engine native")
     first = 1 + I + L + O
     for k in range(A):
         lhs, r0, r1 = map(int, lines[first + k].split())
@@ -221,25 +221,21 @@ class GatesEngine(NativeEngine):
 
     @staticmethod
     def _sources(design: Design, d: Path) -> list[str]:
-        """Yosys's read commands of the design, its files copied into the build folder (the
-        WebAssembly Yosys sees only its working folder; sim/lint.py), include folders too."""
-        args = []
+        """Yosys's read commands of the design, its files and include folders copied into the
+        build folder (the WebAssembly Yosys sees only its working folder: sim/lint.py)."""
+        flags = []
         if design.sources is not None:
             for i, inc in enumerate(design.sources.include_dirs):
-                dest = d / f"inc{i}"
-                shutil.copytree(inc, dest, dirs_exist_ok=True)
-                args.append(f"-Iinc{i}")
+                shutil.copytree(inc, d / f"inc{i}", dirs_exist_ok=True)
+                flags.append(f"-Iinc{i}")
             for n, v in design.sources.defines:
                 if v is not None and not SCRIPT_WORD.fullmatch(v):
                     raise DesignError(f"--define {n}={v}: the gates engine passes defines to "
                                       "Yosys's script, which takes letters, digits and _.'+-:"
                                       " here; use --engine native")
-                args.append(f"-D{n}" if v is None else f"-D{n}={v}")
-        names = []
-        for i, f in enumerate(design.source_files):
-            names.append(f"src{i}_{Path(f).name}")
-            shutil.copyfile(f, d / names[-1])
+                flags.append(f"-D{n}" if v is None else f"-D{n}={v}")
+        paths = list(design.source_files)
         if design.text is not None:
-            names.append(f"{design.top}.v")
-            (d / names[-1]).write_text(design.text)
-        return [" ".join(["read_verilog", *args, f'"{n}"']) for n in names]
+            paths.append(d / f"{design.top}.v")
+            paths[-1].write_text(design.text)
+        return yosys_reads(d, paths, flags=flags)

@@ -1,7 +1,7 @@
-"""The gates engine (sim/engines/gates.py): Yosys's gate netlist of a combinational module, 256
-vectors per gate operation, behind the native engine's pipe protocol. Every case is a comparison
-that can fail: with the golden model over every input, with Icarus (the batch engine) on the same
-inputs, and a wrong unit must fail exactly as Icarus finds it failing."""
+"""The gates engine (sim/engines/gates.py): Yosys's gate netlist of a combinational or pipelined
+module, 256 vectors per gate operation, behind the native engine's pipe protocol. Every case is a
+comparison that can fail: with the golden model over every input, with Icarus (the batch engine)
+on the same inputs, and a wrong unit must fail exactly as Icarus finds it failing."""
 
 from dataclasses import replace
 from pathlib import Path
@@ -29,11 +29,17 @@ SPEC = make_spec("mul", format="fp8e4m3")
 QUICK_KINDS = ("exp2", "amax")
 
 
-@pytest.mark.parametrize("shards", [1, 3])
-def test_every_input_of_an_8_bit_unit(shards):
+# A register at every cut point of the multiplier: 4 cycles, the outputs after the last one.
+PIPELINED = make_spec("mul", format="fp8e4m3", cuts="decode,product,core,round")
+
+
+@pytest.mark.parametrize("spec, shards", [(SPEC, 1), (SPEC, 3), (PIPELINED, 3)],
+                         ids=["comb-1", "comb-3", "pipelined-3"])
+def test_every_input_of_an_8_bit_unit(spec, shards):
     # One shard: whole steps from multiples of 256 (the index's bits written as words). Three:
-    # shards start mid-step and end padded (the index split into rows, then into words).
-    v = verify_exhaustive(Design.of(SPEC), shards=shards, progress=False, log=lambda *_: 0,
+    # shards start mid-step and end padded (the index split into rows, then into words); the
+    # pipelined unit's outputs are read its latency later, its last inputs held to drain it.
+    v = verify_exhaustive(Design.of(spec), shards=shards, progress=False, log=lambda *_: 0,
                           engine="gates")
     assert v.ok, v.explain()
     assert (v.summary["vectors"], v.summary["engine"], v.summary["lanes"]) == \
@@ -47,8 +53,9 @@ def test_every_input_of_every_kind(unit):
     assert result["mismatches"] == 0 and result["vectors"] > 0, result["first_mismatches"]
 
 
-def test_a_wrong_unit_fails_exactly_as_on_icarus():
-    design = faulty_design(SPEC, "rtz-instead")
+@pytest.mark.parametrize("spec", [SPEC, PIPELINED], ids=["comb", "pipelined"])
+def test_a_wrong_unit_fails_exactly_as_on_icarus(spec):
+    design = faulty_design(spec, "rtz-instead")
     plan = Plan([["exhaustive", {}]])
     gates, icarus = GatesEngine().verify(design, plan), BatchEngine().verify(design, plan)
     assert gates["mismatches"] == icarus["mismatches"] > 0
@@ -60,6 +67,8 @@ def test_a_wrong_unit_fails_exactly_as_on_icarus():
     make_spec("mul", format="fp8e5m2", rounding="stochastic"),        # rbits
     make_spec("mul", format="fp8e4m3", lanes=3),                      # elements per port
     make_spec("dot", format="fp16", in_format="fp8e4m3", n=2),        # 8-bit buses, 16-bit out
+    make_spec("add", format="fp16", rounding="dynamic", stages=2),    # pipelined, rm
+    make_spec("dot", format="fp16", in_format="fp8e4m3", n=2, stages=1),
 ], ids=lambda s: s.default_name)
 def test_outputs_equal_icarus_on_the_same_inputs(spec):
     design = Design.of(spec)
@@ -74,9 +83,9 @@ def test_outputs_equal_icarus_on_the_same_inputs(spec):
 
 
 def test_what_it_does_not_simulate_is_refused_naming_the_native_engine(tmp_path):
-    with pytest.raises(DesignError, match="pipelined; the gates engine simulates "
-                                          "combinational designs: use --engine native"):
-        GatesEngine().build(Design.of(make_spec("mul", format="fp8e4m3", stages=1)))
+    with pytest.raises(DesignError, match="has a handshake; the gates engine steps every lane on "
+                                          "one clock: use --engine native"):
+        GatesEngine().build(Design.of(make_spec("div", format="fp6e2m3", arch="iter")))
     sv = tmp_path / "unit.sv"
     sv.write_text("module unit; endmodule\n")
     with pytest.raises(DesignError, match="SystemVerilog sources; .* use --engine native"):
@@ -86,7 +95,8 @@ def test_what_it_does_not_simulate_is_refused_naming_the_native_engine(tmp_path)
 def test_a_netlist_with_state_or_an_undriven_input_is_refused():
     design = Design.of(SPEC)
     latch = "aag 3 1 1 1 1\n2\n4 6\n4\n6 2 4\n"
-    with pytest.raises(DesignError, match="1 flip-flop or latch bits: use --engine native"):
+    with pytest.raises(DesignError, match="combinational design without state; Yosys finds 1 "
+                                          "flip-flop or latch bits: use --engine native"):
         netlist_model(latch, "", design)
     stray = "aag 2 2 0 1 0\n2\n4\n2\n"
     with pytest.raises(DesignError, match=r"reads stray\[0\], which no data input drives"):
@@ -98,6 +108,11 @@ def test_a_netlist_with_state_or_an_undriven_input_is_refused():
     tied = {("y", k): k % 2 for k in range(1, 8)} | {("flags", k): 0 for k in range(5)}
     model = netlist_model(*one_bit, constants=tied)
     assert "out[0] = n1;" in model and "out[1] = ONES;" in model and "out[2] = ZERO;" in model
+    # a pipelined design's clock is no data: y[0] = a[0] & clk
+    piped = Design.of(make_spec("mul", format="fp8e4m3", stages=1))
+    with pytest.raises(DesignError, match="reads the clock clk as data: use --engine native"):
+        netlist_model("aag 3 2 0 1 1\n2\n4\n6\n6 2 4\n",
+                      "input 0 0 a\ninput 1 0 clk\noutput 0 0 y\n", piped, constants=tied)
 
 
 def test_verify_exhaustive_on_the_gates_engine(capsys):
@@ -121,12 +136,59 @@ def test_a_users_module_passes_and_its_rounding_bug_fails(tmp_path, capsys):
     assert status == 1 and "FAIL" in out
 
 
-def test_a_pipelined_unit_on_the_gates_engine_is_exit_2(capsys):
-    status = main(["verify-exhaustive", "--unit", "mul", "--format", "fp8e4m3", "--stages", "1",
-                   "--engine", "gates"])
+# fp16 -> E5M2 as NARROW (test_verify_command.py), in two stages, with an asynchronous active-low
+# reset and a clock enable the bench holds high; the variants the engine must refuse.
+PIPE = """
+module my_pipe(input clk, input rst_n, input ce, input [15:0] h, output reg [7:0] q);
+  reg [15:0] h1;
+  always @(posedge clk or negedge rst_n)
+    if (!rst_n) h1 <= 16'd0; else if (ce) h1 <= h;
+  wire [14:0] mag = h1[14:0];
+  wire is_nan = (mag[14:10] == 5'h1f) && (mag[9:0] != 10'd0);
+  wire [7:0] trunc = {1'b0, mag[14:8]};
+  wire round = mag[7];
+  wire sticky = |mag[6:0];
+  wire inc = %s;
+  wire [7:0] rounded = trunc + {7'd0, inc};
+  always @(%s clk) q <= is_nan ? 8'h7e : {h1[15], rounded[6:0]};
+endmodule
+"""
+PIPE_ARGS = ["verify-exhaustive", "--engine", "gates", *CVT, "--top", "my_pipe", "--port", "x=h",
+             "--port", "y=q", "--clock", "clk", "--reset", "rst_n", "--reset-active-low",
+             "--tie", "ce=1", "--latency", "2"]
+
+
+def _pipe(tmp_path, inc, edge="posedge", name="pipe.v"):
+    path = tmp_path / name
+    path.write_text(PIPE % (inc, edge))
+    return str(path)
+
+
+def test_a_users_pipelined_module_passes_and_its_rounding_bug_fails(tmp_path, capsys):
+    assert main([*PIPE_ARGS, "--verilog", _pipe(tmp_path, RNE)]) == 0, capsys.readouterr().out
+    assert "65,536 of 65,536 vectors, 0 mismatches" in capsys.readouterr().out
+    assert main([*PIPE_ARGS, "--verilog", _pipe(tmp_path, TIES_AWAY, name="ties.v")]) == 1
+    assert "FAIL" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("edge, edit, says", [
+    ("negedge", {}, "has flip-flops on a falling clock edge"),
+    ("posedge", {"always @(posedge clk) q": "reg half = 0;\n  always @(posedge clk) half <= "
+                                           "~half;\n  always @(posedge half) q"},
+     "has flip-flops on another clock than clk"),
+    ("posedge", {"always @(posedge clk) q <=": "always @* if (h1[0]) q ="},
+     "has a latch or a flip-flop without a clock"),
+], ids=["falling-edge", "two-clocks", "latch"])
+def test_state_the_loop_cannot_step_is_refused(tmp_path, capsys, edge, edit, says):
+    text = PIPE % (RNE, edge)
+    for old, new in edit.items():
+        assert old in text
+        text = text.replace(old, new)
+    (tmp_path / "odd.v").write_text(text)
+    args = [*PIPE_ARGS, "--verilog", str(tmp_path / "odd.v")]
+    assert main(args) == 2
     err = capsys.readouterr().err
-    assert status == 2
-    assert err.count("\n") == 1 and "use --engine native" in err
+    assert err.count("\n") == 1 and says in err and "use --engine native" in err
 
 
 def test_a_users_includes_and_defines_reach_yosys(tmp_path, capsys):

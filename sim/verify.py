@@ -193,7 +193,7 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
                       log=print, executor=None, store=None, dump: str | None = None,
                       fmt: int | None = None, engine: str = "native") -> Verdict:
     """Every input of ``design`` (the first ``limit`` only, if given) on the native engine
-    (Verilator) or ``engine="gates"`` (Yosys's gate netlist, combinational designs),
+    (Verilator) or ``engine="gates"`` (Yosys's gate netlist, no handshake),
     cut into ``shards`` contiguous shards run in parallel (one simulator process each, one
     build), or only ``shard`` = (i, N). Writes the merged summary under build/sim/exhaustive/.
     More than EXHAUSTIVE_MAX inputs is refused before any work unless ``limit`` or ``force``.

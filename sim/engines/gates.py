@@ -13,10 +13,15 @@ operations per word, so the binary runs wherever an executor sends a shard).
 What it checks: the netlist Yosys reads from the file, two-state like Verilator: every ``x``
 (the branch a ``full_case`` chain never takes, a table's unfilled words, anything reachable too)
 and every undriven bit is 0, as Verilator's model makes them; an output that could really be
-``x`` or ``z`` is the cocotb and batch engines' business (4-state Icarus). Combinational designs
-only, read by Yosys's Verilog reader (fpforge's units and a user's Verilog; SystemVerilog goes to
-Verilator): a pipelined or elastic design, a netlist with state, or an input the netlist needs
-that is no data port is refused with a message naming the native engine.
+``x`` or ``z`` is the cocotb and batch engines' business (4-state Icarus). Verilog read by
+Yosys's reader (fpforge's units and a user's Verilog; SystemVerilog goes to Verilator),
+combinational or pipelined with a fixed latency: the flip-flops, on the rising edge of the
+design's one clock, are AIGER latches, one bit per lane in a word, clocked as the native loop
+clocks Verilator's model (3 cycles of reset, one cycle per step, the outputs read after the
+edge). An asynchronous reset or load acts at the edge (``async2sync``): the loop only asserts
+reset before the first vector. A handshake (lanes would step at their own pace), latches,
+falling edges, a second clock, the clock read as data, or an input the netlist needs that is no
+data or control port are refused with a message naming the native engine.
 
 Everything else is the native engine's (sim/engines/native.py): the same pipe protocol and
 session, the same exhaustive index split inside the simulator (``--index``), the same checker
@@ -68,13 +73,15 @@ STATELESS = f"t:$_*FF* {NO_LATCHES}"
 
 
 def _checks(design: Design) -> list[tuple[str, str]]:
-    """(selection that must be empty, what the design has if it is not) of ``design``."""
+    """(selection that must be empty, the refusal if it is not) of ``design``."""
     if not design.latency:
-        return [(STATELESS, "is combinational, but Yosys finds flip-flops or latches in it")]
-    return [(NO_LATCHES, "has a latch or a flip-flop without a clock"),
-            (NOT_RISING, "has flip-flops on a falling clock edge"),
+        return [(STATELESS, "has flip-flops or latches but no latency: a pipelined module "
+                            "needs --latency N and --clock NAME")]
+    steps = "; the gates engine steps rising-edge flip-flops of one clock: use --engine native"
+    return [(NO_LATCHES, "has a latch or a flip-flop without a clock" + steps),
+            (NOT_RISING, "has flip-flops on a falling clock edge" + steps),
             (OTHER_CLOCK.format(clock=design.clock),
-             f"has flip-flops on another clock than {design.clock}")]
+             f"has flip-flops on another clock than {design.clock}" + steps)]
 
 
 def _check_script(design: Design) -> str:
@@ -286,10 +293,9 @@ class GatesEngine(NativeEngine):
                                stderr=subprocess.STDOUT)
         if r.returncode:
             text = log.read_text()
-            for selection, found in _checks(design):
+            for selection, refusal in _checks(design):
                 if f"selection is not empty: {selection}\n" in text:
-                    raise DesignError(f"{design.label} {found}; the gates engine steps rising-"
-                                      "edge flip-flops of one clock: use --engine native")
+                    raise DesignError(f"{design.label} {refusal}")
             tail = [line for line in text.splitlines() if line.strip()][-1:]
             raise SimulationError(f"Yosys could not map {design.label} to gates "
                                   f"({tail[0] if tail else r.returncode}); see {log}")

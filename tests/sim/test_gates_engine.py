@@ -115,9 +115,10 @@ def test_a_netlist_with_state_or_an_undriven_input_is_refused():
                       "input 0 0 a\ninput 1 0 clk\noutput 0 0 y\n", piped, constants=tied)
 
 
-def test_verify_exhaustive_on_the_gates_engine(capsys):
+@pytest.mark.parametrize("stages", [[], ["--stages", "2"]], ids=["comb", "pipelined"])
+def test_verify_exhaustive_on_the_gates_engine(capsys, stages):
     status = main(["verify-exhaustive", "--unit", "mul", "--format", "fp4e2m1", "--shards", "2",
-                   "--engine", "gates"])
+                   "--engine", "gates", *stages])
     out = capsys.readouterr().out
     assert status == 0, out
     assert "256 of 256 vectors, 0 mismatches" in out and "gates engine" in out
@@ -189,6 +190,17 @@ def test_state_the_loop_cannot_step_is_refused(tmp_path, capsys, edge, edit, say
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and says in err and "use --engine native" in err
+
+
+def test_a_module_with_a_latch_and_no_latency_is_refused(tmp_path, capsys):
+    path = tmp_path / "latch.v"
+    path.write_text("module my_latch(input [15:0] h, output reg [7:0] q);\n"
+                    "  always @* if (h[0]) q = h[15:8];\nendmodule\n")
+    assert main(["verify-exhaustive", "--engine", "gates", *CVT, "--top", "my_latch", "--port",
+                 "x=h", "--port", "y=q", "--verilog", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "has flip-flops or latches but no latency: a pipelined " \
+        "module needs --latency N and --clock NAME" in err
 
 
 def test_a_users_includes_and_defines_reach_yosys(tmp_path, capsys):

@@ -33,17 +33,23 @@ QUICK_KINDS = ("exp2", "amax")
 PIPELINED = make_spec("mul", format="fp8e4m3", cuts="decode,product,core,round")
 
 
-@pytest.mark.parametrize("spec, shards", [(SPEC, 1), (SPEC, 3), (PIPELINED, 3)],
-                         ids=["comb-1", "comb-3", "pipelined-3"])
-def test_every_input_of_an_8_bit_unit(spec, shards):
-    # One shard: whole steps from multiples of 256 (the index's bits written as words). Three:
-    # shards start mid-step and end padded (the index split into rows, then into words); the
-    # pipelined unit's outputs are read its latency later, its last inputs held to drain it.
+# The 4-bit multiplier's 256 inputs in 3 shards are shorter than a step: they start mid-step and
+# end padded (the index split into rows, then into words).
+FP4 = make_spec("mul", format="fp4e2m1")
+
+
+@pytest.mark.parametrize("spec, shards", [(SPEC, 1), (SPEC, 3), (PIPELINED, 3), (FP4, 3)],
+                         ids=["comb-1", "comb-3", "pipelined-3", "mid-step-3"])
+def test_every_input_of_a_small_unit(spec, shards):
+    # Whole steps from multiples of 256 (the index's bits written as words): one shard, and
+    # three (their edges on multiples of 256); the pipelined unit's outputs are read its latency
+    # later, its last inputs held to drain it.
     v = verify_exhaustive(Design.of(spec), shards=shards, progress=False, log=lambda *_: 0,
                           engine="gates")
     assert v.ok, v.explain()
+    inputs = 1 << sum(f.width for f in spec.in_fmts)
     assert (v.summary["vectors"], v.summary["engine"], v.summary["lanes"]) == \
-        (1 << 16, "gates", 256)
+        (inputs, "gates", 256)
 
 
 @pytest.mark.parametrize("unit", [pytest.param(u, marks=() if u in QUICK_KINDS else

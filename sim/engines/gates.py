@@ -56,11 +56,12 @@ GATES_LANES = 256          # bits of one word: vectors per gate operation
 # (two-state, as Verilator; input ports are never undriven): the x proc writes for the branch a
 # full_case chain never takes (Amaranth marks its if/elif chains full_case), a table's unfilled
 # words. ``opt -fast`` only merges and removes. The AIGER map names no output bit tied to a
-# constant, so the ports' bits (constants as "0" or "1") are written too, without the cells.
+# constant, so the ports' bits (constants as "0" or "1") are written too, without the cells and
+# the wires they leave unused.
 AIG_SCRIPT = ("hierarchy -check -top {top}; proc; flatten; memory; opt_expr -mux_undef; "
               "opt -fast; setundef -zero -undriven; techmap; opt -fast; {checks}"
               "aigmap; opt_clean; write_aiger -ascii -map model.map model.aag; delete t:*; "
-              "write_json -noscopeinfo ports.json")
+              "opt_clean; write_json -noscopeinfo ports.json")
 # The state the loop can step (a pipelined design): flip-flops on the rising edge of the design's
 # clock, each as one AIGER latch; an asynchronous reset or load, which the loop only asserts
 # between edges, becomes synchronous (``async2sync``), enables and synchronous resets logic

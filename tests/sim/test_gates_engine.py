@@ -21,7 +21,7 @@ from fpforge.sim.frontend import Sources
 from fpforge.sim.stream import Plan
 from fpforge.sim.verify import verify_exhaustive
 
-from tests.fpforge.test_verify_command import CVT, RNE, TIES_AWAY, write
+from tests.fpforge.test_verify_command import CVT, NARROW, RNE, TIES_AWAY, write
 
 SPEC = make_spec("mul", format="fp8e4m3")
 # exp2's table leaves words unfilled (x in Verilog: tied to 0 here), amax has a bus; the other
@@ -143,21 +143,17 @@ def test_a_users_module_passes_and_its_rounding_bug_fails(tmp_path, capsys):
     assert status == 1 and "FAIL" in out
 
 
-# fp16 -> E5M2 as NARROW (test_verify_command.py), in two stages, with an asynchronous active-low
-# reset and a clock enable the bench holds high; the variants the engine must refuse.
+# NARROW (test_verify_command.py: fp16 -> E5M2) between two registers: the first with an
+# asynchronous active-low reset and a clock enable the bench holds high; the variants the engine
+# must refuse edit the second.
 PIPE = """
 module my_pipe(input clk, input rst_n, input ce, input [15:0] h, output reg [7:0] q);
   reg [15:0] h1;
+  wire [7:0] q1;
   always @(posedge clk or negedge rst_n)
     if (!rst_n) h1 <= 16'd0; else if (ce) h1 <= h;
-  wire [14:0] mag = h1[14:0];
-  wire is_nan = (mag[14:10] == 5'h1f) && (mag[9:0] != 10'd0);
-  wire [7:0] trunc = {1'b0, mag[14:8]};
-  wire round = mag[7];
-  wire sticky = |mag[6:0];
-  wire inc = %s;
-  wire [7:0] rounded = trunc + {7'd0, inc};
-  always @(%s clk) q <= is_nan ? 8'h7e : {h1[15], rounded[6:0]};
+  my_narrow narrow(.h(h1), .q(q1));
+  always @(%s clk) q <= q1;
 endmodule
 """
 PIPE_ARGS = ["verify-exhaustive", "--engine", "gates", *CVT, "--top", "my_pipe", "--port", "x=h",
@@ -167,7 +163,7 @@ PIPE_ARGS = ["verify-exhaustive", "--engine", "gates", *CVT, "--top", "my_pipe",
 
 def _pipe(tmp_path, inc, edge="posedge", name="pipe.v"):
     path = tmp_path / name
-    path.write_text(PIPE % (inc, edge))
+    path.write_text(NARROW % inc + PIPE % edge)
     return str(path)
 
 
@@ -183,17 +179,17 @@ def test_a_users_pipelined_module_passes_and_its_rounding_bug_fails(tmp_path, ca
     ("posedge", {"always @(posedge clk) q": "reg half = 0;\n  always @(posedge clk) half <= "
                                            "~half;\n  always @(posedge half) q"},
      "has flip-flops on another clock than clk"),
-    ("posedge", {"always @(posedge clk) q <=": "always @* if (h1[0]) q ="},
+    ("posedge", {"always @(posedge clk) q <= q1": "always @* if (q1[0]) q = q1"},
      "has a latch or a flip-flop without a clock"),
 ], ids=["falling-edge", "two-clocks", "latch"])
 def test_state_the_loop_cannot_step_is_refused(tmp_path, capsys, edge, edit, says):
-    text = PIPE % (RNE, edge)
+    path = Path(_pipe(tmp_path, RNE, edge))
+    text = path.read_text()
     for old, new in edit.items():
         assert old in text
         text = text.replace(old, new)
-    (tmp_path / "odd.v").write_text(text)
-    args = [*PIPE_ARGS, "--verilog", str(tmp_path / "odd.v")]
-    assert main(args) == 2
+    path.write_text(text)
+    assert main([*PIPE_ARGS, "--verilog", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and says in err and "use --engine native" in err
 

@@ -14,7 +14,7 @@ else on the cores, so that is the figure it is measured against, in the same run
 3. the run: ``verify_exhaustive`` on the first ``vectors`` inputs, ``shards`` shards.
 
 Steps 2 and 3 run on each exhaustive engine in turn, the native engine (Verilator) and the gates
-engine (sim/engines/gates.py; combinational designs), so the two compare in one run.
+engine (sim/engines/gates.py; designs without a handshake), so the two compare in one run.
 
 It prints the three, the run's rate as a fraction of the bare rate (by wall time, and by CPU time
 per vector: on a shared machine the wall-time ratio mostly measures the other processes) and the

@@ -34,7 +34,8 @@ from .vectors import (FailingDump, file_disagreement, file_disagreement_lines, m
                       read_vectors)
 
 __all__ = ["Verdict", "plan_for", "verify", "verify_exhaustive", "verify_matrix", "write_junit",
-           "shard_range", "check_exhaustive_size", "held_fmt", "EXHAUSTIVE_MAX", "NATIVE_RATE"]
+           "shard_range", "SHARD_ALIGN", "check_exhaustive_size", "held_fmt", "EXHAUSTIVE_MAX",
+           "NATIVE_RATE"]
 
 EXHAUSTIVE_OUT = BUILD_ROOT / "exhaustive"
 # The native engine's rate, measured: ``make verify-exhaustive UNIT=mul FORMAT=fp16`` (2^32
@@ -129,8 +130,20 @@ def verify(design: Design, *, engine: str = "cocotb", sim: str | None = None,
 
 # ----- every input, sharded ----------------------------------------------------------------------
 
+# Shard edges fall on multiples of this, where every shard is that long at least: the gates
+# engine's step (256 vectors, one per bit of a word) then starts at a multiple of 256 throughout,
+# and the loop writes the index straight into words (sim/engines/gates_main.cpp) instead of
+# splitting it into rows of codes first, which costs about as much as the netlist itself.
+SHARD_ALIGN = 256
+
+
 def shard_range(total: int, i: int, n: int) -> tuple[int, int]:
-    return total * i // n, total * (i + 1) // n
+    """Shard ``i`` of ``n`` of the inputs ``[0, total)``: contiguous, in order, together the
+    whole range; edges on multiples of SHARD_ALIGN unless a shard would be shorter."""
+    def edge(k: int) -> int:
+        at = total * k // n
+        return at if k == n or total // n < SHARD_ALIGN else at - at % SHARD_ALIGN
+    return edge(i), edge(i + 1)
 
 
 def _duration(seconds: float) -> str:
@@ -193,7 +206,7 @@ def verify_exhaustive(design: Design, *, shards: int = 0, shard: tuple[int, int]
                       log=print, executor=None, store=None, dump: str | None = None,
                       fmt: int | None = None, engine: str = "native") -> Verdict:
     """Every input of ``design`` (the first ``limit`` only, if given) on the native engine
-    (Verilator) or ``engine="gates"`` (Yosys's gate netlist, combinational designs),
+    (Verilator) or ``engine="gates"`` (Yosys's gate netlist, no handshake),
     cut into ``shards`` contiguous shards run in parallel (one simulator process each, one
     build), or only ``shard`` = (i, N). Writes the merged summary under build/sim/exhaustive/.
     More than EXHAUSTIVE_MAX inputs is refused before any work unless ``limit`` or ``force``.

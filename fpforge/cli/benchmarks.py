@@ -102,8 +102,8 @@ def add_bench_exhaustive(sub):
     b = sub.add_parser("bench-exhaustive", help="an exhaustive run's rate against the bare "
                        "simulator's",
                        description="The exhaustive run's Python stages per vector, then on "
-                                   "each exhaustive engine (native; gates for a combinational "
-                                   "unit) the bare simulators' rate (no golden model, no "
+                                   "each exhaustive engine (native; gates for a unit without "
+                                   "a handshake) the bare simulators' rate (no golden model, no "
                                    "comparison) and a verify-exhaustive run of the first "
                                    "--limit inputs, with their ratio (docs/verification.md).")
     add_spec_options(b)

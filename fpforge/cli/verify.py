@@ -138,8 +138,9 @@ def add_verify(sub):
         else:
             r.add_argument("--engine", choices=EXHAUSTIVE_ENGINES, default="native",
                            help="native (default): Verilator's model of the module; gates: "
-                                "Yosys's gate netlist of a combinational Verilog module, 256 "
-                                "vectors per gate operation (docs/verification.md)")
+                                "Yosys's gate netlist of a Verilog module, combinational or "
+                                "pipelined on one clock, 256 vectors per gate operation "
+                                "(docs/verification.md)")
             c.set_defaults(run=_verify_exhaustive, sim=None)
 
 

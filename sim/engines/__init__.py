@@ -16,8 +16,8 @@ Engines (``ENGINES``):
   the clock inside the simulator (sim/engines/cocotb.py);
 - ``native``: a Verilator C++ loop fed through pipes, for 2^32-vector runs
   (sim/engines/native.py);
-- ``gates``: the native engine's loop on Yosys's gate netlist of a combinational design, 256
-  vectors per gate operation (sim/engines/gates.py).
+- ``gates``: the native engine's loop on Yosys's gate netlist of a design without a handshake,
+  256 vectors per gate operation (sim/engines/gates.py).
 
 What they share (the build folder, ``SimulationError``, the check of an input batch) is
 sim/engines/base.py, below them all: this package only chooses among them.

@@ -1,12 +1,15 @@
 // The gates engine's simulation loop (see sim/engines/gates.py for the why).
 //
-// The protocol is the native engine's (native_main.cpp, pipe_protocol.h) for a combinational
-// design: blocks of steps through the pipe, `--index`, `--shm`. One step is LANES = 256 vectors:
-// bit j of every signal's 256-bit word is lane j, so one operation of the netlist (model.cpp,
-// eval_gates) evaluates a gate for 256 vectors at once. Rows of codes (a lane's element in a
-// little-endian container of CB bytes) become bit planes on the way in and rows on the way
-// out; a step of the exhaustive index that starts at a multiple of 256 is written as words
-// directly.
+// The protocol is the native engine's (native_main.cpp, pipe_protocol.h) for a design without a
+// handshake: blocks of steps through the pipe, `--index`, `--shm`. One step is LANES = 256
+// vectors: bit j of every signal's 256-bit word is lane j, so one operation of the netlist
+// (model.cpp, eval_gates) evaluates a gate for 256 vectors at once. Rows of codes (a lane's
+// element in a little-endian container of CB bytes) become bit planes on the way in and rows
+// on the way out; a step of the exhaustive index that starts at a multiple of 256 is written as
+// words directly. A pipelined design (LATENCY > 0) is clocked as native_main.cpp clocks it:
+// reset for 3 cycles, then one cycle per step, the outputs of step s read LATENCY - 1 cycles
+// after the edge that takes its inputs, the last inputs held while the pipeline drains; lane j
+// of every flip-flop word is lane j's pipeline.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -18,12 +21,17 @@
 // IN_PLANES, OUT_PLANES, FOR_INPUT_PLANES(X) and FOR_OUTPUT_PLANES(X) with X(port, container
 // bytes, elements per lane, lane width, first plane)
 #include "ports.h"
+#include "model.h"  // LATCHES: the netlist's flip-flop bits (gates.py)
 #define PROG "gates"
 #include "pipe_protocol.h"
 
 typedef uint64_t V __attribute__((vector_size(32)));
 static_assert(LANES == 8 * sizeof(V), "one bit of a word per lane");
-void eval_gates(const V* __restrict in, V* __restrict out);   // model.cpp
+// model.cpp: the flip-flops' initial values; one clock cycle (the next state into `state`, then
+// the outputs from the inputs and the new state).
+void init_state(V* state);
+void eval_gates(const V* __restrict in, V* __restrict state, bool reset, V* __restrict out);
+static V state[LATCHES > 0 ? LATCHES : 1];
 
 static V broadcast(uint64_t w) { V v = {w, w, w, w}; return v; }
 
@@ -90,7 +98,7 @@ static int bare(uint64_t steps) {
 #define BARE_IN(port, cb, slots, width, plane) \
         to_planes(port##_bare.data() + s * port##_row, cb, slots, width, in + (plane));
         FOR_INPUT_PLANES(BARE_IN)
-        eval_gates(in, out);
+        eval_gates(in, state, false, out);
 #define BARE_OUT(port, cb, slots, width, plane) \
         from_planes(out + (plane), cb, slots, width, port##_bare.data() + s * port##_row); \
         sink += port##_bare[s * port##_row];
@@ -106,6 +114,11 @@ int main(int argc, char** argv) {
         uint64_t s = 0;
         for (int i = 0; i < 8; i++) s |= uint64_t(b >> i & 1) << (8 * i);
         SPREAD[b] = s;
+    }
+    init_state(state);
+    if (LATENCY) {          // as native_main.cpp: 3 cycles of reset, the inputs 0
+        static V zero_in[IN_PLANES > 0 ? IN_PLANES : 1], sink[OUT_PLANES > 0 ? OUT_PLANES : 1];
+        for (int i = 0; i < 3; i++) eval_gates(zero_in, state, true, sink);
     }
     if (argc == 3 && !strcmp(argv[1], "--bare")) return bare(strtoull(argv[2], 0, 10));
     V lane_bits[8];         // bit k of the lane number, in every lane
@@ -132,7 +145,9 @@ int main(int argc, char** argv) {
         } else {
             FOR_INPUTS(READ_INPUT)
         }
-        for (uint32_t s = 0; s < steps; s++) {
+        const uint32_t delay = LATENCY ? LATENCY : 1;   // steps from inputs to outputs read
+        for (uint32_t t = 0; t < steps + delay - 1; t++) {
+            const uint32_t s = t < steps ? t : steps - 1;
             if (aligned) {
                 index_planes(head[0] + uint64_t(s) * LANES, lane_bits, in);
             } else {
@@ -140,9 +155,10 @@ int main(int argc, char** argv) {
                 to_planes(port##_buf.data() + s * port##_row, cb, slots, width, in + (plane));
                 FOR_INPUT_PLANES(IN)
             }
-            eval_gates(in, out);
+            eval_gates(in, state, false, out);
+            if (t + 1 < delay) continue;
 #define OUT(port, cb, slots, width, plane) \
-            from_planes(out + (plane), cb, slots, width, port##_out + s * port##_row);
+            from_planes(out + (plane), cb, slots, width, port##_out + (t + 1 - delay) * port##_row);
             FOR_OUTPUT_PLANES(OUT)
         }
         if (run.shm) {

@@ -9,6 +9,7 @@ import pytest
 
 from fpforge.cli import main
 from fpforge.rtl.options import OptionError
+from fpforge.sim.verify import SHARD_ALIGN, shard_range
 
 # fp16 -> E5M2 (same exponent field and bias): round the 10 fraction bits to 2, ties to even;
 # the carry walks into the exponent and past the largest finite code to infinity, as IEEE rne
@@ -167,3 +168,18 @@ def test_the_size_check_lets_limit_force_and_small_spaces_through():
     assert check_exhaustive_size(big, force=True) == 1 << 64
     with pytest.raises(OptionError, match=r"2\^64"):
         check_exhaustive_size(big)
+
+
+@pytest.mark.parametrize("total, n", [(1 << 32, 3), (1 << 32, 6), (1 << 16, 7), (300, 2), (256, 3),
+                                      (5, 8), (1 << 32, 1)])
+def test_shards_cover_every_input_once_with_edges_on_whole_steps(total, n):
+    edges = [shard_range(total, i, n) for i in range(n)]
+    assert edges[0][0] == 0 and edges[-1][1] == total
+    assert all(a[1] == b[0] for a, b in zip(edges, edges[1:]))
+    assert all(lo <= hi for lo, hi in edges)
+    if total // n >= SHARD_ALIGN:       # every shard a step long at least: edges on whole steps
+        assert all(lo % SHARD_ALIGN == 0 and hi > lo for lo, hi in edges)
+        assert max(hi - lo for lo, hi in edges) - min(hi - lo for lo, hi in edges) \
+            <= SHARD_ALIGN + total % n
+    else:
+        assert edges == [(total * i // n, total * (i + 1) // n) for i in range(n)]

@@ -18,10 +18,12 @@ Yosys's reader (fpforge's units and a user's Verilog; SystemVerilog goes to Veri
 combinational or pipelined with a fixed latency: the flip-flops, on the rising edge of the
 design's one clock, are AIGER latches, one bit per lane in a word, clocked as the native loop
 clocks Verilator's model (3 cycles of reset, one cycle per step, the outputs read after the
-edge). An asynchronous reset or load acts at the edge (``async2sync``): the loop only asserts
-reset before the first vector. A handshake (lanes would step at their own pace), latches,
-falling edges, a second clock, the clock read as data, or an input the netlist needs that is no
-data or control port are refused with a message naming the native engine.
+edge). An asynchronous reset, set or load is Yosys's ``async2sync`` model of it: the output
+follows it at once, the state takes it at the next edge; the loop reads outputs only after an
+edge, where that agrees with Verilator's model (the design's own reset is asserted only before
+the first vector). A handshake (lanes would step at their own pace), latches, falling edges, a
+second clock, the clock read as data, or an input the netlist needs that is no data or control
+port are refused with a message naming the native engine.
 
 Everything else is the native engine's (sim/engines/native.py): the same pipe protocol and
 session, the same exhaustive index split inside the simulator (``--index``), the same checker
@@ -63,10 +65,10 @@ AIG_SCRIPT = ("hierarchy -check -top {top}; proc; flatten; memory; opt_expr -mux
               "aigmap; opt_clean; write_aiger -ascii -map model.map model.aag; delete t:*; "
               "opt_clean; write_json -noscopeinfo ports.json")
 # The state the loop can step (a pipelined design): flip-flops on the rising edge of the design's
-# clock, each as one AIGER latch; an asynchronous reset or load, which the loop only asserts
-# between edges, becomes synchronous (``async2sync``), enables and synchronous resets logic
-# (``dffunmap``). Each check is a selection that must be empty; its refusal names the engine
-# that simulates what it found.
+# clock, each as one AIGER latch; an asynchronous reset, set or load becomes ``async2sync``'s
+# model (the output follows it at once, the state at the next edge: the same after an edge,
+# where the loop reads), enables and synchronous resets logic (``dffunmap``). Each check is a
+# selection that must be empty; its refusal names the engine that simulates what it found.
 NO_LATCHES = "t:$_DLATCH* t:$_SR_* t:$_FF_"
 NOT_RISING = "t:$_*FF* t:$_DFF_P_ %d"
 OTHER_CLOCK = "t:$_DFF_P_ %ci:+[C] t:$_DFF_P_ %d w:{clock} %d"
@@ -91,10 +93,15 @@ def _check_script(design: Design) -> str:
 
 
 CXX_FLAGS = ["-O2", "-std=c++17"]
+# Statements per function of model.cpp: GCC's time grows faster than the function (a 124,000-gate
+# quantizer took 6 minutes at -O2 in one function); values a later part reads pass through an
+# array.
+PART = 2000
 SCRIPT_WORD = re.compile(r"[A-Za-z0-9_.'+-]*")      # a define's value Yosys's script carries
 
 
-def netlist_model(aag: str, mapping: str, design: Design, constants: dict | None = None) -> str:
+def netlist_model(aag: str, mapping: str, design: Design, constants: dict | None = None,
+                  part: int = PART) -> str:
     """The C++ of the netlist from Yosys's ASCII AIGER ``aag`` and its ``-map`` file:
     ``init_state(state)`` (every flip-flop bit at its initial value, 0 where it has none) and
     ``eval_gates(in, state, rst, out)``, one clock cycle as Verilator's model takes it: the next
@@ -103,9 +110,9 @@ def netlist_model(aag: str, mapping: str, design: Design, constants: dict | None
     by port in the design's order, element e's bit k at plane e * width + k), every output bit
     written to its own; a pipelined design's reset reads ``rst`` (its polarity applied) and its
     valid input is 1. ``constants``: {(port, bit): 0 or 1} of the output bits tied to a
-    constant (the map leaves them out). Raises DesignError for a netlist the loop cannot run
-    (state in a combinational design, an input that is no data or control port, the clock read
-    as data, an output bit it does not drive)."""
+    constant (the map leaves them out); ``part``: statements per function. Raises DesignError
+    for a netlist the loop cannot run (state in a combinational design, an input that is no
+    data or control port, the clock read as data, an output bit it does not drive)."""
     lines = aag.split("\n")
     I, L, O, A = map(int, lines[0].split()[2:6])       # "aag M I L O A"
     if L and not design.latency:
@@ -200,16 +207,10 @@ def netlist_model(aag: str, mapping: str, design: Design, constants: dict | None
             *(f"  state[{i}] = {'ONES' if len(l) > 2 and l[2] == 1 else 'ZERO'};"
               for i, l in enumerate(latches)),
             "}"]
-    return "\n".join(head + _eval_functions(steps) + [""])
+    return "\n".join(head + _eval_functions(steps, part) + [""])
 
 
-# Statements per function of model.cpp: GCC's time grows faster than the function (a 124,000-gate
-# quantizer took 6 minutes at -O2 in one function); values a later part reads pass through an
-# array.
-PART = 2000
-
-
-def _eval_functions(steps: list, part: int = PART) -> list[str]:
+def _eval_functions(steps: list, part: int) -> list[str]:
     """``eval_gates`` as functions of ``part`` statements each, called in turn."""
     parts = [steps[k:k + part] for k in range(0, len(steps), part)] or [[]]
     home = {name: k for k, p in enumerate(parts) for name, _, _ in p if name}
@@ -296,8 +297,9 @@ class GatesEngine(NativeEngine):
     name = "gates"
     simulator = "yosys"
 
-    def __init__(self):
+    def __init__(self, part: int = PART):
         super().__init__(lanes=GATES_LANES)
+        self.part = part            # statements per function of model.cpp
 
     def build(self, design: Design) -> Path:
         """Build the gate-level simulator of ``design`` (cached by design); returns the
@@ -310,7 +312,7 @@ class GatesEngine(NativeEngine):
                               "lane on one clock: use --engine native")
         # the design, the loop, its ports.h, and this module (the script, the C++ it writes)
         key = hashlib.sha1(f"{design.key()}:{MAIN_CPP.read_text()}:{PROTOCOL_H.read_text()}:"
-                           f"{_ports_header(NativeTop(design, self.lanes))}:"
+                           f"{_ports_header(NativeTop(design, self.lanes))}:{self.part}:"
                            f"{Path(__file__).read_text()}".encode()).hexdigest()[:10]
         d = BUILD_ROOT / "gates" / f"{design.label[:80]}_{key}"
         with build_lock(d):
@@ -340,7 +342,7 @@ class GatesEngine(NativeEngine):
         top = NativeTop(design, self.lanes)
         (d / "model.cpp").write_text(netlist_model(
             (d / "model.aag").read_text(), (d / "model.map").read_text(), design,
-            _constant_outputs((d / "ports.json").read_text(), design.top)))
+            _constant_outputs((d / "ports.json").read_text(), design.top), self.part))
         (d / "ports.h").write_text(_ports_header(top))
         latches = _latch_count((d / "model.aag").read_text())
         (d / "model.h").write_text(f"#define LATCHES {latches}\n")

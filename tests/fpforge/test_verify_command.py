@@ -170,8 +170,8 @@ def test_the_size_check_lets_limit_force_and_small_spaces_through():
         check_exhaustive_size(big)
 
 
-@pytest.mark.parametrize("total, n", [(1 << 32, 3), (1 << 32, 6), (1 << 16, 7), (300, 2), (256, 3),
-                                      (5, 8), (1 << 32, 1)])
+@pytest.mark.parametrize("total, n", [(1 << 32, 3), (1 << 32, 6), (1 << 16, 7), (1000, 2),
+                                      (774, 2), (300, 2), (256, 3), (5, 8), (1 << 32, 1)])
 def test_shards_cover_every_input_once_with_edges_on_whole_steps(total, n):
     edges = [shard_range(total, i, n) for i in range(n)]
     assert edges[0][0] == 0 and edges[-1][1] == total
@@ -179,7 +179,7 @@ def test_shards_cover_every_input_once_with_edges_on_whole_steps(total, n):
     assert all(lo <= hi for lo, hi in edges)
     if total // n >= SHARD_ALIGN:       # every shard a step long at least: edges on whole steps
         assert all(lo % SHARD_ALIGN == 0 and hi > lo for lo, hi in edges)
-        assert max(hi - lo for lo, hi in edges) - min(hi - lo for lo, hi in edges) \
-            <= SHARD_ALIGN + total % n
+        # each inner edge the even split's, rounded down to a whole step
+        assert all(0 <= total * i // n - lo < SHARD_ALIGN for i, (lo, _) in enumerate(edges))
     else:
         assert edges == [(total * i // n, total * (i + 1) // n) for i in range(n)]

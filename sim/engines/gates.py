@@ -80,11 +80,11 @@ def _checks(design: Design) -> list[tuple[str, str]]:
     if not design.latency:
         return [(STATELESS, "has flip-flops or latches but no latency: a pipelined module "
                             "needs --latency N and --clock NAME")]
-    steps = "; the gates engine steps rising-edge flip-flops of one clock: use --engine native"
-    return [(NO_LATCHES, "has a latch or a flip-flop without a clock" + steps),
-            (NOT_RISING, "has flip-flops on a falling clock edge" + steps),
+    why = "; the gates engine steps rising-edge flip-flops of one clock: use --engine native"
+    return [(NO_LATCHES, "has a latch or a flip-flop without a clock" + why),
+            (NOT_RISING, "has flip-flops on a falling clock edge" + why),
             (OTHER_CLOCK.format(clock=design.clock),
-             f"has flip-flops on another clock than {design.clock}" + steps)]
+             f"has flip-flops on another clock than {design.clock}" + why)]
 
 
 def _check_script(design: Design) -> str:
@@ -102,10 +102,10 @@ SCRIPT_WORD = re.compile(r"[A-Za-z0-9_.'+-]*")      # a define's value Yosys's s
 
 def netlist_model(aag: str, mapping: str, design: Design, constants: dict | None = None,
                   part: int = PART) -> str:
-    """The C++ of the netlist from Yosys's ASCII AIGER ``aag`` and its ``-map`` file:
-    ``init_state(state)`` (every flip-flop bit at its initial value, 0 where it has none) and
-    ``eval_gates(in, state, rst, out)``, one clock cycle as Verilator's model takes it: the next
-    state from the inputs and the state, written into ``state`` (the rising edge), then every
+    """The C++ of the netlist from Yosys's ASCII AIGER ``aag`` and its ``-map`` file, which
+    holds the flip-flops' state: ``init_state()`` (every flip-flop bit at its initial value, 0
+    where it has none) and ``eval_gates(in, reset, out)``, one clock cycle as Verilator's model
+    takes it: the next state from the inputs and the state (the rising edge), then every
     output bit from the inputs and the new state. Every input bit is read from its plane (port
     by port in the design's order, element e's bit k at plane e * width + k), every output bit
     written to its own; a pipelined design's reset reads ``rst`` (its polarity applied) and its
@@ -160,14 +160,13 @@ def netlist_model(aag: str, mapping: str, design: Design, constants: dict | None
     if undriven:
         raise DesignError(f"{design.label}: the netlist has no output "
                           f"{', '.join(f'{n}[{b}]' for n, b in list(undriven)[:8])}")
-    latch_at = {lit >> 1: i for i, (lit, *_) in enumerate(latches)}
     next_cone = _cone([nxt for _, nxt, *_ in latches], ands)
     out_cone = _cone([lit for _, lit in outputs], ands)
     if clock_var is not None and clock_var in next_cone | out_cone:
         raise DesignError(f"{design.label}: the netlist reads the clock {design.clock} as "
                           "data: use --engine native")
     # A gate of the outputs' cone is evaluated again after the edge if it reads the state.
-    stateful = set(latch_at)
+    stateful = {lit >> 1 for lit, *_ in latches}
     for var in sorted(ands):
         if any(r >> 1 in stateful for r in ands[var]):
             stateful.add(var)
@@ -201,9 +200,10 @@ def netlist_model(aag: str, mapping: str, design: Design, constants: dict | None
             f"// of {design.label}: {A} AND gates, {I} inputs, {L} flip-flop bits, {O} outputs.",
             "#include <cstdint>",
             "typedef uint64_t V __attribute__((vector_size(32)));",
-            "void init_state(V* state) {",
+            f"static V state[{max(L, 1)}];",
+            "void init_state() {",
             "  const V ZERO = {0, 0, 0, 0}, ONES = ~ZERO;",
-            "  (void)ONES; (void)ZERO; (void)state;",
+            "  (void)ONES; (void)ZERO;",
             *(f"  state[{i}] = {'ONES' if len(l) > 2 and l[2] == 1 else 'ZERO'};"
               for i, l in enumerate(latches)),
             "}"]
@@ -235,8 +235,7 @@ def _eval_functions(steps: list, part: int) -> list[str]:
                 lines.append(f"  w[{slot[name]}] = {name};")
         lines.append("}")
     return lines + [f"static V wires[{max(len(slot), 1)}];",
-                    "void eval_gates(const V* __restrict in, V* __restrict state, bool reset,",
-                    "                V* __restrict out) {",
+                    "void eval_gates(const V* __restrict in, bool reset, V* __restrict out) {",
                     *(f"  part{k}(in, state, reset, out, wires);" for k in range(len(parts))),
                     "}"]
 
@@ -251,10 +250,6 @@ def _cone(roots: list[int], ands: dict) -> set[int]:
         seen.add(var)
         todo.extend(r >> 1 for r in ands.get(var, ()))
     return seen
-
-
-def _latch_count(aag: str) -> int:
-    return int(aag.split(maxsplit=4)[3])        # "aag M I L O A"
 
 
 def _constant_outputs(ports_json: str, top: str) -> dict:
@@ -344,8 +339,6 @@ class GatesEngine(NativeEngine):
             (d / "model.aag").read_text(), (d / "model.map").read_text(), design,
             _constant_outputs((d / "ports.json").read_text(), design.top), self.part))
         (d / "ports.h").write_text(_ports_header(top))
-        latches = _latch_count((d / "model.aag").read_text())
-        (d / "model.h").write_text(f"#define LATCHES {latches}\n")
         for source in (MAIN_CPP, PROTOCOL_H):
             shutil.copyfile(source, d / source.name)
         cxx = shutil.which("g++") or shutil.which("c++")

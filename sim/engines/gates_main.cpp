@@ -21,17 +21,15 @@
 // IN_PLANES, OUT_PLANES, FOR_INPUT_PLANES(X) and FOR_OUTPUT_PLANES(X) with X(port, container
 // bytes, elements per lane, lane width, first plane)
 #include "ports.h"
-#include "model.h"  // LATCHES: the netlist's flip-flop bits (gates.py)
 #define PROG "gates"
 #include "pipe_protocol.h"
 
 typedef uint64_t V __attribute__((vector_size(32)));
 static_assert(LANES == 8 * sizeof(V), "one bit of a word per lane");
-// model.cpp: the flip-flops' initial values; one clock cycle (the next state into `state`, then
-// the outputs from the inputs and the new state).
-void init_state(V* state);
-void eval_gates(const V* __restrict in, V* __restrict state, bool reset, V* __restrict out);
-static V state[LATCHES > 0 ? LATCHES : 1];
+// model.cpp, which holds the flip-flops' state: their initial values; one clock cycle (the next
+// state, then the outputs from the inputs and the new state).
+void init_state();
+void eval_gates(const V* __restrict in, bool reset, V* __restrict out);
 
 static V broadcast(uint64_t w) { V v = {w, w, w, w}; return v; }
 
@@ -98,7 +96,7 @@ static int bare(uint64_t steps) {
 #define BARE_IN(port, cb, slots, width, plane) \
         to_planes(port##_bare.data() + s * port##_row, cb, slots, width, in + (plane));
         FOR_INPUT_PLANES(BARE_IN)
-        eval_gates(in, state, false, out);
+        eval_gates(in, false, out);
 #define BARE_OUT(port, cb, slots, width, plane) \
         from_planes(out + (plane), cb, slots, width, port##_bare.data() + s * port##_row); \
         sink += port##_bare[s * port##_row];
@@ -115,10 +113,10 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 8; i++) s |= uint64_t(b >> i & 1) << (8 * i);
         SPREAD[b] = s;
     }
-    init_state(state);
+    init_state();
     if (LATENCY) {          // as native_main.cpp: 3 cycles of reset, the inputs 0
         static V zero_in[IN_PLANES > 0 ? IN_PLANES : 1], sink[OUT_PLANES > 0 ? OUT_PLANES : 1];
-        for (int i = 0; i < 3; i++) eval_gates(zero_in, state, true, sink);
+        for (int i = 0; i < 3; i++) eval_gates(zero_in, true, sink);
     }
     if (argc == 3 && !strcmp(argv[1], "--bare")) return bare(strtoull(argv[2], 0, 10));
     V lane_bits[8];         // bit k of the lane number, in every lane
@@ -155,7 +153,7 @@ int main(int argc, char** argv) {
                 to_planes(port##_buf.data() + s * port##_row, cb, slots, width, in + (plane));
                 FOR_INPUT_PLANES(IN)
             }
-            eval_gates(in, state, false, out);
+            eval_gates(in, false, out);
             if (t + 1 < delay) continue;
 #define OUT(port, cb, slots, width, plane) \
             from_planes(out + (plane), cb, slots, width, port##_out + (t + 1 - delay) * port##_row);

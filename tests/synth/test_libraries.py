@@ -4,6 +4,7 @@ complete; the boundary read from the library's own tables; bad names refused."""
 
 import gzip
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -117,6 +118,23 @@ def test_own_library_boundary_read_from_its_liberty_is_cells_py(tmp_path):
     assert b.input_transition == pytest.approx(INPUT_SLEW_NS, abs=1e-5)
     assert b.output_load == pytest.approx(OUTPUT_LOAD_FF, rel=1e-6) and b.units == "ns, fF"
     assert register_overhead_of(lib, cells, b) == pytest.approx(register_overhead_ps(), abs=0.2)
+
+
+def test_a_liberty_is_parsed_once_per_content_not_per_path(tmp_path):
+    """Every synthesis job writes the library into its own folder: read_liberty parses a text
+    it has seen once (the same group back), and a file rewritten in place, its modification
+    time kept, is read again."""
+    lib_path, _ = write_library(tmp_path / "a")
+    text = lib_path.read_text()
+    copy = tmp_path / "b.lib"
+    copy.write_text(text)
+    assert read_liberty(copy) is read_liberty(lib_path)
+    stat = copy.stat()
+    copy.write_text(text.replace("area : ", "area : 1", 1))
+    os.utime(copy, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    changed = read_liberty(copy)
+    assert changed is not read_liberty(lib_path)
+    assert changed == parse(copy.read_text())
 
 
 def test_boundary_follows_the_inverter_table(tmp_path, sky130):

@@ -85,6 +85,19 @@ def pytest_pyfunc_call(pyfuncitem):
     return True
 
 
+@pytest.fixture(autouse=True)
+def _xla_flags_left_as_found():
+    """A test that leaves XLA_FLAGS changed fails: the hook above reads them to send each
+    ``xla_defaults`` test to a child, and a worker whose flags a test changed would run the
+    later ones in process, compiled without XLA's passes, and pass them untested (the native
+    engine's bench environment once did this)."""
+    before = os.environ.get("XLA_FLAGS")
+    yield
+    if os.environ.get("XLA_FLAGS") != before:
+        pytest.fail(f"the test left XLA_FLAGS changed: {before!r} -> "
+                    f"{os.environ.get('XLA_FLAGS')!r}", pytrace=False)
+
+
 def _is_xdist_controller(config) -> bool:
     return bool(getattr(config.option, "numprocesses", None)) and \
         "PYTEST_XDIST_WORKER" not in os.environ

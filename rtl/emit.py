@@ -14,7 +14,6 @@ uncached.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
@@ -22,6 +21,8 @@ import os
 import re
 from importlib import metadata
 from pathlib import Path
+
+from fpforge.infra.toolchain import environment
 
 from .options import OptionError
 from .ports import CLOCK, RESET
@@ -98,19 +99,6 @@ def check_signature(spec: Spec, component) -> None:
                             f"{spec.stages} stage(s) asked for")
 
 
-@contextlib.contextmanager
-def _builtin_yosys():
-    saved = os.environ.get("AMARANTH_USE_YOSYS")
-    os.environ["AMARANTH_USE_YOSYS"] = "builtin"
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ["AMARANTH_USE_YOSYS"]
-        else:
-            os.environ["AMARANTH_USE_YOSYS"] = saved
-
-
 # Amaranth 0.5's back.verilog script (strip_internal_attrs off), run by the builtin Yosys in
 # this process (rtl/wasm_yosys.py): the text of amaranth.back.verilog.convert without its
 # per-conversion Yosys process (tests/rtl/test_emit.py compares the two).
@@ -131,7 +119,7 @@ def convert_amaranth(component, name: str) -> str:
     """:func:`convert` as Amaranth's own ``verilog.convert`` does it (a Yosys process per
     call): the reference the in-process path is checked against."""
     from amaranth.back import verilog as amaranth_verilog
-    with _builtin_yosys():
+    with environment({"AMARANTH_USE_YOSYS": "builtin"}):
         return amaranth_verilog.convert(component, name=name, emit_src=False)
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 from pathlib import Path
 
 import numpy as np
 
 __all__ = ["BUILD_ROOT", "build_lock", "SimulationError", "check_inputs", "SIMULATORS",
-           "systemverilog_only", "VERILATOR_WAIVERS", "environment"]
+           "systemverilog_only", "VERILATOR_WAIVERS"]
 
 BUILD_ROOT = Path(__file__).resolve().parents[2] / "build" / "sim"
 SIMULATORS = ("icarus", "verilator")
@@ -34,23 +33,6 @@ def build_lock(folder: Path):
     with open(folder.parent / f".{folder.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
-
-
-@contextlib.contextmanager
-def environment(overrides: dict):
-    """The process's environment with ``overrides`` for the block (the simulators and the
-    golden model started in it read them), and as it was after: an engine called as a library
-    (a notebook, a pytest worker) must not change its caller's XLA flags or JAX cache."""
-    saved = {k: os.environ.get(k) for k in overrides}
-    os.environ.update(overrides)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 class SimulationError(RuntimeError):

@@ -51,13 +51,13 @@ from pathlib import Path
 import numpy as np
 
 from fpforge.infra import toolchain
+from fpforge.infra.toolchain import environment
 
 from ..check import write_json
 from ..design import Design
 from ..stimulus.base import IndexChunk, index_layout, space_size
 from ..stream import NoResult, Plan, Session, check_stream, cycle_budget
-from .base import (BUILD_ROOT, VERILATOR_WAIVERS, SimulationError, build_lock, check_inputs,
-                   environment)
+from .base import BUILD_ROOT, VERILATOR_WAIVERS, SimulationError, build_lock, check_inputs
 from .cocotb import VERILATED_MK_FIXES, bench_env
 from .runtime_cache import runtime_cache, seed_runtime, store_runtime
 

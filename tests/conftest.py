@@ -1,6 +1,8 @@
 """What every test shares: the golden model compiled without XLA's optimisation passes (tests
 marked ``xla_defaults`` excepted) and cached on disk for the run (below), and
-``--cpu-durations=N``, the N tests of most CPU seconds and the total.
+``--cpu-durations=N``, the N tests of most CPU seconds and the total, with the part of it the
+test processes spent making programs (JAX tracing, lowering and compiling; Amaranth and its Yosys
+converting units to Verilog).
 
 Wall time says little on a shared or loaded machine (a test waits for a core); CPU seconds do.
 A test's CPU is its process's plus that of the children it waited for (simulators, Yosys, worker
@@ -9,12 +11,14 @@ the controller prints (the figure travels as the teardown report's ``cpu_s`` pro
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -66,7 +70,11 @@ def pytest_configure(config):
             _share_jax_compilations(os.environ[JAX_CACHE_VARIABLE])
     n = config.getoption("cpu_durations")
     if n is not None:
-        config.pluginmanager.register(CpuDurations(n), "cpu-durations")
+        build = None
+        if not _is_xdist_controller(config):
+            build = BuildSeconds()
+            build.install()
+        config.pluginmanager.register(CpuDurations(n, build), "cpu-durations")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -117,28 +125,78 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+class BuildSeconds:
+    """Seconds this process spends making programs: JAX tracing, lowering and compiling (its
+    own compile events, which time each step of a jitted function's first call; wall time, in
+    a worker that does nothing else meanwhile), and rtl/emit.py ``convert`` (Amaranth and its
+    Yosys writing a unit's Verilog; this process's CPU time). Simulators, Yosys processes and
+    the C++ compiler run in children: their time is in the test's CPU seconds, not here."""
+
+    KINDS = ("jax_s", "verilog_s")
+
+    def __init__(self):
+        self.total = dict.fromkeys(self.KINDS, 0.0)
+
+    def install(self):
+        """Count from now on, in this process (:meth:`uninstall` stops)."""
+        import jax.monitoring
+
+        from fpforge.rtl import emit
+        jax.monitoring.register_event_duration_secs_listener(self._jax_event)
+        self._emit, self._convert = emit, emit.convert
+        convert = emit.convert
+
+        @functools.wraps(convert)
+        def timed_convert(*args, **kwargs):
+            start = time.process_time()
+            try:
+                return convert(*args, **kwargs)
+            finally:
+                self.total["verilog_s"] += time.process_time() - start
+        emit.convert = timed_convert
+
+    def uninstall(self):
+        import jax.monitoring
+        jax.monitoring.unregister_event_duration_listener(self._jax_event)
+        self._emit.convert = self._convert
+
+    def _jax_event(self, event: str, seconds: float, **_):
+        if event.startswith("/jax/core/compile/"):     # trace, lower to MLIR, XLA compile
+            self.total["jax_s"] += seconds
+
+
 class CpuDurations:
-    def __init__(self, n: int):
-        self.n, self.seconds = n, {}
+    def __init__(self, n: int, build: BuildSeconds | None):
+        self.n, self.seconds, self.build = n, {}, build
+        self.built = dict.fromkeys(BuildSeconds.KINDS, 0.0)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
-        item.stash[_START] = _cpu_seconds()
+        item.stash[_START] = _cpu_seconds(), dict(self.build.total) if self.build else {}
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         if call.when == "teardown" and _START in item.stash:
-            item.user_properties.append(("cpu_s", round(_cpu_seconds() - item.stash[_START], 2)))
+            cpu, built = item.stash[_START]
+            item.user_properties.append(("cpu_s", round(_cpu_seconds() - cpu, 2)))
+            item.user_properties += [(k, round(self.build.total[k] - built[k], 3))
+                                     for k in built]
         yield
 
     def pytest_runtest_logreport(self, report):
         if report.when == "teardown":
-            self.seconds.update((report.nodeid, v) for k, v in report.user_properties
-                                if k == "cpu_s")
+            for k, v in report.user_properties:
+                if k == "cpu_s":
+                    self.seconds[report.nodeid] = v
+                elif k in self.built:
+                    self.built[k] += v
 
     def pytest_terminal_summary(self, terminalreporter):
         rows = sorted(self.seconds.items(), key=lambda kv: -kv[1])
         terminalreporter.write_sep("=", f"CPU seconds: {sum(self.seconds.values()):.1f} in "
                                         f"{len(rows)} tests")
+        terminalreporter.write_line(
+            f"of which the test processes made programs: JAX tracing, lowering and compiling "
+            f"{self.built['jax_s']:.1f} s, Verilog conversion {self.built['verilog_s']:.1f} s")
         for nodeid, seconds in rows[:self.n or None]:
             terminalreporter.write_line(f"{seconds:8.2f}s cpu  {nodeid}")

@@ -129,8 +129,9 @@ class BuildSeconds:
     """Seconds this process spends making programs: JAX tracing, lowering and compiling (its
     own compile events, which time each step of a jitted function's first call; wall time, in
     a worker that does nothing else meanwhile), and rtl/emit.py ``convert`` (Amaranth and its
-    Yosys writing a unit's Verilog; this process's CPU time). Simulators, Yosys processes and
-    the C++ compiler run in children: their time is in the test's CPU seconds, not here."""
+    Yosys writing a unit's Verilog; this process's CPU time). Children (simulators and their
+    benches, Yosys, the C++ compiler, spawned Python workers) are in the test's CPU seconds but
+    not here, whatever they compile."""
 
     KINDS = ("jax_s", "verilog_s")
 

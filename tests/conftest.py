@@ -145,13 +145,12 @@ class BuildSeconds:
         from fpforge.rtl import emit
         jax.monitoring.register_event_duration_secs_listener(self._jax_event)
         self._emit, self._convert = emit, emit.convert
-        convert = emit.convert
 
-        @functools.wraps(convert)
+        @functools.wraps(self._convert)
         def timed_convert(*args, **kwargs):
             start = time.process_time()
             try:
-                return convert(*args, **kwargs)
+                return self._convert(*args, **kwargs)
             finally:
                 self.total["verilog_s"] += time.process_time() - start
         emit.convert = timed_convert

@@ -51,7 +51,6 @@ from pathlib import Path
 import numpy as np
 
 from fpforge.infra import toolchain
-from fpforge.infra.toolchain import environment
 
 from ..check import write_json
 from ..design import Design
@@ -423,7 +422,7 @@ class NativeEngine:
     def verify(self, design: Design, plan: Plan, *, exe: Path | None = None,
                report_path: str = "", progress_path: str = "") -> dict:
         """Run ``plan`` on the native binary (built unless ``exe`` is given)."""
-        with environment(bench_env()):     # before the golden model starts JAX
+        with toolchain.environment(bench_env()):   # before the golden model starts JAX
             keep_heap()
             session = self.session(design, exe=exe, chunk=max(self.lanes, plan.batch),
                                    index=self.index_start(design, plan))

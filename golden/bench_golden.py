@@ -18,6 +18,10 @@ Prints elements per second (and the ratio to ml_dtypes) for
   half), the floor of a cast into float16 or bfloat16; the bytes they move per second are the
   machine's memory bandwidth as a cast sees it.
 
+The last lines judge the targets: the fp8e4m3 rne cast (the headline row) at least
+``HEADLINE_TARGET`` times ml_dtypes, every other cast and mode at least ``CAST_TARGET`` times, per
+wall and per CPU second; beside the smallest, what the memory floor of its output width allows.
+
 Each measurement is the median of ``--repeats`` timed calls after one untimed warm-up call (which
 also compiles the golden kernels). Wall-clock time is what the rates use; CPU time (all threads of
 this process) is shown beside it, because XLA spreads one kernel over the cores while numpy runs
@@ -27,6 +31,7 @@ This is a benchmark, not a test: nothing here asserts a speed.
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import statistics
@@ -179,22 +184,57 @@ def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
           + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in checks.items()))
     print(f"load average {os.getloadavg()[0]:.2f} at end")
     print()
-    every_cast(x, xj, rbits, repeats)
+    floors = {width: next(t for case, impl, _, t, _ in rows if impl == f"jit f32 -> {part}")
+              for width, part in ((8, "top byte"), (16, "top half"))}
+    ratios, bounds = every_cast(x, xj, rbits, repeats, floors)
     print(f"load average {os.getloadavg()[0]:.2f} at end")
+    print()
+    headline = next(t for case, impl, _, t, _ in rows if impl == "golden quantize")
+    print("\n".join(target_lines((t_ml[0] / headline[0], t_ml[1] / headline[1]), ratios,
+                                  bounds)))
     return 0
 
 
-def every_cast(x, xj, rbits, repeats: int):
+HEADLINE = ("float8_e4m3fn", "rne")
+HEADLINE_TARGET = 20.0      # golden / ml_dtypes, the fp8e4m3 rne cast
+CAST_TARGET = 10.0          # every other catalog cast and rounding mode
+
+
+def target_lines(headline: tuple, ratios: dict, bounds: dict) -> list[str]:
+    """The targets' verdicts: ``headline``, the fp8e4m3 rne cast's (wall, cpu) ratio to
+    ml_dtypes, against HEADLINE_TARGET; the smallest of the other casts' ratios, by (format,
+    mode), against CAST_TARGET, with what its format's memory floor allows (``bounds``, by
+    format)."""
+    others = {k: v for k, v in ratios.items() if k != HEADLINE}
+    rows = [("f32->fp8e4m3 rne", HEADLINE_TARGET, i, headline[i], "") for i in (0, 1)]
+    if others:
+        for i in (0, 1):
+            worst = min(others, key=lambda k: others[k][i])
+            rows.append(("every other cast, smallest", CAST_TARGET, i, others[worst][i],
+                         f"  ({' '.join(worst)}; its memory floor allows "
+                         f"{bounds[worst[0]][i]:.1f}x)"))
+    lines = ["targets (golden / ml_dtypes, at least):"]
+    for label, target, i, r, which in rows:
+        lines.append(f"  {label:28s} {('wall', 'cpu')[i]:4s} {r:6.1f}x  >= {target:g}x  "
+                     f"{'met' if r >= target else 'NOT met':7s}{which}")
+    return lines
+
+
+def every_cast(x, xj, rbits, repeats: int, floors: dict) -> tuple[dict, dict]:
     """Print the ratio to ml_dtypes' astype of every float32 -> catalog cast in every static
-    rounding mode (codes only), one row per format, and the smallest ratio."""
+    rounding mode (codes only), one row per format, and the smallest ratio. Returns the
+    (wall, cpu) ratios by (format, mode), and by format the ratio its memory floor allows
+    (``floors``: the (wall, cpu) seconds of the pass writing 8 and 16 bits per element)."""
     print(f"every float32 -> catalog cast, codes only, {x.size} elements: golden against "
           "ml_dtypes astype (rne) into the same format, wall / cpu ratios")
     print(f"{'format':20s} {'ml ms':>7s} {'cpu ms':>7s} " + " ".join(f"{m[:12]:>12s}"
                                                                   for m in MODES))
-    worst = {}
+    worst, bounds = {}, {}
     with np.errstate(over="ignore", invalid="ignore"):
         for name, ml_type in ML_TYPES.items():
             ml_wall, ml_cpu = timed(lambda: x.astype(ml_type), repeats)
+            floor = floors[8 if resolve(name).width <= 8 else 16]
+            bounds[name] = (ml_wall / floor[0], ml_cpu / floor[1] if floor[1] > 0 else math.nan)
             cells = []
             for mode in MODES:
                 extra = {"rbits": rbits} if Rounding(mode).stochastic else {}
@@ -207,3 +247,4 @@ def every_cast(x, xj, rbits, repeats: int):
     (wn, wm), (cn, cm) = (min(worst, key=lambda k: worst[k][i]) for i in (0, 1))
     print(f"smallest ratio: wall {worst[wn, wm][0]:.1f}x ({wn} {wm}), cpu {worst[cn, cm][1]:.1f}x "
           f"({cn} {cm})")
+    return worst, bounds

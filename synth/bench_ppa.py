@@ -170,7 +170,7 @@ def _fig(value, unit) -> str:
 
 
 def _ratio(value, limit) -> str:
-    """fpforge's figure as a multiple of the limit: at most 1.00x passes."""
+    """fpforge's figure as a multiple of the limit: at most 1x passes."""
     return "–" if value is None else f"{value / limit:.3f}x"
 
 

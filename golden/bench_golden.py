@@ -22,7 +22,8 @@ The last lines judge the targets: the fp8e4m3 rne cast (the headline row) at lea
 ``HEADLINE_TARGET`` times ml_dtypes, every other cast and mode at least ``CAST_TARGET`` times, per
 wall and per CPU second; beside the smallest, what the memory floor of its output width allows.
 
-Each measurement is the median of ``--repeats`` timed calls after one untimed warm-up call (which
+Each measurement is the median of ``--repeats`` timed calls (and of their minor page faults,
+the first table's last column) after one untimed warm-up call (which
 also compiles the golden kernels). Wall-clock time is what the rates use; CPU time (all threads of
 this process) is shown beside it, because XLA spreads one kernel over the cores while numpy runs
 ml_dtypes on one, and because on a busy machine wall time mostly measures the other processes.
@@ -34,8 +35,10 @@ from __future__ import annotations
 import math
 import os
 import platform
+import resource
 import statistics
 import time
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -58,16 +61,31 @@ ML_TYPES = {name: np.float16 if name == "float16" else getattr(ml_dtypes, name)
 MODES = [r.value for r in Rounding if r is not Rounding.DYNAMIC]
 
 
-def timed(fn, repeats: int):
-    """(median wall seconds, median CPU seconds) of ``repeats`` calls after one warm-up call."""
+class Timing(NamedTuple):
+    """Medians over the timed calls: wall and CPU seconds, and the minor page faults of a call
+    (a fresh output buffer's pages, faulted in as the kernel first writes them: whether a call
+    pays them is the allocator's choice, and moves a cast's time by up to twice)."""
+
+    wall: float
+    cpu: float
+    faults: float
+
+
+def timed(fn, repeats: int) -> Timing:
+    """The medians of ``repeats`` calls after one warm-up call."""
     jax.block_until_ready(fn())
-    wall, cpu = [], []
+    wall, cpu, faults = [], [], []
     for _ in range(repeats):
-        w0, c0 = time.perf_counter(), time.process_time()
+        f0, w0, c0 = _minor_faults(), time.perf_counter(), time.process_time()
         jax.block_until_ready(fn())
         cpu.append(time.process_time() - c0)
         wall.append(time.perf_counter() - w0)
-    return statistics.median(wall), statistics.median(cpu)
+        faults.append(_minor_faults() - f0)
+    return Timing(statistics.median(wall), statistics.median(cpu), statistics.median(faults))
+
+
+def _minor_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def cpu_model() -> str:
@@ -137,7 +155,7 @@ def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
                                   ).astype(jnp.uint16))
     xu, out8 = x.view(np.uint32), np.empty(n, np.uint8)
 
-    rows = []      # (case, implementation, elements, (wall, cpu), baseline key)
+    rows = []      # (case, implementation, elements, Timing, the baseline's Timing)
     with np.errstate(over="ignore", invalid="ignore"):
         t_ml = timed(ml_cvt, repeats)
         rows.append(("f32->fp8e4m3 rne", "ml_dtypes astype", n, t_ml, None))
@@ -162,20 +180,23 @@ def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
                      timed(golden_mul, max(repeats, 21)), t_mlm))
 
     head = (f"{'case':27s} {'implementation':27s} {'elements':>10s} {'wall ms':>9s} "
-            f"{'G elem/s':>9s} {'vs ml':>7s} {'cpu ms':>9s} {'G/cpu-s':>8s} {'vs ml':>7s}")
+            f"{'G elem/s':>9s} {'vs ml':>7s} {'cpu ms':>9s} {'G/cpu-s':>8s} {'vs ml':>7s} "
+            f"{'faults':>7s}")
     print(head)
     print("-" * len(head))
-    for case, impl, count, (wall, cpu), base in rows:
+    for case, impl, count, (wall, cpu, faults), base in rows:
         rate, crate = count / wall / 1e9, count / cpu / 1e9 if cpu > 0 else float("nan")
         ratio = f"{base[0] / wall:6.1f}x" if base else f"{'1.0x':>7s}"
         cratio = f"{base[1] / cpu:6.1f}x" if base and cpu > 0 else f"{'1.0x':>7s}"
         print(f"{case:27s} {impl:27s} {count:10d} {wall * 1e3:9.2f} {rate:9.3f} {ratio:>7s} "
-              f"{cpu * 1e3:9.2f} {crate:8.3f} {cratio:>7s}")
+              f"{cpu * 1e3:9.2f} {crate:8.3f} {cratio:>7s} {faults:7.0f}")
     print()
     print("stochastic: ml_dtypes has no stochastic rounding; its rne astype is the baseline.")
     print("mul: golden computes codes and exception flags; ml_dtypes only values, rounded once "
           "from the exact float32 product.")
-    for case, impl, count, (wall, _), _ in rows:
+    print("faults: minor page faults of a call (median), a fresh output buffer's pages faulted in "
+          f"({n // 4096:,} for {n:,} bytes): the allocator decides whether a call pays them.")
+    for case, impl, count, (wall, *_), _ in rows:
         if case.startswith("memory floor") and impl.startswith("jit"):
             moved = count * (4 + (2 if "16-bit" in case else 1))
             print(f"memory bandwidth: {moved / wall / 1e9:.1f} GB/s read + written by '{impl}' "
@@ -232,13 +253,14 @@ def every_cast(x, xj, rbits, repeats: int, floors: dict) -> tuple[dict, dict]:
     worst, bounds = {}, {}
     with np.errstate(over="ignore", invalid="ignore"):
         for name, ml_type in ML_TYPES.items():
-            ml_wall, ml_cpu = timed(lambda: x.astype(ml_type), repeats)
+            ml_wall, ml_cpu, _ = timed(lambda: x.astype(ml_type), repeats)
             floor = floors[8 if resolve(name).width <= 8 else 16]
             bounds[name] = (ml_wall / floor[0], ml_cpu / floor[1] if floor[1] > 0 else math.nan)
             cells = []
             for mode in MODES:
                 extra = {"rbits": rbits} if Rounding(mode).stochastic else {}
-                wall, cpu = timed(lambda: quantize(xj, name, rounding=mode, **extra), repeats)
+                wall, cpu, _ = timed(lambda: quantize(xj, name, rounding=mode, **extra),
+                                     repeats)
                 ratio = (ml_wall / wall, ml_cpu / cpu if cpu > 0 else float("nan"))
                 cells.append(f"{ratio[0]:5.1f}/{ratio[1]:5.1f}x")
                 worst[(name, mode)] = ratio

@@ -159,21 +159,21 @@ def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
     with np.errstate(over="ignore", invalid="ignore"):
         t_ml = timed(ml_cvt, repeats)
         rows.append(("f32->fp8e4m3 rne", "ml_dtypes astype", n, t_ml, None))
-        rows.append(("f32->fp8e4m3 rne", "golden quantize", n,
-                     timed(lambda: quantize(xj, FMT), repeats), t_ml))
+        t_golden = timed(lambda: quantize(xj, FMT), repeats)
+        rows.append(("f32->fp8e4m3 rne", "golden quantize", n, t_golden, t_ml))
         rows.append(("f32->fp8e4m3 rne", "golden quantize +flags", n,
                      timed(lambda: quantize(xj, FMT, return_flags=True), repeats), t_ml))
         rows.append(("f32->fp8e4m3 stochastic", "golden quantize (8 rbits)", n,
                      timed(lambda: quantize(xj, FMT, rounding="stochastic", rbits=rbits),
                            repeats), t_ml))
-        rows.append(("memory floor", "jit f32 -> top byte", n, timed(lambda: top_byte(xj),
-                                                                      repeats), t_ml))
+        floors = {8: timed(lambda: top_byte(xj), repeats)}
+        rows.append(("memory floor", "jit f32 -> top byte", n, floors[8], t_ml))
         rows.append(("memory floor", "numpy f32 -> top byte", n,
                      timed(lambda: np.right_shift(xu, 24, out=out8, casting="unsafe"), repeats),
                      t_ml))
         # The floor of a cast into a 16-bit format (float16, bfloat16): two bytes written.
-        rows.append(("memory floor, 16-bit out", "jit f32 -> top half", n,
-                     timed(lambda: top_half(xj), repeats), t_ml))
+        floors[16] = timed(lambda: top_half(xj), repeats)
+        rows.append(("memory floor, 16-bit out", "jit f32 -> top half", n, floors[16], t_ml))
         t_mlm = timed(ml_mul, max(repeats, 21))
         rows.append(("fp8e4m3 mul, 65,536 pairs", "ml_dtypes f32 mul+astype", 65536, t_mlm, None))
         rows.append(("fp8e4m3 mul, 65,536 pairs", "golden mul +flags", 65536,
@@ -205,13 +205,10 @@ def run_bench(*, log2n: int = 24, repeats: int = 7) -> int:
           + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in checks.items()))
     print(f"load average {os.getloadavg()[0]:.2f} at end")
     print()
-    floors = {width: next(t for case, impl, _, t, _ in rows if impl == f"jit f32 -> {part}")
-              for width, part in ((8, "top byte"), (16, "top half"))}
     ratios, bounds = every_cast(x, xj, rbits, repeats, floors)
     print(f"load average {os.getloadavg()[0]:.2f} at end")
     print()
-    headline = next(t for case, impl, _, t, _ in rows if impl == "golden quantize")
-    print("\n".join(target_lines((t_ml[0] / headline[0], t_ml[1] / headline[1]), ratios,
+    print("\n".join(target_lines((t_ml.wall / t_golden.wall, t_ml.cpu / t_golden.cpu), ratios,
                                   bounds)))
     return 0
 
